@@ -1,0 +1,350 @@
+"""The SSP model: transition kernel, costs, validation and Assumption 1.
+
+Conventions (READING-NOTES, "Model"): the ``S`` non-goal states are
+``0..S-1`` and the goal ``g`` is index ``S``. The kernel ``P`` gives, for each
+non-goal pair ``(s, a)``, a probability vector over ``S' = S ∪ {g}``; the goal
+is absorbing and free and is not a row of ``P``.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+
+from ._checks import as_float_array, check_real
+from .errors import (
+    CostError,
+    NoProperPolicyError,
+    NotFiniteError,
+    ProbabilityError,
+    ShapeError,
+    TooLargeError,
+)
+
+__all__ = ["SSP", "ROW_SUM_TOL", "DENSE_LIMIT_BYTES"]
+
+ROW_SUM_TOL = 1e-9
+"""Largest accepted ``|sum_s' P(s'|s,a) - 1|``."""
+
+DENSE_LIMIT_BYTES = 2 * 1024**3
+"""Largest dense ``(S, A, S+1)`` float64 kernel built from a sparse one (2 GiB)."""
+
+
+class SSP:
+    """A stochastic shortest path problem with a known kernel and costs.
+
+    Parameters
+    ----------
+    P : ndarray of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
+        Transition kernel; the last column is the goal. A sparse ``P`` stores
+        the row of pair ``(s, a)`` at ``s*A + a`` and is never densified by
+        validation.
+    c : array_like of shape (S, A)
+        Costs in ``[0, 1]``.
+    require_proper : bool, default True
+        Check Assumption 1 (a proper policy exists) and raise
+        :class:`NoProperPolicyError` naming a state from which the goal cannot
+        be reached almost surely. Pass ``False`` only for models that are
+        legitimately not SSPs in the paper's sense, such as an empirical
+        kernel handed to the plug-in baseline.
+    name : str, optional
+        Short name of the instance, shown in summaries.
+    meta : dict, optional
+        Free-form description of the instance (builder parameters, known
+        closed-form values, a grid layout for drawing).
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ProbabilityError, CostError, NoProperPolicyError
+        On invalid input; each a :class:`ValueError`.
+
+    Notes
+    -----
+    Assumption 1 is decided exactly on the support graph (which entries are
+    positive), with no floating-point arithmetic: the set of states from
+    which some policy reaches ``g`` with probability 1 is the greatest fixpoint
+
+    .. math::
+
+        Z = \\{ s \\in Z : \\exists a,\\ \\mathrm{supp}\\, p(\\cdot|s,a) \\subseteq Z \\cup \\{g\\}
+        \\text{ and } s \\text{ reaches } g \\text{ through such pairs} \\}.
+    """
+
+    def __init__(self, P, c, *, require_proper=True, name=None, meta=None):
+        if sp.issparse(P):
+            self._P = _validate_sparse(P)
+            n_states = self._P.shape[1] - 1
+            n_actions = self._P.shape[0] // n_states
+        else:
+            self._P = _validate_dense(P)
+            n_states, n_actions = self._P.shape[:2]
+        self._c = _validate_costs(c, n_states, n_actions)
+        self.name = name if name is not None else "ssp"
+        self.meta = dict(meta or {})
+        if require_proper:
+            self.check_assumption_1()
+
+    @classmethod
+    def from_discounted(cls, P, c, gamma, *, name=None, meta=None):
+        """Convert a discounted MDP into an SSP (footnote 1 of the paper).
+
+        Parameters
+        ----------
+        P : ndarray of shape (S, A, S) or scipy.sparse matrix of shape (S*A, S)
+            Kernel of the discounted MDP.
+        c : array_like of shape (S, A)
+            Costs in ``[0, 1]``.
+        gamma : float in (0, 1)
+            Discount factor.
+
+        Returns
+        -------
+        SSP
+            The SSP whose values are the discounted values:
+
+            .. math::
+
+                p_{ssp}(s'|s,a) = \\gamma\\, p(s'|s,a), \\qquad
+                p_{ssp}(g|s,a) = 1 - \\gamma, \\qquad
+                V_{ssp}(s) = \\mathbb{E}\\Big[\\sum_{t \\ge 0} \\gamma^t c(s_t, a_t)\\Big].
+        """
+        gamma = check_real("gamma", gamma, 0.0, 1.0, low_open=True, high_open=True)
+        if sp.issparse(P):
+            P = sp.csr_array(P, dtype=np.float64)
+            if P.ndim != 2 or P.shape[1] < 1 or P.shape[0] % P.shape[1]:
+                raise ShapeError(
+                    f"`P` must have shape (S*A, S) when sparse; got {P.shape}."
+                )
+            _check_rows_sparse(P, "P")
+            goal = sp.csr_array(np.full((P.shape[0], 1), 1.0 - gamma))
+            Pssp = sp.hstack([gamma * P, goal], format="csr")
+        else:
+            P = np.asarray(P, dtype=np.float64)
+            if P.ndim != 3 or P.shape[0] != P.shape[2]:
+                raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}.")
+            _check_rows_dense(P, "P")
+            goal = np.full(P.shape[:2] + (1,), 1.0 - gamma)
+            Pssp = np.concatenate([gamma * P, goal], axis=2)
+        meta = {"gamma": gamma, **(meta or {})}
+        return cls(Pssp, c, name=name or "discounted", meta=meta)
+
+    @property
+    def n_states(self):
+        """Number ``S`` of non-goal states."""
+        return self._c.shape[0]
+
+    @property
+    def n_actions(self):
+        """Number ``A`` of actions."""
+        return self._c.shape[1]
+
+    @property
+    def goal(self):
+        """Index of the goal state (``S``)."""
+        return self.n_states
+
+    @property
+    def costs(self):
+        """Read-only cost array of shape ``(S, A)``."""
+        return self._c
+
+    @property
+    def c_min(self):
+        """Smallest cost ``c_min = min_{s,a} c(s, a)``."""
+        return float(self._c.min())
+
+    @property
+    def is_sparse(self):
+        """Whether the kernel is stored as a CSR matrix of shape ``(S*A, S+1)``."""
+        return sp.issparse(self._P)
+
+    @property
+    def P(self):
+        """The kernel as given: dense ``(S, A, S+1)`` or CSR ``(S*A, S+1)``, read-only."""
+        return self._P
+
+    @property
+    def branching(self):
+        """``Gamma = max_{s,a} |supp p(.|s,a)|``, counted over ``S'`` (goal included)."""
+        if self.is_sparse:
+            return int(np.diff(self._P.indptr).max())
+        return int((self._P > 0).sum(axis=2).max())
+
+    def kernel_csr(self):
+        """The kernel as a CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``).
+
+        Explicit zeros are removed, so the stored entries are the support.
+        """
+        if self.is_sparse:
+            return self._P
+        return sp.csr_array(self._P.reshape(self.n_states * self.n_actions, self.n_states + 1))
+
+    def kernel_dense(self, max_bytes=DENSE_LIMIT_BYTES):
+        """The kernel as a dense array of shape ``(S, A, S+1)``.
+
+        Raises
+        ------
+        TooLargeError
+            If the kernel is sparse and the dense array would exceed
+            ``max_bytes`` (2 GiB by default).
+        """
+        if not self.is_sparse:
+            return self._P
+        S, A = self.n_states, self.n_actions
+        size = 8 * S * A * (S + 1)
+        if size > max_bytes:
+            raise TooLargeError(
+                f"a dense kernel of shape ({S}, {A}, {S + 1}) needs {size / 2**30:.2f} GiB, "
+                f"above the limit of {max_bytes / 2**30:.2f} GiB; use a backend that works "
+                "on sparse kernels (`fast`)."
+            )
+        dense = self._P.toarray().reshape(S, A, S + 1)
+        dense.flags.writeable = False
+        return dense
+
+    def row(self, s, a):
+        """Support and probabilities of ``p(.|s, a)``.
+
+        Returns
+        -------
+        support : ndarray of int64, shape (k,)
+            Next states with positive probability, ascending (the goal is ``S``).
+        probs : ndarray of float64, shape (k,)
+            Their probabilities.
+        """
+        if self.is_sparse:
+            i = s * self.n_actions + a
+            lo, hi = self._P.indptr[i], self._P.indptr[i + 1]
+            return self._P.indices[lo:hi].astype(np.int64), self._P.data[lo:hi].copy()
+        p = self._P[s, a]
+        support = np.flatnonzero(p > 0)
+        return support, p[support].copy()
+
+    def proper_states(self):
+        """Mask of the states from which some policy reaches the goal almost surely.
+
+        Returns
+        -------
+        ndarray of bool, shape (S,)
+            Decided on the support graph alone (see the class notes).
+        """
+        S, A = self.n_states, self.n_actions
+        support = self.kernel_csr().copy()
+        support.data = np.ones_like(support.data)
+        pair_state = np.repeat(np.arange(S), A)
+        alive = np.ones(S + 1, dtype=bool)
+        while True:
+            outside = support @ (~alive).astype(np.float64)
+            allowed = np.flatnonzero((outside == 0) & alive[pair_state])
+            edges = support[allowed].tocoo()
+            graph = sp.csr_array(
+                (np.ones(edges.nnz), (edges.col, pair_state[allowed][edges.row])),
+                shape=(S + 1, S + 1),
+            )
+            reached = breadth_first_order(graph, S, directed=True, return_predecessors=False)
+            new_alive = np.zeros(S + 1, dtype=bool)
+            new_alive[reached] = True
+            if np.array_equal(new_alive, alive):
+                return alive[:S].copy()
+            alive = new_alive
+
+    def check_assumption_1(self):
+        """Raise :class:`NoProperPolicyError` unless a proper policy exists."""
+        ok = self.proper_states()
+        if not ok.all():
+            s = int(np.flatnonzero(~ok)[0])
+            raise NoProperPolicyError(
+                f"`P` admits no proper policy (Assumption 1): from state {s} no policy "
+                f"reaches the goal (index {self.n_states}) with probability 1 "
+                f"({int((~ok).sum())} such state(s) in all)."
+            )
+
+    def __repr__(self):
+        kind = "sparse" if self.is_sparse else "dense"
+        return (
+            f"SSP(name={self.name!r}, S={self.n_states}, A={self.n_actions}, "
+            f"Gamma={self.branching}, c_min={self.c_min:g}, kernel={kind})"
+        )
+
+
+def _check_rows_dense(P, name):
+    if not np.all(np.isfinite(P)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(P))[0])
+        raise NotFiniteError(f"`{name}` must be finite; got {P[bad]!r} at index {bad}.")
+    if (P < 0).any():
+        bad = tuple(int(i) for i in np.argwhere(P < 0)[0])
+        raise ProbabilityError(
+            f"`{name}` must hold probabilities >= 0; got {P[bad]!r} at (s, a, s') = {bad}."
+        )
+    sums = P.sum(axis=-1)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        s, a = (int(i) for i in np.argwhere(off)[0])
+        raise ProbabilityError(
+            f"each row `{name}`[s, a, :] must sum to 1 (tolerance {ROW_SUM_TOL:g}); "
+            f"row (s, a) = ({s}, {a}) sums to {sums[s, a]!r}."
+        )
+
+
+def _check_rows_sparse(P, name):
+    if not np.all(np.isfinite(P.data)):
+        k = int(np.flatnonzero(~np.isfinite(P.data))[0])
+        row = int(np.searchsorted(P.indptr, k, side="right") - 1)
+        raise NotFiniteError(
+            f"`{name}` must be finite; got {P.data[k]!r} in row {row}, column "
+            f"{int(P.indices[k])}."
+        )
+    if (P.data < 0).any():
+        k = int(np.flatnonzero(P.data < 0)[0])
+        row = int(np.searchsorted(P.indptr, k, side="right") - 1)
+        raise ProbabilityError(
+            f"`{name}` must hold probabilities >= 0; got {P.data[k]!r} in row {row}, "
+            f"column {int(P.indices[k])}."
+        )
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ProbabilityError(
+            f"each row of `{name}` must sum to 1 (tolerance {ROW_SUM_TOL:g}); row {row} "
+            f"sums to {sums[row]!r}."
+        )
+
+
+def _validate_dense(P):
+    try:
+        P = np.asarray(P, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(
+            f"`P` must be a numeric array of shape (S, A, S+1); got {type(P).__name__} ({exc})."
+        ) from None
+    if P.ndim != 3 or P.shape[0] < 1 or P.shape[1] < 1 or P.shape[2] != P.shape[0] + 1:
+        raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}.")
+    _check_rows_dense(P, "P")
+    P = np.array(P, dtype=np.float64, order="C")
+    P.flags.writeable = False
+    return P
+
+
+def _validate_sparse(P):
+    P = sp.csr_array(P, dtype=np.float64, copy=True)
+    S = P.shape[1] - 1
+    if S < 1 or P.shape[0] < S or P.shape[0] % S:
+        raise ShapeError(
+            f"`P` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {P.shape}."
+        )
+    _check_rows_sparse(P, "P")
+    P.eliminate_zeros()
+    P.sort_indices()
+    P.data.flags.writeable = False
+    return P
+
+
+def _validate_costs(c, n_states, n_actions):
+    c = as_float_array("c", c, (n_states, n_actions))
+    bad = np.argwhere((c < 0) | (c > 1))
+    if bad.size:
+        s, a = (int(i) for i in bad[0])
+        raise CostError(f"`c` must lie in [0, 1]; got c[{s}, {a}] = {c[s, a]!r}.")
+    c = c.copy()
+    c.flags.writeable = False
+    return c

@@ -1,0 +1,18 @@
+"""sspgm application layer: the ``sspgm`` command line, instance registry and validation harness.
+
+The numerical code lives in the ``reference`` (numpy/scipy) and ``fast``
+(Cython) backends, which expose the same API, and in ``bounds`` (sympy).
+"""
+
+import importlib
+
+__all__ = ["BACKENDS", "load_backend"]
+
+BACKENDS = ("reference", "fast")
+
+
+def load_backend(name):
+    """Import and return the backend module called ``name`` (``"reference"`` or ``"fast"``)."""
+    if name not in BACKENDS:
+        raise ValueError(f"`backend` must be one of {BACKENDS}; got {name!r}.")
+    return importlib.import_module(name)

@@ -1,0 +1,5 @@
+import sys
+
+from sspgm.cli import main
+
+sys.exit(main())

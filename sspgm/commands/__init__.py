@@ -1,0 +1,1 @@
+"""Sub-commands of ``sspgm``; each module defines ``register(subparsers)``."""
