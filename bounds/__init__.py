@@ -1,0 +1,28 @@
+"""bounds: the sample-complexity bounds of Tarbouriech et al. (ALT 2021) in sympy.
+
+* :mod:`bounds.symbols` -- named positive symbols (``eps``, ``B``, ``cmin``, ...).
+* :mod:`bounds.expressions` -- one :class:`Bound` per result (Thms. 1-2,
+  eqs. 4-5, the unit-cost lower bound, Lemma 9, the explicit totals) and the
+  allocation function :math:`\\phi` of eq. 6.
+* :mod:`bounds.calculator` -- :func:`samp_comp` and friends: floats when
+  every parameter is given, sympy expressions in the missing ones otherwise;
+  :func:`accuracy_for_budget`.
+* :mod:`bounds.analysis` -- leading exponent in ``1/eps``, simplified ratios,
+  the dominant term, the :math:`\\tilde O` reduction of an explicit expression,
+  LaTeX.
+
+Where ``READING-NOTES.md`` and the paper differ, the notes are implemented.
+"""
+
+from . import analysis, calculator, expressions, symbols
+from .analysis import *  # noqa: F401,F403
+from .calculator import *  # noqa: F401,F403
+from .expressions import *  # noqa: F401,F403
+from .symbols import *  # noqa: F401,F403
+
+__all__ = [
+    *symbols.__all__,
+    *expressions.__all__,
+    *calculator.__all__,
+    *analysis.__all__,
+]

@@ -1,0 +1,168 @@
+"""Comparing bounds: growth in ``1/eps``, ratios, the dominant term, O~ reduction, LaTeX.
+
+Every function accepts a :class:`~bounds.expressions.Bound`, a sequence of
+terms, or a single sympy expression (split into its additive terms after
+expansion), and returns sympy objects.
+"""
+
+import sympy as sp
+
+from reference.errors import ParameterError
+
+from .expressions import Bound
+from .symbols import alpha, eps
+
+__all__ = [
+    "terms_of",
+    "drop_logs",
+    "o_tilde_terms",
+    "eps_exponent",
+    "leading_exponent",
+    "leading_terms",
+    "ratio",
+    "dominant_term",
+    "to_latex",
+]
+
+
+def terms_of(bound):
+    """The additive terms of ``bound`` as a tuple of sympy expressions.
+
+    An expression is expanded without splitting logarithms (splitting
+    ``log(X S A / (y eps delta))`` into a sum of logs would make
+    :func:`drop_logs` cancel them).
+    """
+    if isinstance(bound, Bound):
+        return bound.terms
+    if isinstance(bound, (list, tuple)):
+        return tuple(sp.sympify(t) for t in bound)
+    return sp.Add.make_args(sp.expand(sp.sympify(bound), log=False))
+
+
+def drop_logs(expr):
+    """Replace every logarithm in ``expr`` by 1 (what :math:`\\tilde O` hides)."""
+    return sp.sympify(expr).replace(sp.log, lambda *args: sp.Integer(1))
+
+
+def o_tilde_terms(bound):
+    """Reduce a bound to its :math:`\\tilde O` terms.
+
+    Logarithms and ``alpha`` become 1, the sum is expanded, each term loses
+    its numerical coefficient, and repeated terms are merged (first
+    occurrence kept). ``o_tilde_terms(S * A * phi(B, cmin))`` gives Thm. 1's
+    three terms.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+    """
+    reduced = drop_logs(sp.Add(*terms_of(bound))).subs(alpha, 1)
+    out = []
+    for term in sp.Add.make_args(sp.expand(reduced)):
+        stripped = term.as_coeff_Mul()[1]
+        if stripped not in out:
+            out.append(stripped)
+    return tuple(out)
+
+
+def eps_exponent(term, var=eps):
+    """The power ``k`` of ``1/var`` in a monomial term ``c * var**(-k)``.
+
+    Logarithms are dropped first (:func:`drop_logs`), so
+    ``log(1/eps) / eps**2`` has exponent 2.
+
+    Raises
+    ------
+    ParameterError
+        If ``term`` is not of the form ``c * var**p`` with ``c`` free of ``var``.
+    """
+    coeff, power = drop_logs(term).as_coeff_exponent(var)
+    if coeff.has(var):
+        raise ParameterError(
+            f"`term` must be a monomial c * {var}**p in {var}; got {sp.sstr(term)}."
+        )
+    return -power
+
+
+def leading_exponent(bound, var=eps):
+    """The largest power of ``1/var`` among the terms (logs dropped).
+
+    Thm. 1 gives 2, Thm. 2 gives 3, eq. 5 gives 4.
+
+    Returns
+    -------
+    sympy.Rational
+    """
+    return max(eps_exponent(t, var) for t in _monomials(bound))
+
+
+def leading_terms(bound, var=eps):
+    """The sum of the terms with the largest power of ``1/var`` (logs dropped).
+
+    Returns
+    -------
+    sympy.Expr
+    """
+    monomials = _monomials(bound)
+    top = max(eps_exponent(t, var) for t in monomials)
+    return sp.Add(*(t for t in monomials if eps_exponent(t, var) == top))
+
+
+def ratio(numerator, denominator, leading=True, var=eps):
+    """The simplified ratio of two bounds.
+
+    With ``leading=True`` the ratio of their leading terms in ``1/var``
+    (:func:`leading_terms`): eq. 4 over Thm. 1 gives ``B / c_min``. With
+    ``leading=False`` the ratio of the complete sums, simplified.
+
+    Returns
+    -------
+    sympy.Expr
+    """
+    if leading:
+        return sp.simplify(leading_terms(numerator, var) / leading_terms(denominator, var))
+    total = sp.Add(*terms_of(numerator)) / sp.Add(*terms_of(denominator))
+    return sp.simplify(total)
+
+
+def dominant_term(bound, values):
+    """The term with the largest value once ``values`` are substituted.
+
+    Parameters
+    ----------
+    bound : Bound, sequence of sympy.Expr, or sympy.Expr
+    values : dict
+        Symbol -> number; after substitution every term must be a number.
+
+    Returns
+    -------
+    sympy.Expr
+        The (unsubstituted) dominant term; ties go to the first one.
+
+    Raises
+    ------
+    ParameterError
+        If a term still holds a free symbol after substitution.
+    """
+    terms = terms_of(bound)
+    numbers = []
+    for term in terms:
+        value = term.subs(values)
+        if value.free_symbols:
+            missing = ", ".join(sorted(str(s) for s in value.free_symbols))
+            raise ParameterError(
+                f"`values` must give every symbol of the bound; missing {missing}."
+            )
+        numbers.append(float(value))
+    return terms[max(range(len(terms)), key=lambda i: (numbers[i], -i))]
+
+
+def to_latex(expr):
+    """LaTeX of a sympy expression, of a :class:`Bound` (its sum) or of a number."""
+    if isinstance(expr, Bound):
+        expr = expr.total
+    return sp.latex(sp.sympify(expr))
+
+
+def _monomials(bound):
+    return sp.Add.make_args(sp.expand(drop_logs(sp.Add(*terms_of(bound)))))
