@@ -68,7 +68,7 @@ def as_float_array(name, value, shape):
     if not np.all(np.isfinite(arr)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise NotFiniteError(
-            f"`{name}` must be finite; got {arr[bad]!r} at index {bad}."
+            f"`{name}` must be finite; got {float(arr[bad])!r} at index {bad}."
         )
     return np.ascontiguousarray(arr)
 

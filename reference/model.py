@@ -269,11 +269,11 @@ class SSP:
 def _check_rows_dense(P, name):
     if not np.all(np.isfinite(P)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(P))[0])
-        raise NotFiniteError(f"`{name}` must be finite; got {P[bad]!r} at index {bad}.")
+        raise NotFiniteError(f"`{name}` must be finite; got {float(P[bad])!r} at index {bad}.")
     if (P < 0).any():
         bad = tuple(int(i) for i in np.argwhere(P < 0)[0])
         raise ProbabilityError(
-            f"`{name}` must hold probabilities >= 0; got {P[bad]!r} at (s, a, s') = {bad}."
+            f"`{name}` must hold probabilities >= 0; got {float(P[bad])!r} at (s, a, s') = {bad}."
         )
     sums = P.sum(axis=-1)
     off = np.abs(sums - 1.0) > ROW_SUM_TOL
@@ -281,7 +281,7 @@ def _check_rows_dense(P, name):
         s, a = (int(i) for i in np.argwhere(off)[0])
         raise ProbabilityError(
             f"each row `{name}`[s, a, :] must sum to 1 (tolerance {ROW_SUM_TOL:g}); "
-            f"row (s, a) = ({s}, {a}) sums to {sums[s, a]!r}."
+            f"row (s, a) = ({s}, {a}) sums to {float(sums[s, a])!r}."
         )
 
 
@@ -290,14 +290,14 @@ def _check_rows_sparse(P, name):
         k = int(np.flatnonzero(~np.isfinite(P.data))[0])
         row = int(np.searchsorted(P.indptr, k, side="right") - 1)
         raise NotFiniteError(
-            f"`{name}` must be finite; got {P.data[k]!r} in row {row}, column "
+            f"`{name}` must be finite; got {float(P.data[k])!r} in row {row}, column "
             f"{int(P.indices[k])}."
         )
     if (P.data < 0).any():
         k = int(np.flatnonzero(P.data < 0)[0])
         row = int(np.searchsorted(P.indptr, k, side="right") - 1)
         raise ProbabilityError(
-            f"`{name}` must hold probabilities >= 0; got {P.data[k]!r} in row {row}, "
+            f"`{name}` must hold probabilities >= 0; got {float(P.data[k])!r} in row {row}, "
             f"column {int(P.indices[k])}."
         )
     sums = np.asarray(P.sum(axis=1)).ravel()
@@ -306,7 +306,7 @@ def _check_rows_sparse(P, name):
         row = int(np.flatnonzero(off)[0])
         raise ProbabilityError(
             f"each row of `{name}` must sum to 1 (tolerance {ROW_SUM_TOL:g}); row {row} "
-            f"sums to {sums[row]!r}."
+            f"sums to {float(sums[row])!r}."
         )
 
 
@@ -344,7 +344,7 @@ def _validate_costs(c, n_states, n_actions):
     bad = np.argwhere((c < 0) | (c > 1))
     if bad.size:
         s, a = (int(i) for i in bad[0])
-        raise CostError(f"`c` must lie in [0, 1]; got c[{s}, {a}] = {c[s, a]!r}.")
+        raise CostError(f"`c` must lie in [0, 1]; got c[{s}, {a}] = {float(c[s, a])!r}.")
     c = c.copy()
     c.flags.writeable = False
     return c

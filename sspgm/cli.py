@@ -32,6 +32,9 @@ def main(argv=None):
     except ValueError as exc:
         print(f"sspgm {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
