@@ -74,9 +74,9 @@ def samp_comp(
     Examples
     --------
     Thm. 1 at ``eps = 0.1, B = 10, c_min = 0.5, S = 20, A = 4, Gamma = 3``:
-    :math:`10^3 \cdot 3 \cdot 20 \cdot 4 / (0.5 \cdot 0.01)`,
-    :math:`10^2 \cdot 20^2 \cdot 4 / (0.5 \cdot 0.1)` and
-    :math:`10^2 \cdot 3 \cdot 20 \cdot 4 / 0.25`:
+    :math:`10^3 \\cdot 3 \\cdot 20 \\cdot 4 / (0.5 \\cdot 0.01)`,
+    :math:`10^2 \\cdot 20^2 \\cdot 4 / (0.5 \\cdot 0.1)` and
+    :math:`10^2 \\cdot 3 \\cdot 20 \\cdot 4 / 0.25`:
 
     >>> samp_comp(0.1, 10, 0.5, S=20, A=4, Gamma=3, terms=True)
     (48000000.0, 3200000.0, 96000.0)
