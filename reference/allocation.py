@@ -1,0 +1,91 @@
+"""The allocation function phi of eq. 6 and the top-up to its Gamma_hat fixpoint."""
+
+import math
+
+from ._checks import check_int, check_real
+
+__all__ = ["allocation", "top_up_to_fixpoint"]
+
+
+def allocation(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=1.0):
+    """Samples per pair prescribed by the allocation function (eq. 6).
+
+    Parameters
+    ----------
+    X : float > 0
+        Range guess (``Delta`` in SEARCH, Alg. 2).
+    y : float > 0
+        Minimum cost (``iota`` in SEARCH).
+    eps : float > 0
+        Accuracy.
+    delta : float in (0, 1)
+        Confidence level.
+    n_states, n_actions : int >= 1
+        ``S`` (non-goal states) and ``A``.
+    gamma_hat : int in 0..S+1
+        Largest empirical support ``G = Gamma_hat`` of the current samples.
+    alpha : float > 0, default 1.0
+        The numerical constant the paper leaves unspecified (READING-NOTES:
+        a parameter with default 1).
+
+    Returns
+    -------
+    float
+        .. math::
+
+            \\phi(X, y) = \\alpha \\Big( \\frac{X^3 G}{y \\epsilon^2} l_1
+            + \\frac{X^2 S}{y \\epsilon} l_1 + \\frac{X^2 G}{y^2} l_2^2 \\Big),\\quad
+            l_1 = \\log\\frac{X S A}{y \\epsilon \\delta},\\quad
+            l_2 = \\log\\frac{X S A}{y \\delta}
+
+        with natural logarithms. Callers use ``ceil(phi)``.
+    """
+    X = check_real("X", X, 0.0, None, low_open=True)
+    y = check_real("y", y, 0.0, None, low_open=True)
+    eps = check_real("eps", eps, 0.0, None, low_open=True)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    S = check_int("n_states", n_states, low=1)
+    A = check_int("n_actions", n_actions, low=1)
+    G = check_int("gamma_hat", gamma_hat, low=0)
+    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
+    l1 = math.log(X * S * A / (y * eps * delta))
+    l2 = math.log(X * S * A / (y * delta))
+    return alpha * (
+        X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1 + X**2 * G / y**2 * l2**2
+    )
+
+
+def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
+    """Top every pair up to ``ceil(phi(X, y))`` samples at the ``Gamma_hat`` fixpoint.
+
+    ``phi`` depends on ``Gamma_hat``, which depends on the samples
+    (READING-NOTES, "Allocation function"): compute the target with the
+    current ``Gamma_hat``, top up every pair (in order ``(s, a)``), recompute,
+    and repeat until every pair has at least the target. This terminates
+    because ``Gamma_hat`` never decreases and is at most ``S + 1``.
+
+    Parameters
+    ----------
+    model : GenerativeModel
+        Source of the samples.
+    store : SampleStore
+        Where they go.
+    rng : numpy.random.Generator
+        Randomness passed to ``model.sample``.
+    X, y, eps, delta, alpha : float
+        As in :func:`allocation`.
+
+    Returns
+    -------
+    target : int
+        The final ``ceil(phi)``: every pair has at least this many samples.
+    gamma_hat : int
+        The ``Gamma_hat`` it was computed with.
+    """
+    S, A = store.n_states, store.n_actions
+    while True:
+        gamma_hat = store.gamma_hat
+        target = math.ceil(allocation(X, y, eps, delta, S, A, gamma_hat, alpha))
+        if store.n_pair.min() >= target:
+            return target, gamma_hat
+        store.top_up(model, target, rng)

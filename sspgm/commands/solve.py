@@ -1,0 +1,137 @@
+"""``sspgm solve [INSTANCE] [--param value ...]``: run Alg. 1 (or Alg. 3 with ``--theta``).
+
+The instance is known, so after the run the policy's exact error is printed:
+``max_s |V^pi(s) - V*(s)|`` for Alg. 1 (Thm. 1), and the one-sided
+``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, READING-NOTES).
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from reference.errors import TooLargeError
+from sspgm import BACKENDS, load_backend
+from sspgm.instances import (
+    build_instance,
+    describe_instance_help,
+    draw_grid_policy,
+    split_instance_args,
+)
+
+
+def register(subparsers):
+    """Add the ``solve`` sub-command."""
+    parser = subparsers.add_parser(
+        "solve",
+        help="compute an eps-optimal policy from the generative model of an instance",
+        usage="sspgm solve [-h] [--eps EPS] [--delta DELTA] [--theta THETA] [--alpha ALPHA] "
+        "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
+        "[--show N] [INSTANCE] [--param value ...]",
+        description="Sample the instance through its generative model and run Alg. 1 "
+        "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
+        "then print the calls used, the policy and its exact error against eps.",
+        epilog=describe_instance_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--eps", type=float, default=0.1, help="accuracy in (0, 1] (default: 0.1)")
+    parser.add_argument(
+        "--delta", type=float, default=0.1, help="confidence level in (0, 1) (default: 0.1)"
+    )
+    parser.add_argument(
+        "--theta", type=float, default=None,
+        help="slack >= 1: run Alg. 3, eps-optimal against the policies reaching the goal "
+        "within theta times the diameter (needed when c_min = 0)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=1.0,
+        help="constant of the allocation function, eq. 6 (default: 1.0)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="reference",
+        help="backend running the algorithm (default: reference)",
+    )
+    parser.add_argument(
+        "--max-iter", type=int, default=None, metavar="N",
+        help="EVI sweep limit (default: the backend's EVI_MAX_ITER)",
+    )
+    parser.add_argument(
+        "--checkpoint", default=None, metavar="PATH",
+        help="file saved after every round; an existing one is resumed",
+    )
+    parser.add_argument(
+        "--show", type=int, default=20, metavar="N",
+        help="print the policy of the first N states only, for non-grid instances (default: 20)",
+    )
+    parser.set_defaults(run=run, accepts_extra=True)
+
+
+def _print_round(round_):
+    name = "W" if round_.phase == "diameter" else "Delta"
+    label = "Alg. 4" if round_.phase == "diameter" else "SEARCH"
+    print(
+        f"  {label:6s} {name} = {round_.scale:<6g} samples/pair >= {round_.target:<10d} "
+        f"Gamma_hat = {round_.gamma_hat:<3d} EVI sweeps = {round_.evi_iterations:<6d} "
+        f"max v = {round_.max_v:<10.6g} calls = {round_.n_calls:<12d} "
+        f"{round_.seconds:.2f} s",
+        flush=True,
+    )
+
+
+def _print_policy(ssp, policy, show):
+    if "state_to_cell" in ssp.meta:
+        print("policy on the grid (^ up, > right, v down, < left, # wall, G goal):")
+        print(draw_grid_policy(ssp, policy))
+        return
+    shown = min(max(show, 0), ssp.n_states)
+    print("policy: " + " ".join(f"{s}:{int(policy[s])}" for s in range(shown)))
+    if shown < ssp.n_states:
+        print(f"  ... {ssp.n_states - shown} more states")
+
+
+def _print_error(backend, ssp, res):
+    v_pi = np.asarray(backend.policy_values(ssp, res.policy))
+    if res.theta is None:
+        v_star = np.asarray(backend.optimal_values(ssp).values)
+        error = float(np.max(np.abs(v_pi - v_star)))
+        what = "max_s |V^pi(s) - V*(s)|"
+    else:
+        try:
+            v_theta = np.asarray(backend.restricted_optimal_values(ssp, res.theta).values)
+        except TooLargeError as exc:
+            print(f"exact error: not computed (V*_theta needs enumeration: {exc})")
+            return
+        error = float(np.max(v_pi - v_theta))
+        what = "max_s (V^pi(s) - V*_theta(s)), one-sided (Thm. 2)"
+    verdict = "within eps" if error <= res.eps else "ABOVE eps"
+    print(f"exact error: {what} = {error:.6g} ({verdict} = {res.eps:g})")
+
+
+def run(args):
+    """Run the algorithm on the chosen instance and report; returns the exit status."""
+    name, tokens = split_instance_args(args.extra)
+    ssp, kwargs = build_instance(name, tokens)
+    backend = load_backend(args.backend)
+    params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    algorithm = "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
+    print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
+          f"Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
+    print(f"{algorithm}: eps = {args.eps:g}, delta = {args.delta:g}, alpha = {args.alpha:g}, "
+          f"seed = {args.seed}, backend = {args.backend}")
+    options = {} if args.max_iter is None else {"max_iter": args.max_iter}
+    start = time.perf_counter()
+    res = backend.solve(
+        ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
+        seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
+    )
+    seconds = time.perf_counter() - start
+    print(res.message)
+    if res.d_hat is not None:
+        print(f"D_hat = {res.d_hat:.6g}, nu = {res.nu:.6g}")
+    calls = np.asarray(res.calls)
+    print(f"calls used: {res.n_calls} (per pair: min {calls.min()}, max {calls.max()}) "
+          f"in {seconds:.2f} s")
+    _print_policy(ssp, np.asarray(res.policy), args.show)
+    _print_error(backend, ssp, res)
+    return 0

@@ -1,0 +1,218 @@
+"""Allocation (eq. 6), SEARCH (Alg. 2), Alg. 1, Alg. 3, the diameter estimate (Alg. 4), plug-in VI."""
+
+import math
+
+import numpy as np
+import pytest
+
+
+def _same_result(a, b):
+    assert np.array_equal(a.policy, b.policy)
+    assert np.array_equal(a.values, b.values)
+    assert np.array_equal(a.calls, b.calls)
+    assert a.n_calls == b.n_calls
+    assert a.history == b.history
+    assert a.delta_final == b.delta_final and a.d_hat == b.d_hat and a.nu == b.nu
+
+
+def test_allocation_is_eq_6(backend):
+    X, y, eps, delta, S, A, G = 4.0, 0.5, 0.25, 0.1, 3, 2, 2
+    l1 = math.log(X * S * A / (y * eps * delta))
+    l2 = math.log(X * S * A / (y * delta))
+    expected = X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1 + X**2 * G / y**2 * l2**2
+    assert backend.allocation(X, y, eps, delta, S, A, G) == pytest.approx(expected, rel=1e-12)
+    assert backend.allocation(X, y, eps, delta, S, A, G, alpha=3.0) == pytest.approx(3 * expected)
+    assert backend.allocation(2 * X, y, eps, delta, S, A, G) > expected
+
+
+def test_top_up_reaches_the_gamma_hat_fixpoint(backend):
+    ssp = backend.garnet(6, 2, 4, seed=3)
+    store = backend.SampleStore(6, 2)
+    model = backend.TabularGenerativeModel(ssp)
+    target, gamma_hat = backend.top_up_to_fixpoint(
+        model, store, np.random.default_rng(0), 1.0, 0.5, 1.0, 0.1
+    )
+    assert gamma_hat == store.gamma_hat
+    assert target == math.ceil(backend.allocation(1.0, 0.5, 1.0, 0.1, 6, 2, gamma_hat))
+    assert store.n_pair.min() >= target
+    assert model.n_calls == store.n_samples
+
+
+def test_trap_plug_in_fails_where_solve_does_not(backend):
+    ssp = backend.trap(r=0.3)
+    plug = [backend.plug_in(ssp, ssp.costs, 5, seed=seed) for seed in range(20)]
+    improper = [not backend.is_proper(ssp, out.policy) for out in plug]
+    assert any(improper)
+    assert all(not out.converged for out, bad in zip(plug, improper) if bad)
+    for seed in range(30):
+        res = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=seed)
+        assert backend.is_proper(ssp, res.policy)
+
+
+def _alg1_cases(backend):
+    return [
+        (backend.chain(5, 0.8), 1.0),
+        (backend.tradeoff(), 1.0),
+        (backend.garnet(5, 2, 3, seed=1), 1.0),
+        (backend.trap(r=0.3), 10.0),
+    ]
+
+
+@pytest.mark.slow
+def test_alg1_success_rate_over_seeds(backend):
+    eps, delta, n_seeds = 0.5, 0.1, 50
+    for ssp, alpha in _alg1_cases(backend):
+        v_star = backend.optimal_values(ssp).values
+        successes = 0
+        for seed in range(n_seeds):
+            res = backend.solve(ssp, ssp.costs, eps, delta, alpha=alpha, seed=seed)
+            error = np.max(np.abs(backend.policy_values(ssp, res.policy) - v_star))
+            successes += error <= eps
+        assert successes / n_seeds >= 1 - delta, (ssp.name, successes)
+
+
+@pytest.mark.slow
+def test_alg3_one_sided_guarantee_on_zero_cost_instances(backend):
+    eps, delta, theta = 0.5, 0.1, 5.0
+    for ssp in [backend.theta_example(), backend.zero_cost_loop()]:
+        v_theta = backend.restricted_optimal_values(ssp, theta).values
+        good = 0
+        for seed in range(20):
+            res = backend.solve(ssp, ssp.costs, eps, delta, theta=theta, alpha=10.0, seed=seed)
+            assert res.nu == pytest.approx(eps / (2 * theta * res.d_hat))
+            good += np.all(backend.policy_values(ssp, res.policy) <= v_theta + eps)
+        assert good / 20 >= 1 - delta
+
+
+@pytest.mark.slow
+def test_diameter_estimate_within_lemma_9(backend):
+    eps = 0.5
+    factor = (1 + 2 * eps * (1 + eps)) * (1 + eps)
+    for ssp in [backend.chain(4, 0.7), backend.tradeoff(), backend.garnet(5, 2, 3, seed=4),
+                backend.trap(r=0.3), backend.zero_cost_loop()]:
+        D = backend.diameter(ssp).D
+        for seed in range(5):
+            est = backend.estimate_diameter(ssp, eps, 0.1, seed=seed)
+            assert D <= est.d_hat <= factor * D * (1 + 1e-12)
+            assert est.d_hat >= est.d_listing
+            assert est.n_calls == int(est.calls.sum())
+
+
+def test_same_seed_same_result(backend):
+    ssp = backend.garnet(5, 2, 3, seed=0)
+    a = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=2.0, seed=7)
+    b = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=2.0, seed=7)
+    _same_result(a, b)
+    c = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=2.0, seed=8)
+    assert not np.array_equal(a.calls, c.calls) or not np.array_equal(a.values, c.values)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after(k):
+    seen = []
+
+    def callback(round_):
+        seen.append(round_)
+        if len(seen) == k:
+            raise _Stop
+
+    return callback
+
+
+@pytest.mark.parametrize("theta", [None, 2.0])
+def test_resume_equals_uninterrupted(backend, tmp_path, theta):
+    ssp = backend.trap(r=0.3)
+    kwargs = dict(theta=theta, alpha=10.0, seed=3)
+    full = backend.solve(ssp, ssp.costs, 0.5, 0.1, **kwargs)
+    assert len(full.history) >= 3
+    for k in range(1, len(full.history) + 1):
+        path = tmp_path / f"run-{k}.ckpt"
+        with pytest.raises(_Stop):
+            backend.solve(ssp, ssp.costs, 0.5, 0.1, callback=_stop_after(k), checkpoint=path,
+                          **kwargs)
+        resumed = backend.solve(ssp, ssp.costs, 0.5, 0.1, checkpoint=path, **kwargs)
+        _same_result(resumed, full)
+
+
+def test_checkpoint_of_another_run_is_refused(backend, tmp_path):
+    ssp = backend.tradeoff()
+    path = tmp_path / "run.ckpt"
+    backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0, checkpoint=path)
+    with pytest.raises(backend.ParameterError, match="eps"):
+        backend.solve(ssp, ssp.costs, 0.25, 0.1, seed=0, checkpoint=path)
+
+
+def test_simulator_model_counts_every_call(backend):
+    ssp = backend.chain(3, 0.8)
+
+    def step(s, a, rng):
+        support, probs = ssp.row(s, a)
+        return int(rng.choice(support, p=probs))
+
+    model = backend.SimulatorGenerativeModel(step, ssp.n_states, ssp.n_actions)
+    res = backend.solve(model, ssp.costs, 1.0, 0.1, seed=0)
+    assert model.n_calls == res.n_calls == int(res.calls.sum())
+    assert np.array_equal(model.calls, res.calls)
+    assert backend.is_proper(ssp, res.policy)
+
+
+def test_history_records_each_round(backend):
+    ssp = backend.trap(r=0.3)
+    res = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=1)
+    scales = [r.scale for r in res.history]
+    assert scales == [2.0**i for i in range(len(scales))]
+    assert res.delta_final == scales[-1]
+    assert all(r.max_v > r.scale for r in res.history[:-1])
+    assert res.history[-1].max_v <= res.delta_final
+    assert np.max(res.values) == res.history[-1].max_v
+    assert [r.n_calls for r in res.history] == sorted(r.n_calls for r in res.history)
+    assert res.history[-1].n_calls == res.n_calls
+    for r in res.history:
+        phi = backend.allocation(r.scale, ssp.c_min, 0.5, 0.1, 2, 2, r.gamma_hat, 10.0)
+        assert r.target == math.ceil(phi)
+
+
+def test_alg1_refuses_zero_cost_and_points_to_theta(backend):
+    ssp = backend.zero_cost_loop()
+    with pytest.raises(backend.ParameterError, match="theta"):
+        backend.solve(ssp, ssp.costs, 0.5, 0.1)
+
+
+def test_non_converged_evi_raises(backend):
+    ssp = backend.trap(r=0.3)
+    with pytest.raises(backend.ConvergenceError, match="max_iter"):
+        backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0, max_iter=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, name",
+    [
+        (dict(eps=0.0), "ParameterError", "eps"),
+        (dict(eps=1.5), "ParameterError", "eps"),
+        (dict(delta=0.0), "ParameterError", "delta"),
+        (dict(delta=1.0), "ParameterError", "delta"),
+        (dict(theta=0.5), "ParameterError", "theta"),
+        (dict(alpha=0.0), "ParameterError", "alpha"),
+        (dict(alpha=-1.0), "ParameterError", "alpha"),
+        (dict(costs=np.ones((2, 3))), "ShapeError", "costs"),
+        (dict(costs=np.full((2, 2), 2.0)), "CostError", "costs"),
+    ],
+)
+def test_bad_input(backend, kwargs, error, name):
+    ssp = backend.trap(r=0.3)
+    args = dict(costs=ssp.costs, eps=0.5, delta=0.1)
+    args.update(kwargs)
+    with pytest.raises(getattr(backend, error), match=name):
+        backend.solve(ssp, **args)
+
+
+def test_model_sizes_must_match_costs(backend):
+    ssp = backend.chain(3, 0.8)
+    model = backend.TabularGenerativeModel(backend.trap(r=0.3))
+    with pytest.raises(backend.ShapeError, match="costs"):
+        backend.solve(model, ssp.costs, 0.5, 0.1)
+    with pytest.raises(backend.ParameterError, match="model"):
+        backend.solve(object(), ssp.costs, 0.5, 0.1)

@@ -1,0 +1,188 @@
+"""Bernstein confidence sets (Lemma 5), the inner problem and EVI (App. B, Lemma 4)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+
+def _sampled_counts(backend, ssp, n, seed):
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(backend.TabularGenerativeModel(ssp), n, np.random.default_rng(seed))
+    return store.counts_csr()
+
+
+def _instances(backend):
+    return [
+        backend.chain(4, 0.7),
+        backend.tradeoff(),
+        backend.garnet(5, 3, 3, seed=2),
+        backend.gridworld(),
+        backend.trap(r=0.3),
+    ]
+
+
+def _policy_value(kernel, costs):
+    """Value of a policy from its (S, S+1) kernel by a linear solve."""
+    kernel = kernel.toarray() if sp.issparse(kernel) else np.asarray(kernel)
+    S = kernel.shape[0]
+    return np.linalg.solve(np.eye(S) - kernel[:, :S], costs)
+
+
+def test_radius_matches_lemma_5_by_hand(backend):
+    counts = np.zeros((2, 1, 3))
+    counts[0, 0] = [3, 0, 1]
+    beta = backend.bernstein_radius(counts, 0.1)
+    L = math.log(2 * 1 * 4 / 0.1)
+    assert beta[0, 0, 0] == pytest.approx(4 * math.sqrt(0.75 * L / 4) + 28 * L / 4)
+    assert beta[0, 0, 1] == pytest.approx(28 * L / 4)
+    assert beta[0, 0, 2] == pytest.approx(4 * math.sqrt(0.25 * L / 4) + 28 * L / 4)
+    L0 = math.log(2 * 1 * 1 / 0.1)
+    assert np.allclose(beta[1, 0], 28 * L0)
+
+
+def test_radius_sum_agrees_with_radius_dense_and_csr(backend):
+    ssp = backend.garnet(6, 2, 3, seed=0)
+    csr = _sampled_counts(backend, ssp, 40, 0)
+    dense = csr.toarray().reshape(6, 2, 7)
+    expected = backend.bernstein_radius(dense, 0.05).sum(axis=2)
+    assert np.allclose(backend.bernstein_radius_sum(csr, 0.05), expected)
+    assert np.allclose(backend.bernstein_radius_sum(dense, 0.05), expected)
+    assert np.allclose(backend.bernstein_radius(csr, 0.05), backend.bernstein_radius(dense, 0.05))
+
+
+@st.composite
+def _boxes(draw):
+    k = draw(st.integers(2, 6))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k))
+    lo = np.clip(p - rng.uniform(0, 0.5, k), 0, 1)
+    hi = np.clip(p + rng.uniform(0, 0.5, k), 0, 1)
+    v = rng.choice([0.0, 1.0, 2.0, 3.5], size=k) if draw(st.booleans()) else rng.uniform(0, 5, k)
+    v[-1] = 0.0
+    return lo, hi, v
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(box=_boxes())
+def test_inner_problem_equals_linprog(backend, box):
+    lo, hi, v = box
+    p = backend.optimistic_inner(lo, hi, v)
+    assert np.all(p >= lo - 1e-12) and np.all(p <= hi + 1e-12)
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    lp = linprog(v, A_eq=np.ones((1, len(v))), b_eq=[1.0], bounds=list(zip(lo, hi)),
+                 method="highs")
+    assert lp.status == 0
+    assert p @ v == pytest.approx(lp.fun, abs=1e-9)
+
+
+def test_inner_problem_on_both_backends_batched(backend):
+    rng = np.random.default_rng(4)
+    lo = rng.uniform(0, 0.1, (3, 2, 5))
+    hi = lo + rng.uniform(0.2, 0.6, (3, 2, 5))
+    v = np.array([2.0, 0.5, 3.0, 1.0, 0.0])
+    p = backend.optimistic_inner(lo, hi, v)
+    for idx in np.ndindex(3, 2):
+        lp = linprog(v, A_eq=np.ones((1, 5)), b_eq=[1.0], bounds=list(zip(lo[idx], hi[idx])),
+                     method="highs")
+        assert p[idx] @ v == pytest.approx(lp.fun, abs=1e-9)
+
+
+def test_inner_ties_go_to_the_goal_then_lower_index(backend):
+    lo = np.zeros(4)
+    hi = np.full(4, 0.6)
+    p = backend.optimistic_inner(lo, hi, np.zeros(4))
+    assert np.allclose(p, [0.4, 0.0, 0.0, 0.6])
+    p = backend.optimistic_inner(lo, np.array([0.6, 0.6, 0.6, 0.0]), np.array([1.0, 1.0, 1.0, 0.0]))
+    assert np.allclose(p, [0.6, 0.4, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_evi_is_optimistic(backend, seed):
+    for ssp in _instances(backend):
+        counts = _sampled_counts(backend, ssp, 200, seed)
+        out = backend.extended_value_iteration(counts, ssp.costs, 0.1, 0.01)
+        assert out.converged
+        v_star = backend.optimal_values(ssp).values
+        assert np.all(out.values <= v_star + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lemma_4_optimistic_policy_value(backend, seed):
+    for ssp in _instances(backend):
+        c_min = ssp.c_min
+        mu = c_min / 4
+        counts = _sampled_counts(backend, ssp, 100, seed)
+        out = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu)
+        costs = ssp.costs[np.arange(ssp.n_states), out.policy]
+        value = _policy_value(out.kernel, costs)
+        assert np.all(value <= (1 + 2 * mu / c_min) * out.values + 1e-9)
+
+
+def test_evi_stopping_rule_and_greedy_policy(backend):
+    ssp = backend.garnet(5, 3, 3, seed=1)
+    counts = _sampled_counts(backend, ssp, 30, 0).toarray().reshape(5, 3, 6)
+    mu = 1e-3
+    out = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu)
+    lo, hi = backend.confidence_box(counts, 0.1)
+    v_ext = np.append(out.values, 0.0)
+    q = ssp.costs + backend.optimistic_inner(lo, hi, v_ext) @ v_ext
+    assert np.array_equal(out.policy, np.argmin(q, axis=1))
+    assert np.max(np.abs(q.min(axis=1) - out.values)) == pytest.approx(out.residual)
+    assert out.residual <= mu
+    kernel = np.asarray(out.kernel)
+    assert np.allclose(kernel @ v_ext, q[np.arange(5), out.policy] - ssp.costs[np.arange(5), out.policy])
+    again = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.iterations + 1)
+    assert again.converged and np.array_equal(again.values, out.values)
+    short = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.iterations)
+    assert not short.converged and "max_iter" in short.message
+    assert short.residual > mu
+
+
+def test_evi_csr_and_dense_agree(backend):
+    ssp = backend.gridworld()
+    csr = _sampled_counts(backend, ssp, 50, 2)
+    dense = csr.toarray().reshape(ssp.n_states, ssp.n_actions, ssp.n_states + 1)
+    a = backend.extended_value_iteration(csr, ssp.costs, 0.1, 0.01)
+    b = backend.extended_value_iteration(dense, ssp.costs, 0.1, 0.01)
+    assert sp.issparse(a.kernel) and not sp.issparse(b.kernel)
+    assert np.allclose(a.values, b.values) and np.array_equal(a.policy, b.policy)
+    assert np.allclose(a.kernel.toarray(), b.kernel)
+    assert a.iterations == b.iterations
+
+
+def test_evi_converges_without_an_empirical_proper_policy(backend):
+    counts = np.zeros((2, 2, 3))
+    counts[0, :, 0] = 20
+    counts[1, :, 1] = 20
+    out = backend.extended_value_iteration(counts, np.ones((2, 2)), 0.1, 1e-3)
+    assert out.converged and np.all(np.isfinite(out.values))
+    assert np.all(out.kernel[:, 2] > 0)
+
+
+def test_evi_rejects_bad_input(backend):
+    counts = np.ones((2, 2, 3))
+    costs = np.ones((2, 2))
+    with pytest.raises(backend.ShapeError, match="counts"):
+        backend.extended_value_iteration(np.ones((2, 2, 2)), costs, 0.1, 0.1)
+    with pytest.raises(backend.ShapeError, match="costs"):
+        backend.extended_value_iteration(counts, np.ones((2, 3)), 0.1, 0.1)
+    with pytest.raises(backend.ParameterError, match="delta"):
+        backend.extended_value_iteration(counts, costs, 1.0, 0.1)
+    with pytest.raises(backend.ParameterError, match="mu"):
+        backend.extended_value_iteration(counts, costs, 0.1, 0.0)
+    with pytest.raises(backend.ParameterError, match="counts"):
+        backend.extended_value_iteration(-counts, costs, 0.1, 0.1)
+
+
+def test_reference_evi_refuses_to_densify_huge_counts():
+    import reference
+
+    huge = sp.csr_array((2 * 20_000, 20_001), dtype=np.int64)
+    with pytest.raises(reference.TooLargeError, match="fast"):
+        reference.extended_value_iteration(huge, np.ones((20_000, 2)), 0.1, 0.1)
