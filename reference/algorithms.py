@@ -12,6 +12,7 @@ import hashlib
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -457,6 +458,12 @@ def _diameter(kernels, run, eps, delta, max_iter):
     return d_hat, d_listing, v_max, w, eta
 
 
+def _goal_in_one_step(kernel):
+    """Whether an optimistic kernel of shape ``(S, S+1)`` sends every state to the goal."""
+    goal_mass = kernel[:, [-1]].toarray() if sp.issparse(kernel) else kernel[:, -1]
+    return bool(np.all(np.asarray(goal_mass) >= 1.0 - 1e-12))
+
+
 def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha, seed):
     n_rounds = len(run.rounds("search"))
     message = (
@@ -464,6 +471,15 @@ def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alph
         f"max v_tilde = {float(out.values.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.iterations}."
     )
+    if _goal_in_one_step(out.kernel):
+        vacuous = (
+            f"The confidence sets are vacuous at this sample size: the optimistic kernel "
+            f"sends every state to the goal in one step, so the stopping test carried no "
+            f"information about the dynamics. The guarantee needs a larger `alpha` "
+            f"(got {alpha:g}) or a smaller `eps`."
+        )
+        warnings.warn(vacuous, RuntimeWarning, stacklevel=4)
+        message = f"{message} Warning: {vacuous}"
     return SolveResult(
         policy=out.policy,
         values=out.values,

@@ -216,3 +216,17 @@ def test_model_sizes_must_match_costs(backend):
         backend.solve(model, ssp.costs, 0.5, 0.1)
     with pytest.raises(backend.ParameterError, match="model"):
         backend.solve(object(), ssp.costs, 0.5, 0.1)
+
+
+def test_vacuous_confidence_sets_are_reported(backend):
+    """With alpha = 1 and eps = 0.5 the first round's boxes all cover [0, 1] on the gridworld:
+    SEARCH stops at once, and the result must say the stop carried no information."""
+    ssp = backend.gridworld()
+    with pytest.warns(RuntimeWarning, match="vacuous"):
+        coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
+    assert "vacuous" in coarse.message
+    assert coarse.delta_final == 1.0
+    informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
+    assert "vacuous" not in informed.message
+    error = np.abs(backend.policy_values(ssp, informed.policy) - backend.optimal_values(ssp).values)
+    assert error.max() <= 0.5
