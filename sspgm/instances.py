@@ -63,7 +63,21 @@ def _builder(name):
 def instance_parameters(name):
     """Keyword parameters of instance ``name`` as a dict parameter -> default.
 
-    A required parameter maps to ``inspect.Parameter.empty``.
+    Parameters
+    ----------
+    name : str
+        A key of :data:`INSTANCES`.
+
+    Returns
+    -------
+    dict
+        Parameter name -> default, in signature order; a required parameter
+        maps to ``inspect.Parameter.empty``.
+
+    Raises
+    ------
+    ParameterError
+        On an unknown instance (the message lists the available ones).
     """
     signature = inspect.signature(_builder(name))
     return {p.name: p.default for p in signature.parameters.values()}
@@ -204,6 +218,19 @@ def split_instance_args(tokens, default=DEFAULT_INSTANCE):
     ``default``. Commands take the instance from their leftover arguments
     this way because an optional positional declared to argparse would
     swallow the value of a leading ``--param value`` pair.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The leftover command-line arguments.
+    default : str, default DEFAULT_INSTANCE
+        Instance used when no name is given.
+
+    Returns
+    -------
+    name : str
+    rest : list of str
+        The ``--param value`` tokens.
     """
     tokens = list(tokens)
     if tokens and not tokens[0].startswith("-"):
@@ -227,7 +254,14 @@ def _format_default(default):
 
 
 def describe_instance_help():
-    """Text listing every instance with its parameters and defaults, for ``--help``."""
+    """Text listing every instance with its parameters and defaults, for ``--help``.
+
+    Returns
+    -------
+    str
+        Two lines per instance: its name and summary, then ``--flag default``
+        pairs (``REQUIRED`` for parameters without default).
+    """
     lines = [f"instances (default: {DEFAULT_INSTANCE}) and their parameters:"]
     for name in INSTANCES:
         parts = [
@@ -274,5 +308,18 @@ def draw_grid(ssp, labels):
 
 
 def draw_grid_policy(ssp, policy):
-    """A grid-world policy as arrows (``^ > v <``), ``#`` for walls and ``G`` for the goal."""
+    """A grid-world policy as arrows (``^ > v <``), ``#`` for walls and ``G`` for the goal.
+
+    Parameters
+    ----------
+    ssp : SSP
+        A grid-world instance (see :func:`draw_grid`).
+    policy : sequence of int, length S
+        Action of each state, in :data:`reference.envs.GRID_ACTIONS` order.
+
+    Returns
+    -------
+    str
+        The drawing of :func:`draw_grid`.
+    """
     return draw_grid(ssp, [_GRID_ARROWS[a] for a in policy])
