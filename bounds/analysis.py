@@ -31,6 +31,17 @@ def terms_of(bound):
     An expression is expanded without splitting logarithms (splitting
     ``log(X S A / (y eps delta))`` into a sum of logs would make
     :func:`drop_logs` cancel them).
+
+    Parameters
+    ----------
+    bound : Bound, sequence of sympy.Expr, or sympy.Expr
+        A bound, its terms, or an expression.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        :attr:`Bound.terms`, the given terms, or the summands of the expanded
+        expression.
     """
     if isinstance(bound, Bound):
         return bound.terms
@@ -40,7 +51,18 @@ def terms_of(bound):
 
 
 def drop_logs(expr):
-    """Replace every logarithm in ``expr`` by 1 (what :math:`\\tilde O` hides)."""
+    """Replace every logarithm in ``expr`` by 1 (what :math:`\\tilde O` hides).
+
+    Parameters
+    ----------
+    expr : sympy.Expr or number
+        The expression.
+
+    Returns
+    -------
+    sympy.Expr
+        ``expr`` with each :math:`\\log(\\cdot)` replaced by 1.
+    """
     return sp.sympify(expr).replace(sp.log, lambda *args: sp.Integer(1))
 
 
@@ -51,6 +73,11 @@ def o_tilde_terms(bound):
     its numerical coefficient, and repeated terms are merged (first
     occurrence kept). ``o_tilde_terms(S * A * phi(B, cmin))`` gives Thm. 1's
     three terms.
+
+    Parameters
+    ----------
+    bound : Bound, sequence of sympy.Expr, or sympy.Expr
+        The bound to reduce (see :func:`terms_of`).
 
     Returns
     -------
@@ -71,6 +98,18 @@ def eps_exponent(term, var=eps):
     Logarithms are dropped first (:func:`drop_logs`), so
     ``log(1/eps) / eps**2`` has exponent 2.
 
+    Parameters
+    ----------
+    term : sympy.Expr
+        A monomial in ``var``.
+    var : sympy.Symbol, default eps
+        The variable.
+
+    Returns
+    -------
+    sympy.Rational
+        ``k`` such that ``term = c * var**(-k)``.
+
     Raises
     ------
     ParameterError
@@ -89,6 +128,13 @@ def leading_exponent(bound, var=eps):
 
     Thm. 1 gives 2, Thm. 2 gives 3, eq. 5 gives 4.
 
+    Parameters
+    ----------
+    bound : Bound, sequence of sympy.Expr, or sympy.Expr
+        The bound (see :func:`terms_of`).
+    var : sympy.Symbol, default eps
+        The variable.
+
     Returns
     -------
     sympy.Rational
@@ -98,6 +144,13 @@ def leading_exponent(bound, var=eps):
 
 def leading_terms(bound, var=eps):
     """The sum of the terms with the largest power of ``1/var`` (logs dropped).
+
+    Parameters
+    ----------
+    bound : Bound, sequence of sympy.Expr, or sympy.Expr
+        The bound (see :func:`terms_of`).
+    var : sympy.Symbol, default eps
+        The variable.
 
     Returns
     -------
@@ -114,6 +167,15 @@ def ratio(numerator, denominator, leading=True, var=eps):
     With ``leading=True`` the ratio of their leading terms in ``1/var``
     (:func:`leading_terms`): eq. 4 over Thm. 1 gives ``B / c_min``. With
     ``leading=False`` the ratio of the complete sums, simplified.
+
+    Parameters
+    ----------
+    numerator, denominator : Bound, sequence of sympy.Expr, or sympy.Expr
+        The two bounds (see :func:`terms_of`).
+    leading : bool, default True
+        Compare the leading terms only.
+    var : sympy.Symbol, default eps
+        The variable whose growth defines "leading".
 
     Returns
     -------
@@ -158,7 +220,18 @@ def dominant_term(bound, values):
 
 
 def to_latex(expr):
-    """LaTeX of a sympy expression, of a :class:`Bound` (its sum) or of a number."""
+    """LaTeX of a sympy expression, of a :class:`Bound` (its sum) or of a number.
+
+    Parameters
+    ----------
+    expr : Bound, sympy.Expr or number
+        What to typeset.
+
+    Returns
+    -------
+    str
+        :func:`sympy.latex` of the expression.
+    """
     if isinstance(expr, Bound):
         expr = expr.total
     return sp.latex(sp.sympify(expr))

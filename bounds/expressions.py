@@ -206,6 +206,13 @@ def phi_terms(X, y, accuracy=eps):
 def phi(X, y, accuracy=eps):
     """The allocation function of eq. 6, the sum of :func:`phi_terms`.
 
+    Parameters
+    ----------
+    X, y : sympy.Expr or number
+        The arguments of :math:`\\phi`.
+    accuracy : sympy.Expr or number, optional
+        The :math:`\\epsilon` of eq. 6 (default the symbol ``eps``).
+
     Returns
     -------
     sympy.Expr
@@ -220,6 +227,14 @@ def explicit_total_terms(X, y, accuracy):
         N(X, y) = S A \\, \\phi(X, y)
 
     (no rounding up to integers).
+
+    Parameters
+    ----------
+    X, y : sympy.Expr or number
+        The arguments of :math:`\\phi` (``X = Delta``; ``y = c_min`` for
+        Alg. 1, ``nu`` for Alg. 3).
+    accuracy : sympy.Expr or number
+        The accuracy SEARCH runs at (``eps``, or ``eps / 2`` in Alg. 3).
 
     Returns
     -------

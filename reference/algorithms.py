@@ -9,7 +9,7 @@ the paper's listings.
 """
 
 import hashlib
-import math
+import numbers
 import os
 import time
 import warnings
@@ -20,9 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import evaluation, evi
-from ._checks import as_float_array, check_int, check_real, make_rng
+from ._checks import check_costs, check_int, check_real, make_rng
 from .allocation import top_up_to_fixpoint
-from .errors import ConvergenceError, CostError, ParameterError
+from .errors import ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel
 from .model import SSP
 from .results import Result
@@ -107,7 +107,7 @@ class DiameterEstimate(Result):
     Attributes
     ----------
     d_hat : float
-        The proof's estimate (App. D.1, Lemma 9)
+        The proof's estimate (App. C.1, Lemma 9)
         ``(1 + 2 eta (1 + eps) ||v||)(1 + eps) ||v||``.
     d_listing : float
         The listing's ``(1 + 2 eta ||v||) ||v||``, kept to document the
@@ -287,13 +287,7 @@ def _as_model(model):
 
 
 def _check_costs(costs, model):
-    S, A = model.n_states, model.n_actions
-    costs = as_float_array("costs", costs, (S, A))
-    bad = np.argwhere((costs < 0) | (costs > 1))
-    if bad.size:
-        s, a = (int(i) for i in bad[0])
-        raise CostError(f"`costs` must lie in [0, 1]; got costs[{s}, {a}] = {costs[s, a]!r}.")
-    return costs
+    return check_costs("costs", costs, model.n_states, model.n_actions, "`model`")
 
 
 def _check_accuracy(eps, delta):
@@ -313,7 +307,7 @@ def _params(algorithm, model, costs, eps, delta, theta, alpha, seed):
         "delta": delta,
         "theta": theta,
         "alpha": alpha,
-        "seed": seed if isinstance(seed, int) else None,
+        "seed": int(seed) if isinstance(seed, numbers.Integral) else None,
     }
 
 
@@ -428,11 +422,12 @@ def _diameter(kernels, run, eps, delta, max_iter):
     ``eta = eps / W``, sample until every pair has
     ``sum_s' beta(s, a, s') <= eta / 2`` (:func:`_sample_until_radius`),
     ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the proof's value
-    (READING-NOTES; App. D.1)
+    (READING-NOTES; App. C.1)
 
     .. math::
 
-        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)(1 + \\epsilon)\\|v\\|_\\infty,
+        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
+        (1 + \\epsilon)\\|v\\|_\\infty,
 
     not the listing's ``(1 + 2 eta ||v||) ||v||``, which can lie below ``D``
     and break Thm. 2: with one state, one action, unit cost,
@@ -524,9 +519,7 @@ def _solve(kernels, model, costs, eps, delta, theta, alpha, seed, max_iter, call
                    seed, callback, checkpoint)
         out, scale = _search(kernels, run, costs, eps, delta, alpha, max_iter)
         return _solve_result(run, out, scale, None, None, "alg1", eps, delta, None, alpha, seed)
-    theta = check_real("theta", theta, 1.0, None)
-    if math.isinf(theta):
-        raise ParameterError(f"`theta` must be a finite number >= 1; got {theta!r}.")
+    theta = check_real("theta", theta, 1.0)
     run = _Run(model, _params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
     d_hat = _diameter(kernels, run, eps, delta, max_iter)[0]
@@ -546,7 +539,8 @@ def _search_public(kernels, model, costs, eps, delta, alpha, seed, max_iter, cal
     max_iter = check_int("max_iter", max_iter, low=1)
     if costs.min() <= 0.0:
         raise ParameterError(
-            f"`costs` must be positive for SEARCH (iota = min c' > 0); got min {costs.min()!r}."
+            f"`costs` must be positive for SEARCH (iota = min c' > 0); got min "
+            f"{float(costs.min())!r}."
         )
     run = _Run(model, _params("search", model, costs, eps, delta, None, alpha, seed),
                seed, callback, checkpoint)
@@ -624,13 +618,28 @@ def search(model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_
 
     Raises
     ------
+    ParameterError
+        On ``eps``, ``delta`` or ``alpha`` out of range, a cost equal to 0,
+        or a checkpoint of another run.
+    ShapeError, NotFiniteError, CostError
+        On costs of the wrong shape (sizes disagreeing with the model's),
+        not finite, or outside ``[0, 1]``.
     ConvergenceError
         If an EVI does not converge within ``max_iter`` sweeps.
 
     Notes
     -----
-    See :func:`_search`; the VI precision of round ``Delta`` is
-    ``mu = iota eps / (6 Delta)`` with ``iota = min c'``.
+    With :math:`\\iota = \\min c'` and :math:`\\Delta = 1/2`, each round doubles
+    :math:`\\Delta`, tops every pair up to :math:`\\lceil \\phi(\\Delta, \\iota) \\rceil`
+    samples (eq. 6, at the :math:`\\hat\\Gamma` fixpoint of READING-NOTES) and
+    runs EVI; it stops at the first round with
+    :math:`\\|\\tilde v\\|_\\infty \\le \\Delta`:
+
+    .. math::
+
+        \\mu_\\Delta = \\frac{\\iota \\epsilon}{6 \\Delta}, \\qquad
+        (\\tilde v, \\tilde\\pi) = \\mathrm{EVI}(N, c', \\mu_\\Delta), \\qquad
+        \\text{stop when } \\max_s \\tilde v(s) \\le \\Delta.
     """
     return _search_public(_REFERENCE_KERNELS, model, costs, eps, delta, alpha, seed, max_iter,
                           callback, checkpoint)
@@ -638,7 +647,7 @@ def search(model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_
 
 def estimate_diameter(model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, callback=None,
                       checkpoint=None):
-    """Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. D.1).
+    """Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. C.1).
 
     Parameters
     ----------
@@ -666,10 +675,32 @@ def estimate_diameter(model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, c
 
             D \\le \\hat D \\le \\big(1 + 2 \\epsilon (1 + \\epsilon)\\big)(1 + \\epsilon) D.
 
+    Raises
+    ------
+    ParameterError
+        On ``eps`` outside ``(0, 1]``, ``delta`` outside ``(0, 1)``, or a
+        checkpoint of another run.
+    ConvergenceError
+        If an EVI does not converge within ``max_iter`` sweeps.
+
     Notes
     -----
-    Outputs the proof's ``D_hat``, not the listing's (READING-NOTES erratum;
-    see :func:`_diameter`).
+    ``W = 1/2``, ``||v|| = 1``; while ``||v|| > W``: ``W <- 2W``,
+    ``eta = eps / W``, sample until every pair has
+    ``sum_s' beta(s, a, s') <= eta / 2`` (each failing pair doubling its
+    count), then ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the
+    proof's estimate (App. C.1), which READING-NOTES prescribes over the
+    listing's:
+
+    .. math::
+
+        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
+        (1 + \\epsilon)\\|v\\|_\\infty .
+
+    Erratum: Alg. 4's listing outputs :math:`(1 + 2 \\eta \\|v\\|_\\infty)
+    \\|v\\|_\\infty` (kept as ``d_listing``), which can lie below ``D`` and
+    break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
+    ``eps = 1`` it gives 3.0 < D = 10/3.
     """
     return _estimate_diameter(_REFERENCE_KERNELS, model, eps, delta, seed, max_iter, callback,
                               checkpoint)
@@ -714,11 +745,11 @@ def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=e
     ------
     ParameterError
         On ``eps`` outside ``(0, 1]``, ``delta`` outside ``(0, 1)``,
-        ``theta < 1``, ``alpha <= 0``, ``c_min = 0`` without ``theta``, or a
-        checkpoint of another run.
-    ShapeError, CostError
-        On costs of the wrong shape (or sizes disagreeing with the model's)
-        or outside ``[0, 1]``.
+        ``theta`` not a finite number ``>= 1``, ``alpha <= 0``, ``c_min = 0``
+        without ``theta``, or a checkpoint of another run.
+    ShapeError, NotFiniteError, CostError
+        On costs of the wrong shape (or sizes disagreeing with the model's),
+        not finite, or outside ``[0, 1]``.
     ConvergenceError
         If an EVI does not converge within ``max_iter`` sweeps.
 
@@ -735,7 +766,12 @@ def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=e
         \\tilde\\pi = \\mathrm{SEARCH}\\big(\\max(c, \\nu), \\epsilon / 2\\big),
 
     one sample store serving both phases; Thm. 2 as proved (App. E):
-    ``V^pi <= V*_theta + eps`` componentwise.
+    ``V^pi <= V*_theta + eps`` componentwise. Two choices follow READING-NOTES
+    where the listings differ: SEARCH runs at ``eps / 2`` (App. E applies
+    Thm. 1 in the perturbed model at that accuracy; the listing of Alg. 3
+    passes no accuracy), and it keeps Alg. 4's samples instead of starting
+    from the empty set of Alg. 2's listing (the confidence event of Lemma 5
+    holds uniformly over time).
 
     The guarantees hold for a large enough ``alpha``, which the paper does
     not give. With ``alpha = 1`` and a coarse ``eps`` the first round can
@@ -779,5 +815,12 @@ def plug_in(model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
         When ``p_hat`` has no proper policy the iterates diverge,
         ``converged`` is False, and the policy can be improper in the true
         model: the failure EVI avoids (READING-NOTES, "Confidence sets").
+
+    Raises
+    ------
+    ParameterError
+        On ``n_per_pair < 1``, ``tol <= 0`` or ``max_iter < 1``.
+    ShapeError, NotFiniteError, CostError
+        On costs as in :func:`solve`.
     """
     return _plug_in(_REFERENCE_KERNELS, model, costs, n_per_pair, seed, tol, max_iter)

@@ -108,7 +108,7 @@ class PolicyIterationResult(Result):
 
 @dataclass(frozen=True, repr=False)
 class DiameterResult(Result):
-    """Minimal expected hitting times of the goal (eq. 1 of the paper).
+    """Minimal expected hitting times of the goal (eq. 2 of the paper).
 
     Attributes
     ----------
@@ -127,7 +127,7 @@ class DiameterResult(Result):
 
 @dataclass(frozen=True, repr=False)
 class RestrictedValuesResult(Result):
-    """The restricted optimal values :math:`V^\\star_\\theta` (Def. 3), by enumeration.
+    """The restricted optimal values :math:`V^\\star_\\theta` (Def. 4 and 5), by enumeration.
 
     Attributes
     ----------
@@ -323,8 +323,11 @@ def policy_values(ssp, policy):
 
     Notes
     -----
-    READING-NOTES, "Model": the finite/infinite split is decided on the support
-    graph of :math:`P_\\pi`, never from floating point. Let the closed classes
+    READING-NOTES, "Model", which overrides Sec. 2 of the paper here: the paper
+    says an improper policy has an unbounded value somewhere, which fails when
+    the only closed classes it reaches cost nothing; those states get finite
+    values. The finite/infinite split is decided on the support graph of
+    :math:`P_\\pi`, never from floating point. Let the closed classes
     be the strongly connected components of non-goal states with no edge
     leaving them. A state that reaches, with positive probability, a closed
     class holding a positive cost has :math:`V^\\pi = +\\infty`; a state in a
@@ -584,7 +587,7 @@ def policy_iteration(ssp, policy=None, max_iter=1_000):
 
 
 def diameter(ssp):
-    """Minimal expected hitting times :math:`D_s` and the SSP-diameter :math:`D` (eq. 1).
+    """Minimal expected hitting times :math:`D_s` and the SSP-diameter :math:`D` (eq. 2).
 
     Parameters
     ----------
@@ -633,7 +636,7 @@ def b_star(ssp):
 
 
 def restricted_optimal_values(ssp, theta, max_policies=100_000):
-    """:math:`V^\\star_\\theta` (Def. 3 and 4) by enumerating the deterministic policies.
+    """:math:`V^\\star_\\theta` (Def. 4 and 5) by enumerating the deterministic policies.
 
     Parameters
     ----------
@@ -674,7 +677,7 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     enumerated in lexicographic order, state 0 most significant.
     """
     _check_ssp(ssp)
-    theta = check_real("theta", theta, 1.0)
+    theta = check_real("theta", theta, 1.0, allow_inf=True)
     max_policies = check_int("max_policies", max_policies, 1)
     S, A = ssp.n_states, ssp.n_actions
     n_policies = A**S
@@ -703,7 +706,7 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
 
 
 def _bellman_sweep(kernel, costs, values):
-    """One Bellman backup over all states (eq. 2 of the paper).
+    """One Bellman backup over all states (the operator of eq. 1 of the paper).
 
     Parameters
     ----------
@@ -754,7 +757,7 @@ def _value_iteration(ssp, tol, max_iter, sweep):
 
 
 def value_iteration(ssp, tol=1e-8, max_iter=100_000):
-    """Plain SSP value iteration from :math:`V_0 = 0`.
+    """Plain SSP value iteration from :math:`V_0 = 0`: iterates the Bellman operator of eq. 1.
 
     Parameters
     ----------

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import as_float_array, check_int, check_real
-from .errors import NotFiniteError, ParameterError, ShapeError, TooLargeError
+from ._checks import as_float_array, check_dense_size, check_int, check_real, csr_position
+from .errors import NotFiniteError, ParameterError, ShapeError
 from .results import Result
 
 __all__ = [
@@ -84,17 +84,31 @@ def _csr_sizes(counts):
     return S, rows // S
 
 
+def _check_count_values(values, where):
+    """Raise unless ``values`` are finite and ``>= 0``; ``where(k)`` locates entry ``k``."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        k = int(bad[0])
+        raise NotFiniteError(
+            f"`counts` must hold finite counts; got {float(values[k])!r} at "
+            f"(s, a, s') = {where(k)}."
+        )
+    bad = np.flatnonzero(values < 0)
+    if bad.size:
+        k = int(bad[0])
+        raise ParameterError(
+            f"`counts` must be >= 0; got {float(values[k])!r} at (s, a, s') = {where(k)}."
+        )
+
+
 def _counts_array(counts, max_bytes=EVI_DENSE_LIMIT_BYTES):
     """Return ``(dense float64 counts of shape (S, A, S+1), was_sparse)`` after checks."""
     if sp.issparse(counts):
         S, A = _csr_sizes(counts)
-        size = 8 * S * A * (S + 1)
-        if size > max_bytes:
-            raise TooLargeError(
-                f"the reference EVI densifies `counts` to ({S}, {A}, {S + 1}), "
-                f"{size / 2**20:.0f} MiB, above its limit of {max_bytes / 2**20:.0f} MiB; "
-                "use the `fast` backend."
-            )
+        check_dense_size(
+            "the reference EVI densifies `counts` to an array", (S, A, S + 1), max_bytes,
+            "use the `fast` backend.",
+        )
         dense = np.asarray(counts.toarray(), dtype=np.float64).reshape(S, A, S + 1)
         sparse_input = True
     else:
@@ -104,11 +118,8 @@ def _counts_array(counts, max_bytes=EVI_DENSE_LIMIT_BYTES):
                 f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
             )
         sparse_input = False
-    if not np.all(np.isfinite(dense)):
-        raise NotFiniteError("`counts` must be finite.")
-    if (dense < 0).any():
-        bad = tuple(int(i) for i in np.argwhere(dense < 0)[0])
-        raise ParameterError(f"`counts` must be >= 0; got {dense[bad]!r} at {bad}.")
+    flat = dense.ravel()
+    _check_count_values(flat, lambda k: tuple(int(i) for i in np.unravel_index(k, dense.shape)))
     return dense, sparse_input
 
 
@@ -136,6 +147,22 @@ def bernstein_radius(counts, delta):
             N^+ = \\max(1, N(s,a)),\\quad \\hat p = N(s,a,s') / N^+,\\quad
             L = \\log\\frac{S A N^+}{\\delta},\\quad
             \\beta = 4 \\sqrt{\\frac{\\hat p L}{N^+}} + \\frac{28 L}{N^+}.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError
+        On counts of another shape, or NaN/infinite counts.
+    ParameterError
+        On negative counts (the first one is named) or ``delta`` outside
+        ``(0, 1)``.
+    TooLargeError
+        If CSR counts would densify above :data:`EVI_DENSE_LIMIT_BYTES`.
+
+    Notes
+    -----
+    READING-NOTES fixes what Lemma 5 leaves open: the logarithm is natural,
+    ``S`` is the number of non-goal states, and the goal gets a radius like
+    every other next state.
     """
     dense, _ = _counts_array(counts)
     delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -169,18 +196,21 @@ def bernstein_radius_sum(counts, delta):
 
             \\sum_{s' \\in S'} \\beta(s,a,s') = 4 \\sqrt{\\frac{L}{N^+}}
             \\sum_{s'} \\sqrt{\\hat p(s')} + \\frac{28 (S+1) L}{N^+}.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        As :func:`bernstein_radius`; CSR counts are checked without densifying.
     """
     delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     if sp.issparse(counts):
         csr = sp.csr_array(counts, dtype=np.float64)
-        S = _csr_sizes(csr)[0]
-        if (csr.data < 0).any() or not np.all(np.isfinite(csr.data)):
-            raise ParameterError("`counts` must hold finite counts >= 0.")
+        S, A = _csr_sizes(csr)
+        _check_count_values(csr.data, lambda k: csr_position(csr, k, A))
     else:
         dense, _ = _counts_array(counts)
-        S = dense.shape[0]
+        S, A = dense.shape[:2]
         csr = sp.csr_array(dense.reshape(-1, S + 1))
-    A = csr.shape[0] // S
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
     L = _log_term(n_plus, S, A, delta)
     roots = csr.copy()
@@ -268,7 +298,31 @@ def optimistic_inner(lo, hi, v):
             "`lo` and `hi` must have the same shape (..., S+1) and `v` shape (S+1,); got "
             f"{lo.shape}, {hi.shape} and {v.shape}."
         )
+    _check_box(lo, hi, v)
     return _pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), _goal_first_order(v))
+
+
+def _check_box(lo, hi, v):
+    """Raise unless ``0 <= lo <= hi <= 1``, ``sum lo <= 1 <= sum hi`` and ``v`` is finite."""
+    for name, arr in (("lo", lo), ("hi", hi), ("v", v)):
+        if not np.all(np.isfinite(arr)):
+            bad = float(arr[~np.isfinite(arr)][0])
+            raise NotFiniteError(f"`{name}` must be finite; got {bad!r}.")
+    bad = np.argwhere((lo < 0) | (lo > hi) | (hi > 1))
+    if bad.size:
+        i = tuple(int(k) for k in bad[0])
+        raise ParameterError(
+            f"the box must satisfy 0 <= `lo` <= `hi` <= 1; got lo = {float(lo[i])!r}, "
+            f"hi = {float(hi[i])!r} at index {i}."
+        )
+    tol = 1e-12
+    outside = (lo.sum(axis=-1) > 1 + tol) | (hi.sum(axis=-1) < 1 - tol)
+    if np.any(outside):
+        i = tuple(int(k) for k in np.argwhere(outside)[0]) if lo.ndim > 1 else ()
+        raise ParameterError(
+            f"the box must meet the simplex (sum `lo` <= 1 <= sum `hi`); got sums "
+            f"{float(lo[i].sum())!r} and {float(hi[i].sum())!r} for the problem at index {i}."
+        )
 
 
 def _goal_first_order(v):
@@ -279,7 +333,7 @@ def _goal_first_order(v):
 
 
 def _pour(lo, gaps, remaining, order):
-    """The greedy of :func:`optimistic_inner` from ``gaps = hi - lo`` and ``remaining = 1 - sum lo``."""
+    """The greedy of :func:`optimistic_inner`, given ``gaps = hi - lo`` and ``1 - sum lo``."""
     ordered = gaps[..., order]
     poured_before = np.cumsum(ordered, axis=-1) - ordered
     p = lo.copy()
@@ -313,6 +367,16 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
         rule did not hold within ``max_iter`` sweeps; the fields then describe
         the last iterate and must not be used as a solution.
 
+    Raises
+    ------
+    ShapeError, NotFiniteError, TooLargeError
+        On counts as in :func:`bernstein_radius`, or costs not of shape
+        ``(S, A)`` or not finite.
+    ParameterError
+        On negative counts, ``delta`` outside ``(0, 1)``, ``mu`` not in
+        ``(0, inf)``, ``max_iter < 1``, or a pair whose box misses the simplex
+        (:func:`confidence_box`).
+
     Notes
     -----
     With ``v_0 = 0`` and the box ``B(s, a)`` of :func:`confidence_box`
@@ -327,6 +391,12 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
     Lemma 4: under the event of Lemma 5, ``v_tilde <= V*``, and if
     ``mu <= c_min / 2`` the policy's value in the optimistic model satisfies
     ``V_tilde^pi <= (1 + 2 mu / c_min) v_tilde``.
+
+    The paper (App. B) leaves the inner solver and the ties open; READING-NOTES
+    fixes them and they are followed here: the exact greedy of
+    :func:`optimistic_inner` (goal first, stable sort), the policy's ties to
+    the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
+    greedy with respect to ``v_j``.
     """
     dense, sparse_input = _counts_array(counts)
     S, A = dense.shape[:2]

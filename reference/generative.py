@@ -16,8 +16,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import check_int
-from .errors import ParameterError, ShapeError, TooLargeError
+from ._checks import check_dense_size, check_int
+from .errors import ParameterError, ShapeError
 from .model import DENSE_LIMIT_BYTES, SSP
 
 __all__ = [
@@ -51,11 +51,35 @@ class GenerativeModel(Protocol):
     calls: np.ndarray
 
     def sample(self, s, a, n, rng):
-        """Draw ``n`` next states of ``(s, a)``; return ``(next_states, counts)``.
+        """Draw ``n`` next states of ``(s, a)``, counting ``n`` calls.
 
-        ``next_states`` is an ascending, duplicate-free int64 array in
-        ``0..S``; ``counts`` an int64 array of positive counts summing to ``n``.
+        Parameters
+        ----------
+        s, a : int
+            The pair, ``0 <= s < S``, ``0 <= a < A``.
+        n : int
+            Number of samples, ``>= 0``.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        next_states : ndarray of int64, shape (k,)
+            Ascending, duplicate-free, in ``0..S``.
+        counts : ndarray of int64, shape (k,)
+            Positive counts summing to ``n``.
         """
+
+
+def _check_pair(s, a, n_states, n_actions):
+    """Return ``(s, a)`` as ints after checking ``0 <= s < S`` and ``0 <= a < A``."""
+    s = check_int("s", s, low=0)
+    a = check_int("a", a, low=0)
+    if s >= n_states:
+        raise ParameterError(f"`s` must be a non-goal state in 0..{n_states - 1}; got {s}.")
+    if a >= n_actions:
+        raise ParameterError(f"`a` must be an action in 0..{n_actions - 1}; got {a}.")
+    return s, a
 
 
 class _CountingModel:
@@ -72,16 +96,8 @@ class _CountingModel:
         return int(self.calls.sum())
 
     def _check_request(self, s, a, n):
-        s = check_int("s", s, low=0)
-        a = check_int("a", a, low=0)
-        n = check_int("n", n, low=0)
-        if s >= self.n_states:
-            raise ParameterError(
-                f"`s` must be a non-goal state in 0..{self.n_states - 1}; got {s}."
-            )
-        if a >= self.n_actions:
-            raise ParameterError(f"`a` must be an action in 0..{self.n_actions - 1}; got {a}.")
-        return s, a, n
+        s, a = _check_pair(s, a, self.n_states, self.n_actions)
+        return s, a, check_int("n", n, low=0)
 
 
 class TabularGenerativeModel(_CountingModel):
@@ -264,6 +280,7 @@ class SampleStore:
         counts : array_like of int, shape (k,)
             Their counts, ``>= 0``.
         """
+        s, a = _check_pair(s, a, self.n_states, self.n_actions)
         next_states = np.asarray(next_states, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         if next_states.shape != counts.shape or next_states.ndim != 1:
@@ -288,13 +305,34 @@ class SampleStore:
         self._csr = None
 
     def draw(self, model, s, a, n, rng):
-        """Draw ``n`` samples of ``(s, a)`` from ``model`` and store them."""
+        """Draw ``n`` samples of ``(s, a)`` from ``model`` and store them.
+
+        Parameters
+        ----------
+        model : GenerativeModel
+            Source of the samples (``n`` calls).
+        s, a : int
+            The pair.
+        n : int
+            Number of samples; nothing is drawn when ``n <= 0``.
+        rng : numpy.random.Generator
+            Passed to ``model.sample``.
+        """
         if n > 0:
             next_states, counts = model.sample(s, a, n, rng)
             self.add(s, a, next_states, counts)
 
     def top_up(self, model, target, rng):
         """Bring every pair to at least ``target`` samples, pairs in order ``(s, a)``.
+
+        Parameters
+        ----------
+        model : GenerativeModel
+            Source of the samples.
+        target : int
+            Samples every pair must hold afterwards.
+        rng : numpy.random.Generator
+            Passed to ``model.sample``.
 
         Returns
         -------
@@ -308,7 +346,14 @@ class SampleStore:
         return self.n_samples - before
 
     def counts_csr(self):
-        """Counts as a CSR int64 matrix of shape ``(S*A, S+1)``, row ``s*A + a``."""
+        """Counts as a CSR matrix of shape ``(S*A, S+1)``, row ``s*A + a``.
+
+        Returns
+        -------
+        scipy.sparse.csr_array of int64, shape (S*A, S+1)
+            Only observed next states are stored, ascending per row. Cached
+            until the next :meth:`add`; do not modify it.
+        """
         if self._csr is None:
             lengths = np.array([len(nxt) for nxt in self._next], dtype=np.int64)
             indptr = np.concatenate([[0], np.cumsum(lengths)])
@@ -321,18 +366,22 @@ class SampleStore:
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
 
+        Parameters
+        ----------
+        max_bytes : int, default DENSE_LIMIT_BYTES
+            Largest array built (2 GiB by default).
+
+        Returns
+        -------
+        ndarray of int64, shape (S, A, S+1)
+
         Raises
         ------
         TooLargeError
             If the array would exceed ``max_bytes``.
         """
         S, A = self.n_states, self.n_actions
-        size = 8 * S * A * (S + 1)
-        if size > max_bytes:
-            raise TooLargeError(
-                f"dense counts of shape ({S}, {A}, {S + 1}) need {size / 2**30:.2f} GiB, "
-                f"above the limit of {max_bytes / 2**30:.2f} GiB; use `counts_csr()`."
-            )
+        check_dense_size("dense counts", (S, A, S + 1), max_bytes, "use `counts_csr()`.")
         return self.counts_csr().toarray().reshape(S, A, S + 1)
 
     def save(self, path, rng, meta=None):
@@ -413,6 +462,11 @@ def load_rng_state(state):
     ----------
     state : dict
         A ``rng.bit_generator.state`` dictionary (it names its bit generator).
+
+    Returns
+    -------
+    numpy.random.Generator
+        Its next draws are those the saved generator would have made.
     """
     bit_generator = getattr(np.random, state["bit_generator"])()
     bit_generator.state = state

@@ -10,14 +10,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
-from ._checks import as_float_array, check_real
+from ._checks import check_costs, check_dense_size, check_int, check_real, csr_position
 from .errors import (
-    CostError,
     NoProperPolicyError,
     NotFiniteError,
+    ParameterError,
     ProbabilityError,
     ShapeError,
-    TooLargeError,
 )
 
 __all__ = ["SSP", "ROW_SUM_TOL", "DENSE_LIMIT_BYTES"]
@@ -77,7 +76,8 @@ class SSP:
         else:
             self._P = _validate_dense(P)
             n_states, n_actions = self._P.shape[:2]
-        self._c = _validate_costs(c, n_states, n_actions)
+        self._c = check_costs("c", c, n_states, n_actions, "the kernel `P`").copy()
+        self._c.flags.writeable = False
         self.name = name if name is not None else "ssp"
         self.meta = dict(meta or {})
         if require_proper:
@@ -114,7 +114,7 @@ class SSP:
                 raise ShapeError(
                     f"`P` must have shape (S*A, S) when sparse; got {P.shape}."
                 )
-            _check_rows_sparse(P, "P")
+            _check_rows_sparse(P, "P", P.shape[0] // P.shape[1])
             goal = sp.csr_array(np.full((P.shape[0], 1), 1.0 - gamma))
             Pssp = sp.hstack([gamma * P, goal], format="csr")
         else:
@@ -172,7 +172,10 @@ class SSP:
     def kernel_csr(self):
         """The kernel as a CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``).
 
-        Explicit zeros are removed, so the stored entries are the support.
+        Returns
+        -------
+        scipy.sparse.csr_array of float64, shape (S*A, S+1)
+            Explicit zeros are removed, so the stored entries are the support.
         """
         if self.is_sparse:
             return self._P
@@ -180,6 +183,16 @@ class SSP:
 
     def kernel_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """The kernel as a dense array of shape ``(S, A, S+1)``.
+
+        Parameters
+        ----------
+        max_bytes : int, default DENSE_LIMIT_BYTES
+            Largest dense array built from a sparse kernel (2 GiB by default).
+
+        Returns
+        -------
+        ndarray of float64, shape (S, A, S+1)
+            Read-only.
 
         Raises
         ------
@@ -190,13 +203,10 @@ class SSP:
         if not self.is_sparse:
             return self._P
         S, A = self.n_states, self.n_actions
-        size = 8 * S * A * (S + 1)
-        if size > max_bytes:
-            raise TooLargeError(
-                f"a dense kernel of shape ({S}, {A}, {S + 1}) needs {size / 2**30:.2f} GiB, "
-                f"above the limit of {max_bytes / 2**30:.2f} GiB; use a backend that works "
-                "on sparse kernels (`fast`)."
-            )
+        check_dense_size(
+            "a dense kernel", (S, A, S + 1), max_bytes,
+            "use a backend that works on sparse kernels (`fast`).",
+        )
         dense = self._P.toarray().reshape(S, A, S + 1)
         dense.flags.writeable = False
         return dense
@@ -204,13 +214,32 @@ class SSP:
     def row(self, s, a):
         """Support and probabilities of ``p(.|s, a)``.
 
+        Parameters
+        ----------
+        s : int
+            Non-goal state, ``0 <= s < S``.
+        a : int
+            Action, ``0 <= a < A``.
+
         Returns
         -------
         support : ndarray of int64, shape (k,)
             Next states with positive probability, ascending (the goal is ``S``).
         probs : ndarray of float64, shape (k,)
             Their probabilities.
+
+        Raises
+        ------
+        ParameterError
+            If ``s`` or ``a`` is not an index in range.
         """
+        s = check_int("s", s, 0)
+        a = check_int("a", a, 0)
+        if s >= self.n_states or a >= self.n_actions:
+            raise ParameterError(
+                f"`(s, a)` must be a pair in 0..{self.n_states - 1} x 0..{self.n_actions - 1}; "
+                f"got ({s}, {a})."
+            )
         if self.is_sparse:
             i = s * self.n_actions + a
             lo, hi = self._P.indptr[i], self._P.indptr[i + 1]
@@ -248,7 +277,14 @@ class SSP:
             alive = new_alive
 
     def check_assumption_1(self):
-        """Raise :class:`NoProperPolicyError` unless a proper policy exists."""
+        """Check Assumption 1 exactly (see :meth:`proper_states`).
+
+        Raises
+        ------
+        NoProperPolicyError
+            Naming the first state from which no policy reaches the goal with
+            probability 1, and how many such states there are.
+        """
         ok = self.proper_states()
         if not ok.all():
             s = int(np.flatnonzero(~ok)[0])
@@ -267,9 +303,12 @@ class SSP:
 
 
 def _check_rows_dense(P, name):
+    """Raise unless every row ``P[s, a, :]`` is a finite probability vector; name the first bad."""
     if not np.all(np.isfinite(P)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(P))[0])
-        raise NotFiniteError(f"`{name}` must be finite; got {float(P[bad])!r} at index {bad}.")
+        raise NotFiniteError(
+            f"`{name}` must be finite; got {float(P[bad])!r} at (s, a, s') = {bad}."
+        )
     if (P < 0).any():
         bad = tuple(int(i) for i in np.argwhere(P < 0)[0])
         raise ProbabilityError(
@@ -285,28 +324,29 @@ def _check_rows_dense(P, name):
         )
 
 
-def _check_rows_sparse(P, name):
+def _check_rows_sparse(P, name, n_actions):
+    """As :func:`_check_rows_dense` for a CSR ``P`` whose row ``s*A + a`` is the pair ``(s, a)``."""
     if not np.all(np.isfinite(P.data)):
         k = int(np.flatnonzero(~np.isfinite(P.data))[0])
-        row = int(np.searchsorted(P.indptr, k, side="right") - 1)
         raise NotFiniteError(
-            f"`{name}` must be finite; got {float(P.data[k])!r} in row {row}, column "
-            f"{int(P.indices[k])}."
+            f"`{name}` must be finite; got {float(P.data[k])!r} at (s, a, s') = "
+            f"{csr_position(P, k, n_actions)}."
         )
     if (P.data < 0).any():
         k = int(np.flatnonzero(P.data < 0)[0])
-        row = int(np.searchsorted(P.indptr, k, side="right") - 1)
         raise ProbabilityError(
-            f"`{name}` must hold probabilities >= 0; got {float(P.data[k])!r} in row {row}, "
-            f"column {int(P.indices[k])}."
+            f"`{name}` must hold probabilities >= 0; got {float(P.data[k])!r} at "
+            f"(s, a, s') = {csr_position(P, k, n_actions)}."
         )
     sums = np.asarray(P.sum(axis=1)).ravel()
     off = np.abs(sums - 1.0) > ROW_SUM_TOL
     if off.any():
         row = int(np.flatnonzero(off)[0])
+        s, a = divmod(row, n_actions)
         raise ProbabilityError(
-            f"each row of `{name}` must sum to 1 (tolerance {ROW_SUM_TOL:g}); row {row} "
-            f"sums to {float(sums[row])!r}."
+            f"each row of `{name}` (row s*A + a for the pair (s, a)) must sum to 1 "
+            f"(tolerance {ROW_SUM_TOL:g}); row (s, a) = ({s}, {a}) sums to "
+            f"{float(sums[row])!r}."
         )
 
 
@@ -332,19 +372,8 @@ def _validate_sparse(P):
         raise ShapeError(
             f"`P` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {P.shape}."
         )
-    _check_rows_sparse(P, "P")
+    _check_rows_sparse(P, "P", P.shape[0] // S)
     P.eliminate_zeros()
     P.sort_indices()
     P.data.flags.writeable = False
     return P
-
-
-def _validate_costs(c, n_states, n_actions):
-    c = as_float_array("c", c, (n_states, n_actions))
-    bad = np.argwhere((c < 0) | (c > 1))
-    if bad.size:
-        s, a = (int(i) for i in bad[0])
-        raise CostError(f"`c` must lie in [0, 1]; got c[{s}, {a}] = {float(c[s, a])!r}.")
-    c = c.copy()
-    c.flags.writeable = False
-    return c

@@ -1,4 +1,4 @@
-"""Allocation (eq. 6), SEARCH (Alg. 2), Alg. 1, Alg. 3, the diameter estimate (Alg. 4), plug-in VI."""
+"""Allocation (eq. 6), SEARCH (Alg. 2), Algs. 1 and 3, the diameter estimate (Alg. 4), plug-in."""
 
 import math
 
@@ -141,8 +141,12 @@ def test_checkpoint_of_another_run_is_refused(backend, tmp_path):
     ssp = backend.tradeoff()
     path = tmp_path / "run.ckpt"
     backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0, checkpoint=path)
-    with pytest.raises(backend.ParameterError, match="eps"):
+    with pytest.raises(backend.ParameterError, match="eps = 0.5, this call has eps = 0.25"):
         backend.solve(ssp, ssp.costs, 0.25, 0.1, seed=0, checkpoint=path)
+    with pytest.raises(backend.ParameterError, match="seed = 0, this call has seed = 1"):
+        backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=np.int64(1), checkpoint=path)
+    resumed = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=np.int64(0), checkpoint=path)
+    _same_result(resumed, backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0))
 
 
 def test_simulator_model_counts_every_call(backend):
@@ -188,33 +192,62 @@ def test_non_converged_evi_raises(backend):
 
 
 @pytest.mark.parametrize(
-    "kwargs, error, name",
+    "kwargs, error, pattern",
     [
-        (dict(eps=0.0), "ParameterError", "eps"),
-        (dict(eps=1.5), "ParameterError", "eps"),
-        (dict(delta=0.0), "ParameterError", "delta"),
-        (dict(delta=1.0), "ParameterError", "delta"),
-        (dict(theta=0.5), "ParameterError", "theta"),
-        (dict(alpha=0.0), "ParameterError", "alpha"),
-        (dict(alpha=-1.0), "ParameterError", "alpha"),
-        (dict(costs=np.ones((2, 3))), "ShapeError", "costs"),
-        (dict(costs=np.full((2, 2), 2.0)), "CostError", "costs"),
+        (dict(eps=0.0), "ParameterError", r"`eps` must lie in \(0, 1\]; got 0\.0"),
+        (dict(eps=1.5), "ParameterError", r"`eps` must lie in \(0, 1\]; got 1\.5"),
+        (dict(eps=np.nan), "ParameterError", r"`eps` must lie in \(0, 1\]; got nan"),
+        (dict(eps="0.1"), "ParameterError", r"`eps` must be a real number; got '0\.1'"),
+        (dict(delta=0.0), "ParameterError", r"`delta` must lie in \(0, 1\); got 0\.0"),
+        (dict(delta=1.0), "ParameterError", r"`delta` must lie in \(0, 1\); got 1\.0"),
+        (dict(theta=0.5), "ParameterError", r"`theta` must lie in \[1, inf\); got 0\.5"),
+        (dict(theta=np.nan), "ParameterError", r"`theta` must lie in \[1, inf\); got nan"),
+        (dict(theta=np.inf), "ParameterError", r"`theta` must lie in \[1, inf\); got inf"),
+        (dict(alpha=0.0), "ParameterError", r"`alpha` must lie in \(0, inf\); got 0\.0"),
+        (dict(alpha=-1.0), "ParameterError", r"`alpha` must lie in \(0, inf\); got -1\.0"),
+        (dict(alpha=np.inf), "ParameterError", r"`alpha` must lie in \(0, inf\); got inf"),
+        (dict(max_iter=0), "ParameterError", r"`max_iter` must be an integer >= 1; got 0"),
+        (dict(seed=-3), "ParameterError", r"`seed` must be a non-negative integer; got -3"),
+        (dict(costs=np.ones((2, 3))), "ShapeError",
+         r"`costs` must have shape \(S, A\) = \(2, 2\), the sizes of `model`; got \(2, 3\)"),
+        (dict(costs=np.full((2, 2), 2.0)), "CostError",
+         r"`costs` must lie in \[0, 1\]; got costs\[0, 0\] = 2\.0"),
+        (dict(costs=[[0.5, 1.0], [np.inf, 1.0]]), "NotFiniteError",
+         r"`costs` must be finite; got inf at index \(1, 0\)"),
     ],
 )
-def test_bad_input(backend, kwargs, error, name):
+def test_bad_input(backend, kwargs, error, pattern):
     ssp = backend.trap(r=0.3)
     args = dict(costs=ssp.costs, eps=0.5, delta=0.1)
     args.update(kwargs)
-    with pytest.raises(getattr(backend, error), match=name):
+    with pytest.raises(getattr(backend, error), match=pattern) as info:
         backend.solve(ssp, **args)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "call, pattern",
+    [
+        (lambda b, m: b.search(m, m.costs, 1.5, 0.1), r"`eps` must lie in \(0, 1\]"),
+        (lambda b, m: b.search(m, np.zeros((2, 2)), 0.5, 0.1),
+         r"`costs` must be positive for SEARCH \(iota = min c' > 0\); got min 0\.0"),
+        (lambda b, m: b.estimate_diameter(m, 0.5, 1.5), r"`delta` must lie in \(0, 1\)"),
+        (lambda b, m: b.plug_in(m, m.costs, 0), r"`n_per_pair` must be an integer >= 1; got 0"),
+        (lambda b, m: b.plug_in(m, m.costs, 5, tol=0.0), r"`tol` must lie in \(0, inf\)"),
+    ],
+)
+def test_bad_input_of_the_other_entry_points(backend, call, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        call(backend, backend.trap(r=0.3))
 
 
 def test_model_sizes_must_match_costs(backend):
     ssp = backend.chain(3, 0.8)
     model = backend.TabularGenerativeModel(backend.trap(r=0.3))
-    with pytest.raises(backend.ShapeError, match="costs"):
+    pattern = r"`costs` must have shape \(S, A\) = \(2, 2\), the sizes of `model`; got \(3, 2\)"
+    with pytest.raises(backend.ShapeError, match=pattern):
         backend.solve(model, ssp.costs, 0.5, 0.1)
-    with pytest.raises(backend.ParameterError, match="model"):
+    with pytest.raises(backend.ParameterError, match="`model` must be an SSP or a generative"):
         backend.solve(object(), ssp.costs, 0.5, 0.1)
 
 

@@ -68,7 +68,8 @@ def _boxes(draw):
     return lo, hi, v
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(box=_boxes())
 def test_inner_problem_equals_linprog(backend, box):
     lo, hi, v = box
@@ -91,6 +92,23 @@ def test_inner_problem_on_both_backends_batched(backend):
         lp = linprog(v, A_eq=np.ones((1, 5)), b_eq=[1.0], bounds=list(zip(lo[idx], hi[idx])),
                      method="highs")
         assert p[idx] @ v == pytest.approx(lp.fun, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "lo, hi, v, error, pattern",
+    [
+        ([0.5, 0.6], [0.4, 1.0], [1.0, 0.0], "ParameterError",
+         r"lo = 0\.5, hi = 0\.4 at index \(0,\)"),
+        ([0.0, 0.0], [0.3, 0.3], [1.0, 0.0], "ParameterError",
+         r"meet the simplex .* got sums 0\.0 and 0\.6"),
+        ([0.6, 0.6], [1.0, 1.0], [1.0, 0.0], "ParameterError", r"got sums 1\.2 and 2\.0"),
+        ([0.0, 0.0], [1.0, 1.0], [np.nan, 0.0], "NotFiniteError", r"`v` must be finite; got nan"),
+        ([0.0, 0.0], [1.0, 1.0], [1.0, 0.0, 2.0], "ShapeError", r"`v` shape \(S\+1,\)"),
+    ],
+)
+def test_inner_problem_rejects_boxes_missing_the_simplex(backend, lo, hi, v, error, pattern):
+    with pytest.raises(getattr(backend, error), match=pattern):
+        backend.optimistic_inner(np.array(lo), np.array(hi), np.array(v))
 
 
 def test_inner_ties_go_to_the_goal_then_lower_index(backend):
@@ -136,8 +154,10 @@ def test_evi_stopping_rule_and_greedy_policy(backend):
     assert np.max(np.abs(q.min(axis=1) - out.values)) == pytest.approx(out.residual)
     assert out.residual <= mu
     kernel = np.asarray(out.kernel)
-    assert np.allclose(kernel @ v_ext, q[np.arange(5), out.policy] - ssp.costs[np.arange(5), out.policy])
-    again = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.iterations + 1)
+    chosen = (np.arange(5), out.policy)
+    assert np.allclose(kernel @ v_ext, q[chosen] - ssp.costs[chosen])
+    again = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu,
+                                             max_iter=out.iterations + 1)
     assert again.converged and np.array_equal(again.values, out.values)
     short = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.iterations)
     assert not short.converged and "max_iter" in short.message
@@ -174,15 +194,50 @@ def test_evi_rejects_bad_input(backend):
         backend.extended_value_iteration(counts, np.ones((2, 3)), 0.1, 0.1)
     with pytest.raises(backend.ParameterError, match="delta"):
         backend.extended_value_iteration(counts, costs, 1.0, 0.1)
-    with pytest.raises(backend.ParameterError, match="mu"):
-        backend.extended_value_iteration(counts, costs, 0.1, 0.0)
+    for mu in (0.0, np.inf, np.nan):
+        with pytest.raises(backend.ParameterError, match=r"`mu` must lie in \(0, inf\)"):
+            backend.extended_value_iteration(counts, costs, 0.1, mu)
     with pytest.raises(backend.ParameterError, match="counts"):
         backend.extended_value_iteration(-counts, costs, 0.1, 0.1)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_radius_rejects_non_finite_counts(backend, bad):
+    counts = np.ones((2, 2, 3))
+    counts[1, 0, 2] = bad
+    pattern = rf"`counts` must hold finite counts; got {bad} at \(s, a, s'\) = \(1, 0, 2\)"
+    with pytest.raises(backend.NotFiniteError, match=pattern):
+        backend.bernstein_radius(counts, 0.1)
+    with pytest.raises(backend.NotFiniteError, match=pattern):
+        backend.bernstein_radius_sum(sp.csr_array(counts.reshape(4, 3)), 0.1)
+
+
+def test_radius_rejects_negative_counts_naming_the_entry(backend):
+    counts = np.ones((2, 2, 3))
+    counts[0, 1, 1] = -2
+    pattern = r"`counts` must be >= 0; got -2\.0 at \(s, a, s'\) = \(0, 1, 1\)"
+    with pytest.raises(backend.ParameterError, match=pattern):
+        backend.bernstein_radius(counts, 0.1)
+    with pytest.raises(backend.ParameterError, match=pattern):
+        backend.bernstein_radius_sum(sp.csr_array(counts.reshape(4, 3)), 0.1)
+    with pytest.raises(backend.ParameterError, match=pattern):
+        backend.confidence_box(counts, 0.1)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, np.nan, -0.5])
+def test_radius_rejects_delta_outside_the_open_unit_interval(backend, delta):
+    counts = np.ones((2, 2, 3))
+    for call in (backend.bernstein_radius, backend.bernstein_radius_sum, backend.confidence_box):
+        with pytest.raises(backend.ParameterError, match=r"`delta` must lie in \(0, 1\)"):
+            call(counts, delta)
 
 
 def test_reference_evi_refuses_to_densify_huge_counts():
     import reference
 
     huge = sp.csr_array((2 * 20_000, 20_001), dtype=np.int64)
-    with pytest.raises(reference.TooLargeError, match="fast"):
+    limit = reference.EVI_DENSE_LIMIT_BYTES
+    assert 8 * 20_000 * 2 * 20_001 > limit
+    pattern = r"\(20000, 2, 20001\) needs 5\.96 GiB, above the limit of 256\.00 MiB.*`fast`"
+    with pytest.raises(reference.TooLargeError, match=pattern):
         reference.extended_value_iteration(huge, np.ones((20_000, 2)), 0.1, 0.1)

@@ -1,5 +1,7 @@
 """Generative models (exact call counting) and the sample store (sparse counts, save/load)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -68,11 +70,37 @@ def test_simulator_calls_step_once_per_sample(backend):
     assert isinstance(model, backend.GenerativeModel)
 
 
-@pytest.mark.parametrize("bad", [3, -1, 1.5, None])
+@pytest.mark.parametrize("bad", [3, -1, 1.5, None, True])
 def test_simulator_rejects_states_outside_s_prime(backend, bad):
     model = backend.SimulatorGenerativeModel(lambda s, a, rng: bad, 2, 2)
-    with pytest.raises(backend.ParameterError, match=r"\(s, a\) = \(1, 0\)"):
+    pattern = (r"`step` must return a next state in 0\.\.2 \(goal = 2\); for the pair "
+               rf"\(s, a\) = \(1, 0\) it returned {re.escape(repr(bad))}\.")
+    with pytest.raises(backend.ParameterError, match=pattern):
         model.sample(1, 0, 2, np.random.default_rng(0))
+    assert model.n_calls == 1
+
+
+def test_simulator_accepts_numpy_integers_and_the_goal(backend):
+    model = backend.SimulatorGenerativeModel(lambda s, a, rng: np.int32(2), 2, 2)
+    nxt, cnt = model.sample(0, 0, 4, np.random.default_rng(0))
+    assert nxt.tolist() == [2] and cnt.tolist() == [4]
+
+
+@pytest.mark.parametrize(
+    "args, error, pattern",
+    [
+        ((2, 0, [0], [1]), "ParameterError", r"`s` must be a non-goal state in 0\.\.1; got 2"),
+        ((0, 2, [0], [1]), "ParameterError", r"`a` must be an action in 0\.\.1; got 2"),
+        ((0, 0, [3], [1]), "ParameterError", r"`next_states` must lie in 0\.\.2; got \[3\]"),
+        ((0, 0, [0], [-1]), "ParameterError", r"`counts` must be >= 0; got \[-1\]"),
+        ((0, 0, [0, 1], [1]), "ShapeError", r"same length; got shapes \(2,\) and \(1,\)"),
+    ],
+)
+def test_store_rejects_bad_samples(backend, args, error, pattern):
+    store = backend.SampleStore(2, 2)
+    with pytest.raises(getattr(backend, error), match=pattern):
+        store.add(*args)
+    assert store.n_samples == 0
 
 
 def test_sample_rejects_bad_pairs(backend):
@@ -100,8 +128,9 @@ def test_store_merges_counts_sparsely(backend):
     assert np.array_equal(csr.toarray().reshape(2, 2, 3), dense)
     assert np.array_equal(store.n_pair, dense.sum(axis=2))
     assert store.gamma_hat == 3
-    with pytest.raises(backend.TooLargeError):
-        store.counts_dense(max_bytes=16)
+    with pytest.raises(backend.TooLargeError, match=r"\(2, 2, 3\) needs 96 bytes.*counts_csr"):
+        store.counts_dense(max_bytes=95)
+    assert store.counts_dense(max_bytes=96).shape == (2, 2, 3)
 
 
 def test_top_up_reaches_the_target_deterministically(backend):

@@ -46,7 +46,8 @@ def test_sparse_kernel_of_wrong_shape_is_rejected(backend):
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (2, 3), (2, 2, 1)])
 def test_costs_of_wrong_shape_are_rejected(backend, shape):
-    with pytest.raises(backend.ShapeError, match=r"`c` must have shape \(2, 2\)") as info:
+    pattern = r"`c` must have shape \(S, A\) = \(2, 2\), the sizes of the kernel `P`"
+    with pytest.raises(backend.ShapeError, match=pattern) as info:
         backend.SSP(_to_goal(2, 2), np.ones(shape))
     assert str(shape) in str(info.value)
 
@@ -55,7 +56,7 @@ def test_costs_of_wrong_shape_are_rejected(backend, shape):
 def test_non_finite_kernel_is_rejected(backend, bad):
     P = _to_goal(2, 2)
     P[1, 0, 0] = bad
-    pattern = rf"`P` must be finite; got {bad} at index \(1, 0, 0\)"
+    pattern = rf"`P` must be finite; got {bad} at \(s, a, s'\) = \(1, 0, 0\)"
     with pytest.raises(backend.NotFiniteError, match=pattern):
         backend.SSP(P, np.ones((2, 2)))
 
@@ -64,7 +65,7 @@ def test_non_finite_kernel_is_rejected(backend, bad):
 def test_non_finite_sparse_kernel_is_rejected(backend, bad):
     P = _to_goal(2, 2)
     P[1, 1, 0] = bad
-    pattern = rf"`P` must be finite; got {bad} in row 3, column 0"
+    pattern = rf"`P` must be finite; got {bad} at \(s, a, s'\) = \(1, 1, 0\)"
     with pytest.raises(backend.NotFiniteError, match=pattern):
         backend.SSP(_as_csr(P), np.ones((2, 2)))
 
@@ -89,7 +90,8 @@ def test_negative_probability_is_rejected(backend):
 def test_negative_sparse_probability_is_rejected(backend):
     P = _to_goal(2, 2)
     P[1, 0] = [0.5, 0.7, -0.2]
-    with pytest.raises(backend.ProbabilityError, match=r"`P`.*>= 0; got -0\.2 in row 2, column 2"):
+    pattern = r"`P`.*>= 0; got -0\.2 at \(s, a, s'\) = \(1, 0, 2\)"
+    with pytest.raises(backend.ProbabilityError, match=pattern):
         backend.SSP(_as_csr(P), np.ones((2, 2)))
 
 
@@ -105,7 +107,7 @@ def test_first_sparse_row_not_summing_to_one_is_named(backend):
     P = _to_goal(3, 2)
     P[1, 1, 3] = 1.2
     P[2, 0, 3] = 0.5
-    with pytest.raises(backend.ProbabilityError, match=r"row 3 sums to 1\.2"):
+    with pytest.raises(backend.ProbabilityError, match=r"\(s, a\) = \(1, 1\) sums to 1\.2"):
         backend.SSP(_as_csr(P), np.ones((3, 2)))
 
 
@@ -230,6 +232,15 @@ def test_branching_and_c_min_are_read_from_the_model(backend):
         assert probs.tolist() == [0.4, 0.6]
 
 
+@pytest.mark.parametrize("s, a", [(2, 0), (0, 2), (-1, 0), (0, 1.0)])
+def test_row_rejects_pairs_out_of_range(backend, s, a):
+    P = np.zeros((2, 2, 3))
+    P[:, :, 2] = 1.0
+    for kernel in (P, _as_csr(P)):
+        with pytest.raises(backend.ParameterError, match=r"`(\(s, a\)|s|a)` must be"):
+            backend.SSP(kernel, np.ones((2, 2))).row(s, a)
+
+
 def test_explicit_zeros_do_not_count_in_sparse_branching(backend):
     P = _to_goal(2, 1)
     csr = sp.csr_array((np.array([0.0, 1.0, 0.0, 1.0]), np.array([0, 2, 1, 2]),
@@ -255,10 +266,10 @@ def test_kernel_dense_honours_the_byte_limit(backend):
     assert ssp.kernel_dense(max_bytes=8 * 10 * 2 * 11).shape == (10, 2, 11)
 
 
-@pytest.mark.parametrize("gamma", [0.0, 1.0, 1.5, -0.1, np.nan])
+@pytest.mark.parametrize("gamma", [0.0, 1.0, 1.5, -0.1, np.nan, np.inf])
 def test_discount_outside_open_unit_interval_is_rejected(backend, gamma):
     P = np.full((2, 2, 2), 0.5)
-    with pytest.raises(backend.ParameterError, match=r"`gamma` must lie in \(0, 1\)"):
+    with pytest.raises(backend.ParameterError, match=rf"`gamma` must lie in \(0, 1\); got {gamma}"):
         backend.SSP.from_discounted(P, np.ones((2, 2)), gamma)
 
 
@@ -269,6 +280,24 @@ def test_discounted_kernel_is_validated(backend):
     P[1, 0] = [0.5, 0.6]
     with pytest.raises(backend.ProbabilityError, match=r"\(1, 0\) sums to 1\.1"):
         backend.SSP.from_discounted(P, np.ones((2, 2)), 0.9)
+
+
+def test_sparse_discounted_kernel_names_the_first_bad_pair(backend):
+    P = np.full((2, 3, 2), 0.5)
+    P[1, 2] = [0.5, 0.4]
+    csr = sp.csr_array(P.reshape(6, 2))
+    with pytest.raises(backend.ProbabilityError, match=r"\(s, a\) = \(1, 2\) sums to 0\.9"):
+        backend.SSP.from_discounted(csr, np.ones((2, 3)), 0.9)
+
+
+def test_model_keeps_its_own_read_only_copy_of_the_costs(backend):
+    c = np.ones((2, 2))
+    ssp = backend.SSP(_to_goal(2, 2), c)
+    assert c.flags.writeable
+    c[0, 0] = 0.5
+    assert ssp.costs[0, 0] == 1.0
+    with pytest.raises(ValueError):
+        ssp.costs[0, 0] = 0.0
 
 
 def _discounted_values(P, c, gamma, policy):
