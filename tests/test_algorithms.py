@@ -60,12 +60,15 @@ def _alg1_cases(backend):
 
 @pytest.mark.slow
 def test_alg1_success_rate_over_seeds(backend):
-    eps, delta, n_seeds = 0.5, 0.1, 50
+    """Thm. 1 over 50 seeds per instance, at an eps where every run's confidence sets are
+    informative (a vacuous run can succeed by the tie-break alone, proving nothing)."""
+    eps, delta, n_seeds = 0.2, 0.1, 50
     for ssp, alpha in _alg1_cases(backend):
         v_star = backend.optimal_values(ssp).values
         successes = 0
         for seed in range(n_seeds):
             res = backend.solve(ssp, ssp.costs, eps, delta, alpha=alpha, seed=seed)
+            assert "vacuous" not in res.message, (ssp.name, seed)
             error = np.max(np.abs(backend.policy_values(ssp, res.policy) - v_star))
             successes += error <= eps
         assert successes / n_seeds >= 1 - delta, (ssp.name, successes)

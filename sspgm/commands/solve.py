@@ -7,6 +7,7 @@ The instance is known, so after the run the policy's exact error is printed:
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 
@@ -121,10 +122,13 @@ def run(args):
           f"seed = {args.seed}, backend = {args.backend}")
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     start = time.perf_counter()
-    res = backend.solve(
-        ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
-        seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
-    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The confidence sets are vacuous",
+                                category=RuntimeWarning)
+        res = backend.solve(
+            ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
+            seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
+        )
     seconds = time.perf_counter() - start
     print(res.message)
     if res.d_hat is not None:
