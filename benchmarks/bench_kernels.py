@@ -1,0 +1,162 @@
+"""Kernel benchmarks: EVI sweep, full EVI, VI sweep and ``policy_values``, backend x size.
+
+Each group holds one operation at one size, so ``reference``, ``fast`` and
+the memory-bound yardstick (numpy ``P @ v`` on the dense ``(S*A, S+1)``
+array, or a scipy CSR matvec over the same nonzeros) sit side by side.
+Instances are described in ``conftest.py``. The reference EVI densifies CSR
+counts and refuses above 256 MiB, so its sparse cells are skipped.
+"""
+
+import numpy as np
+import pytest
+
+import fast
+import reference
+from fast import _evi
+from fast import evaluation as fast_evaluation
+from fast import evi as fast_evi
+from reference import evaluation as reference_evaluation
+from reference import evi as reference_evi
+
+from conftest import DELTA, SIZES, instance
+
+EVI_MU = 1e-3
+SLOW_ROUNDS = 3
+
+
+def _skip_reference_evi(inst):
+    if inst.sparse:
+        S = inst.n_states
+        gib = 8 * S * 4 * (S + 1) / 2**30
+        pytest.skip(f"reference EVI densifies CSR counts: {gib:.0f} GiB at S = {S}, above its "
+                    "256 MiB limit (fast only)")
+
+
+def _run(benchmark, function, *args, slow=False):
+    """Benchmark ``function(*args)``; a few fixed rounds for calls taking seconds."""
+    if slow:
+        return benchmark.pedantic(function, args=args, rounds=SLOW_ROUNDS, iterations=1)
+    return benchmark(function, *args)
+
+
+def _yardstick(inst):
+    """The matrix of the memory-bound yardstick: dense ``(S*A, S+1)`` or CSR counts."""
+    if inst.sparse:
+        return inst.counts
+    S = inst.n_states
+    return np.asarray(inst.counts, dtype=np.float64).reshape(S * 4, S + 1)
+
+
+def _reference_evi_sweep(lo, gaps, remaining, costs, v_ext):
+    """One sweep of the reference EVI loop (``reference.evi.extended_value_iteration``)."""
+    p = reference_evi._pour(lo, gaps, remaining, reference_evi._goal_first_order(v_ext))
+    q = costs + p @ v_ext
+    policy = np.argmin(q, axis=1)
+    return q[np.arange(q.shape[0]), policy], policy
+
+
+def _fast_evi_sweep(boxes, costs, v_ext, v_out, policy_out):
+    """One sweep of the fast EVI loop: the partial sort of ``v`` and the compiled backup."""
+    order = _evi.smallest_order(v_ext[:-1], boxes.prefix)
+    boxes.sweep(costs, v_ext, order, v_out, policy_out)
+    return v_out
+
+
+def _fast_boxes(inst):
+    if inst.sparse:
+        return fast_evi._SparseBoxes(fast_evi._csr_counts(inst.counts), DELTA)
+    return fast_evi._DenseBoxes(np.asarray(inst.counts, dtype=np.float64), DELTA)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("impl", ["reference", "fast", "yardstick"])
+def test_evi_sweep(benchmark, impl, size):
+    inst = instance(size)
+    benchmark.group = f"evi-sweep {size}"
+    v_ext = np.append(inst.values, 0.0)
+    if impl == "yardstick":
+        result = _run(benchmark, _yardstick(inst).__matmul__, v_ext)
+    elif impl == "reference":
+        _skip_reference_evi(inst)
+        lo, hi = reference.confidence_box(inst.counts, DELTA)
+        remaining = 1.0 - lo.sum(axis=2, keepdims=True)
+        result = _run(benchmark, _reference_evi_sweep, lo, hi - lo, remaining, inst.costs, v_ext,
+                      slow=inst.n_states >= 2000)[0]
+    else:
+        S = inst.n_states
+        out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        result = _run(benchmark, _fast_evi_sweep, _fast_boxes(inst), inst.costs, v_ext, out,
+                      policy)
+    assert np.all(np.isfinite(result))
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("backend_name", ["reference", "fast"])
+def test_evi_full(benchmark, backend_name, size):
+    inst = instance(size)
+    benchmark.group = f"evi-full {size}"
+    if backend_name == "reference":
+        _skip_reference_evi(inst)
+        if inst.n_states >= 2000:
+            pytest.skip("reference full EVI at S = 2000: about 500 sweeps of 1.4 s each, "
+                        "12 minutes per call (its sweep is timed in evi-sweep dense-2000)")
+    backend = fast if backend_name == "fast" else reference
+    slow = backend_name == "reference" or inst.n_states >= 2000
+    out = _run(benchmark, backend.extended_value_iteration, inst.counts, inst.costs, DELTA,
+               EVI_MU, slow=slow)
+    benchmark.extra_info["iterations"] = out.iterations
+    assert out.converged
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("impl", ["reference", "fast", "yardstick"])
+def test_vi_sweep(benchmark, impl, size):
+    inst = instance(size)
+    benchmark.group = f"vi-sweep {size}"
+    kernel = inst.ssp.kernel_csr()
+    if impl == "yardstick":
+        matrix = kernel if inst.sparse else inst.ssp.kernel_dense().reshape(-1, inst.n_states + 1)
+        result = _run(benchmark, matrix.__matmul__, np.append(inst.values, 0.0))
+    else:
+        sweep = (reference_evaluation._bellman_sweep if impl == "reference"
+                 else fast_evaluation._compiled_sweep(inst.ssp))
+        result = _run(benchmark, sweep, kernel, inst.costs, inst.values)[0]
+    assert np.all(np.isfinite(result))
+
+
+@pytest.mark.parametrize("size", [s for s in SIZES if s.startswith("dense")])
+@pytest.mark.parametrize("backend_name", ["reference", "fast"])
+def test_policy_values(benchmark, backend_name, size):
+    inst = instance(size)
+    benchmark.group = f"policy_values {size}"
+    backend = fast if backend_name == "fast" else reference
+    policy = np.zeros(inst.n_states, dtype=np.int64)
+    values = _run(benchmark, backend.policy_values, inst.ssp, policy,
+                  slow=inst.n_states >= 2000)
+    assert np.all(np.isfinite(values))
+
+
+@pytest.fixture
+def threads(request):
+    """Set the fast backend's thread count for one benchmark, restoring the default after."""
+    fast.set_num_threads(request.param)
+    yield request.param
+    fast.set_num_threads(None)
+
+
+@pytest.mark.parametrize("threads", [1, 2], indirect=True)
+@pytest.mark.parametrize(("sweep", "size"), [("evi", "dense-2000"), ("evi", "sparse-100000"),
+                                             ("vi", "dense-2000")])
+def test_threads(benchmark, sweep, size, threads):
+    """Thread scaling of the fast sweeps large enough to be split (not in the tracked run)."""
+    inst = instance(size)
+    benchmark.group = f"threads {sweep}-sweep {size}"
+    S = inst.n_states
+    if sweep == "evi":
+        out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        result = benchmark(_fast_evi_sweep, _fast_boxes(inst), inst.costs,
+                           np.append(inst.values, 0.0), out, policy)
+    else:
+        result = benchmark(fast_evaluation._compiled_sweep(inst.ssp), inst.ssp.kernel_csr(),
+                           inst.costs, inst.values)[0]
+    assert np.all(np.isfinite(result))

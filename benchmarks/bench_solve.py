@@ -1,0 +1,34 @@
+"""``solve`` (Alg. 1) end to end, backend x size, on dense garnets.
+
+``reference.garnet(S, 4, 5, c_min=0.2, seed=0)`` with ``eps = 1``,
+``delta = 0.1`` and seed 0, for S = 100 and 500. Smaller ``eps`` or larger
+``S`` is out of reach of a benchmark run: the allocation function asks for
+``10^5``-``10^6`` samples per pair, and the reference backend alone takes about
+ten seconds per run at S = 500 (and runs its EVI on densified counts), so
+S = 2000 and the sparse sizes are left out. Both backends draw the same
+samples (same seed), so the rows compare the same work.
+"""
+
+import pytest
+
+import fast
+import reference
+
+SOLVE_SIZES = (100, 500)
+EPS = 1.0
+DELTA = 0.1
+
+
+@pytest.mark.parametrize("n_states", SOLVE_SIZES, ids=[f"dense-{S}" for S in SOLVE_SIZES])
+@pytest.mark.parametrize("backend_name", ["reference", "fast"])
+def test_solve(benchmark, backend_name, n_states):
+    benchmark.group = f"solve dense-{n_states}"
+    backend = fast if backend_name == "fast" else reference
+    ssp = reference.garnet(n_states, 4, 5, c_min=0.2, seed=0)
+
+    def run():
+        return backend.solve(backend.TabularGenerativeModel(ssp), ssp.costs, EPS, DELTA, seed=0)
+
+    out = benchmark.pedantic(run, rounds=3 if n_states >= 500 else 5, iterations=1)
+    benchmark.extra_info["n_calls"] = out.n_calls
+    assert out.converged

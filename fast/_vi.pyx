@@ -1,0 +1,72 @@
+"""Compiled Bellman sweep of plain value iteration on a known kernel.
+
+Private module of the ``fast`` backend. The kernel is dense ``(S, A, S+1)`` or
+CSR ``(S*A, S+1)`` given as ``(indptr int64, indices int32, data float64)``;
+``v`` has shape ``(S+1,)`` with ``v[S] = 0`` at the goal.
+"""
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from cython.parallel cimport prange
+from libc.math cimport INFINITY
+from libc.stdint cimport int64_t
+from scipy.linalg import cython_blas
+
+from ._linalg cimport sparse_dot
+
+ctypedef double (*ddot_t)(int* n, double* x, int* incx, double* y, int* incy) noexcept nogil
+
+
+cdef ddot_t _blas_ddot():
+    """BLAS ``ddot`` of the library scipy links, read from scipy's exported C API.
+
+    Taking the pointer at import time (rather than ``cimport``-ing scipy's
+    declarations) keeps scipy a run-time dependency only.
+    """
+    capsule = cython_blas.__pyx_capi__["ddot"]
+    return <ddot_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+cdef ddot_t ddot = _blas_ddot()
+
+
+def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const double[::1] v,
+                double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
+    """``v_out(s) = min_a c(s,a) + sum_s' P(s'|s,a) v(s')``; ties to the lowest action.
+
+    Each row's dot product is the BLAS ``ddot`` (vectorised for the machine).
+    """
+    cdef Py_ssize_t S = P.shape[0], A = P.shape[1], S1 = P.shape[2]
+    cdef Py_ssize_t s, a, best_a
+    cdef int n = <int>S1, one = 1
+    cdef double q, best
+    for s in prange(S, nogil=True, num_threads=n_threads, schedule="static"):
+        best = INFINITY
+        best_a = 0
+        for a in range(A):
+            q = costs[s, a] + ddot(&n, <double*>&P[s, a, 0], &one, <double*>&v[0], &one)
+            if q < best:
+                best = q
+                best_a = a
+        v_out[s] = best
+        policy_out[s] = best_a
+
+
+def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] data,
+              const double[:, ::1] costs, const double[::1] v, double[::1] v_out,
+              Py_ssize_t[::1] policy_out, int n_threads):
+    """The same sweep with the kernel stored as CSR rows ``s*A + a``."""
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
+    cdef Py_ssize_t s, a, i, best_a
+    cdef double q, best
+    for s in prange(S, nogil=True, num_threads=n_threads, schedule="static"):
+        best = INFINITY
+        best_a = 0
+        for a in range(A):
+            i = s * A + a
+            q = costs[s, a] + sparse_dot(&data[indptr[i]], &cols[indptr[i]],
+                                         indptr[i + 1] - indptr[i], &v[0])
+            if q < best:
+                best = q
+                best_a = a
+        v_out[s] = best
+        policy_out[s] = best_a

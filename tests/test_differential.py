@@ -1,0 +1,188 @@
+"""Differential tests: ``fast`` against ``reference`` on random inputs (hypothesis).
+
+The reference backend is the truth. Each property draws the structure of a
+random problem (sizes, sparsity, pairs without samples, cost levels that
+create ties in ``v``, duplicated actions that create exact Q-ties) and a seed
+for its numbers, then runs both backends:
+
+- EVI on count tables, dense and CSR (``EVI_EXAMPLES`` = 500 examples each):
+  same number of sweeps, values within 1e-9 relative, policies equal up to
+  Q-ties within 1e-9, optimistic kernels in the boxes with the same inner
+  value;
+- the Bernstein radius (``RADIUS_EXAMPLES`` = 200): equal within 1e-12 relative;
+- plain value iteration on random SSPs, dense and sparse (``VI_EXAMPLES`` =
+  150 each): same sweeps, values within 1e-9 relative, policies up to Q-ties;
+- ``solve`` (Alg. 1 and Alg. 3, ``eps = 0.1``) on the same random SSPs with
+  costs >= 0.2 and the same seed (``SOLVE_EXAMPLES`` = 40 each): the same
+  number of calls to the generative model, the same calls per pair, the same
+  rounds and the same policy (or a ``ConvergenceError`` from both, within
+  ``SOLVE_MAX_ITER`` sweeps).
+
+About 1,900 examples in all, a few seconds of work each for the largest.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fast
+import reference
+
+EVI_EXAMPLES = 500
+RADIUS_EXAMPLES = 200
+VI_EXAMPLES = 150
+SOLVE_EXAMPLES = 40
+SOLVE_MAX_ITER = 5_000
+SOLVE_EPS = 0.1
+RTOL = 1e-9
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def count_tables(draw):
+    """Random counts ``(S, A, S+1)`` with zeros, unseen pairs and tie-prone costs."""
+    S = draw(st.integers(1, 12))
+    A = draw(st.integers(1, 4))
+    density = draw(st.sampled_from([0.05, 0.2, 0.5, 1.0]))
+    unseen = draw(st.sampled_from([0.0, 0.2, 0.6]))
+    scale = draw(st.sampled_from([1, 5, 50, 1000, 100_000]))
+    tie_costs = draw(st.booleans())
+    duplicate_action = draw(st.booleans()) and A > 1
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    counts = rng.integers(0, scale + 1, size=(S, A, S + 1)) * (rng.random((S, A, S + 1)) < density)
+    counts[rng.random((S, A)) < unseen] = 0
+    if tie_costs:
+        costs = rng.choice([0.0, 0.5, 1.0], size=(S, A))
+    else:
+        costs = rng.random((S, A))
+    if duplicate_action:
+        counts[:, -1] = counts[:, 0]
+        costs[:, -1] = costs[:, 0]
+    delta = draw(st.sampled_from([1e-3, 0.1, 0.5]))
+    mu = draw(st.sampled_from([1e-7, 3.7e-5, 1.3e-3, 0.07]))
+    return counts.astype(np.int64), costs, delta, mu
+
+
+def _close(x, y):
+    return np.allclose(x, y, rtol=RTOL, atol=RTOL)
+
+
+def _same_policy_up_to_ties(q, policy_a, policy_b):
+    """Both policies pick, in every state, an action within 1e-9 of the best Q-value."""
+    best = q.min(axis=1)
+    tol = RTOL * np.maximum(1.0, np.abs(best))
+    states = np.arange(q.shape[0])
+    return bool(np.all(q[states, policy_a] <= best + tol) and np.all(q[states, policy_b] <= best + tol))
+
+
+def _evi_q(counts, costs, delta, values):
+    """Q-values of the EVI backup at ``values``, computed by the reference's own routines."""
+    lo, hi = reference.confidence_box(counts, delta)
+    v_ext = np.append(values, 0.0)
+    return costs + reference.optimistic_inner(lo, hi, v_ext) @ v_ext, lo, hi, v_ext
+
+
+def _dense(kernel):
+    return kernel.toarray() if sp.issparse(kernel) else np.asarray(kernel)
+
+
+@pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
+@settings(max_examples=EVI_EXAMPLES, **SETTINGS)
+@given(problem=count_tables())
+def test_evi_matches_reference(problem, as_csr):
+    counts, costs, delta, mu = problem
+    S, A = costs.shape
+    given_counts = sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts
+    ref = reference.extended_value_iteration(given_counts, costs, delta, mu)
+    got = fast.extended_value_iteration(given_counts, costs, delta, mu)
+    assert got.iterations == ref.iterations
+    assert got.converged == ref.converged
+    assert _close(got.values, ref.values)
+    assert got.residual == pytest.approx(ref.residual, rel=1e-6, abs=1e-12)
+    assert got.policy.dtype == ref.policy.dtype == np.int64
+    q, lo, hi, v_ext = _evi_q(counts, costs, delta, ref.values)
+    assert _same_policy_up_to_ties(q, got.policy, ref.policy)
+    assert type(got.kernel) is type(ref.kernel)
+    kernel = _dense(got.kernel)
+    states = np.arange(S)
+    assert np.allclose(kernel.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(kernel >= lo[states, got.policy] - 1e-12)
+    assert np.all(kernel <= hi[states, got.policy] + 1e-12)
+    assert _close(kernel @ v_ext, q[states, got.policy] - costs[states, got.policy])
+
+
+@settings(max_examples=RADIUS_EXAMPLES, **SETTINGS)
+@given(problem=count_tables(), as_csr=st.booleans())
+def test_bernstein_radius_matches_reference(problem, as_csr):
+    counts, costs, delta, _ = problem
+    S, A = costs.shape
+    given_counts = sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts
+    got = fast.bernstein_radius(given_counts, delta)
+    ref = reference.bernstein_radius(given_counts, delta)
+    assert got.shape == ref.shape
+    assert np.allclose(got, ref, rtol=1e-12, atol=0)
+
+
+@st.composite
+def ssps(draw):
+    """Random SSPs (Assumption 1 by a direct goal edge from every state), dense or sparse."""
+    S = draw(st.integers(1, 15))
+    A = draw(st.integers(1, 4))
+    branching = draw(st.integers(1, S + 1))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    P = np.zeros((S, A, S + 1))
+    for s in range(S):
+        for a in range(A):
+            support = rng.choice(S + 1, size=branching, replace=False)
+            P[s, a, support] = rng.dirichlet(np.ones(branching))
+    P[:, 0, S] += 0.05
+    P /= P.sum(axis=2, keepdims=True)
+    costs = rng.choice([0.25, 0.5, 1.0], size=(S, A)) if draw(st.booleans()) else rng.random((S, A))
+    return P, costs
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@settings(max_examples=VI_EXAMPLES, **SETTINGS)
+@given(problem=ssps())
+def test_value_iteration_matches_reference(problem, sparse):
+    P, costs = problem
+    S, A = costs.shape
+    kernel = sp.csr_array(P.reshape(S * A, S + 1)) if sparse else P
+    ssp = reference.SSP(kernel, costs)
+    ref = reference.value_iteration(ssp, tol=1e-10)
+    got = fast.value_iteration(ssp, tol=1e-10)
+    assert got.iterations == ref.iterations
+    assert got.converged == ref.converged
+    assert _close(got.values, ref.values)
+    q = costs + P @ np.append(ref.values, 0.0)
+    assert _same_policy_up_to_ties(q, got.policy, ref.policy)
+
+
+@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous:RuntimeWarning")
+@pytest.mark.parametrize("theta", [None, 2.0], ids=["alg1", "alg3"])
+@settings(max_examples=SOLVE_EXAMPLES, **SETTINGS)
+@given(problem=ssps(), seed=st.integers(0, 2**31 - 1))
+def test_solve_uses_the_same_calls_and_policy(problem, seed, theta):
+    P, costs = problem
+    S, A = costs.shape
+    ssp = reference.SSP(P, np.maximum(costs, 0.2))
+    runs = []
+    for backend in (reference, fast):
+        try:
+            model = backend.TabularGenerativeModel(ssp)
+            runs.append(backend.solve(model, ssp.costs, SOLVE_EPS, 0.1, theta=theta, seed=seed,
+                                      max_iter=SOLVE_MAX_ITER))
+        except reference.ConvergenceError as exc:
+            runs.append(str(exc))
+    ref, got = runs
+    if isinstance(ref, str):
+        assert isinstance(got, str)
+        return
+    assert got.n_calls == ref.n_calls
+    assert np.array_equal(got.calls, ref.calls)
+    assert len(got.history) == len(ref.history)
+    assert _close(got.values, ref.values)
+    assert np.array_equal(got.policy, ref.policy)
