@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from reference import evi as _reference
 from reference._checks import as_float_array, check_int, check_real, csr_position
 from reference.errors import ParameterError
-from reference.evi import EVI_MAX_ITER, EVIResult
+from reference.evi import EVI_MAX_ITER, EVIResult, _stop_message
 
 from . import _evi
 from ._parallel import sweep_threads
@@ -151,13 +151,7 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
         if j + 1 < max_iter:
             v_ext[:S] = v_next
     converged = residual <= mu
-    if converged:
-        message = f"stopping rule met at j = {j}: max |v_(j+1) - v_j| = {residual:.3g} <= mu."
-    else:
-        message = (
-            f"no convergence within max_iter = {max_iter} sweeps: max |v_(j+1) - v_j| = "
-            f"{residual:.3g} > mu = {mu:.3g}."
-        )
+    message = _stop_message(j, residual, mu, max_iter)
     return EVIResult(
         values=v_ext[:S].copy(),
         policy=policy.astype(np.int64),

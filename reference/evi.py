@@ -341,6 +341,16 @@ def _pour(lo, gaps, remaining, order):
     return p
 
 
+def _stop_message(j, residual, mu, max_iter):
+    """EVI's message: the stopping rule met at ``j``, or the sweep limit reached."""
+    if residual <= mu:
+        return f"stopping rule met at j = {j}: max |v_(j+1) - v_j| = {residual:.3g} <= mu."
+    return (
+        f"no convergence within max_iter = {max_iter} sweeps: max |v_(j+1) - v_j| = "
+        f"{residual:.3g} > mu = {mu:.3g}."
+    )
+
+
 def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
     """Extended value iteration for SSP with Bernstein confidence sets (App. B).
 
@@ -421,13 +431,7 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
         if j + 1 < max_iter:
             v = v_next
     converged = residual <= mu
-    if converged:
-        message = f"stopping rule met at j = {j}: max |v_(j+1) - v_j| = {residual:.3g} <= mu."
-    else:
-        message = (
-            f"no convergence within max_iter = {max_iter} sweeps: max |v_(j+1) - v_j| = "
-            f"{residual:.3g} > mu = {mu:.3g}."
-        )
+    message = _stop_message(j, residual, mu, max_iter)
     kernel = p[states, policy]
     if sparse_input:
         kernel = sp.csr_array(kernel)
