@@ -1,4 +1,4 @@
-"""``solve`` (Alg. 1) end to end, backend x size, on dense garnets.
+"""``solve`` (Alg. 1) end to end, backend x size, on dense garnets; the sample top-up.
 
 ``reference.garnet(S, 4, 5, c_min=0.2, seed=0)`` with ``eps = 1``,
 ``delta = 0.1`` and seed 0, for S = 100 and 500. Smaller ``eps`` or larger
@@ -7,16 +7,28 @@
 ten seconds per run at S = 500 (and runs its EVI on densified counts), so
 S = 2000 and the sparse sizes are left out. Both backends draw the same
 samples (same seed), so the rows compare the same work.
+
+The top-up (``SampleStore.top_up`` from an empty store to ``10^3`` samples per
+pair, seed 0, then ``counts_csr()``, which merges them) runs on the
+``sparse-10000`` instance of ``conftest.py``: the sampling of every round of
+SEARCH at the size where it used to cost seconds. Both backends share this
+code (``fast`` re-exports the store and the model), so the two rows time the
+same calls.
 """
 
+import numpy as np
 import pytest
 
 import fast
 import reference
 
+from conftest import instance
+
 SOLVE_SIZES = (100, 500)
 EPS = 1.0
 DELTA = 0.1
+TOP_UP_INSTANCES = ("sparse-10000",)
+TOP_UP_TARGET = 1000
 
 
 @pytest.mark.parametrize("n_states", SOLVE_SIZES, ids=[f"dense-{S}" for S in SOLVE_SIZES])
@@ -32,3 +44,24 @@ def test_solve(benchmark, backend_name, n_states):
     out = benchmark.pedantic(run, rounds=3 if n_states >= 500 else 5, iterations=1)
     benchmark.extra_info["n_calls"] = out.n_calls
     assert out.converged
+
+
+@pytest.mark.parametrize("name", TOP_UP_INSTANCES)
+@pytest.mark.parametrize("backend_name", ["reference", "fast"])
+def test_top_up(benchmark, backend_name, name):
+    benchmark.group = f"top-up {name}"
+    backend = fast if backend_name == "fast" else reference
+    ssp = instance(name).ssp
+
+    def fresh():
+        model = backend.TabularGenerativeModel(ssp)
+        store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+        return (store, model, np.random.default_rng(0)), {}
+
+    def run(store, model, rng):
+        drawn = store.top_up(model, TOP_UP_TARGET, rng)
+        store.counts_csr()
+        return drawn
+
+    drawn = benchmark.pedantic(run, setup=fresh, rounds=5, iterations=1)
+    assert drawn == TOP_UP_TARGET * ssp.n_states * ssp.n_actions

@@ -7,6 +7,7 @@ every algorithm is the number of such calls, counted exactly (READING-NOTES,
 ``n`` calls.
 """
 
+import functools
 import json
 import numbers
 import os
@@ -43,6 +44,13 @@ class GenerativeModel(Protocol):
         Total number of samples drawn so far (one call per sample).
     calls : ndarray of int64, shape (S, A)
         Samples drawn so far per pair.
+
+    Notes
+    -----
+    A model may also offer ``sample_pairs(pairs, n, rng)``, many pairs in one
+    call with the draws ``sample`` would make pair after pair (see
+    :meth:`TabularGenerativeModel.sample_pairs`); :meth:`SampleStore.top_up`
+    uses it when present. It is not part of the protocol.
     """
 
     n_states: int
@@ -80,6 +88,68 @@ def _check_pair(s, a, n_states, n_actions):
     if a >= n_actions:
         raise ParameterError(f"`a` must be an action in 0..{n_actions - 1}; got {a}.")
     return s, a
+
+
+def _check_pairs(pairs, n, n_states, n_actions):
+    """Return ``(pairs, n)`` as int64 arrays of shape ``(m,)`` after checking them.
+
+    ``pairs`` holds flat pair indices ``s*A + a`` in ``0..S*A-1``; ``n`` is an
+    integer ``>= 0`` or one such integer per pair.
+    """
+    n_pairs = n_states * n_actions
+    pairs = np.asarray(pairs)
+    if pairs.ndim != 1 or (pairs.size and not np.issubdtype(pairs.dtype, np.integer)):
+        raise ParameterError(
+            "`pairs` must be a 1-d array of integer pair indices s*A + a; got an array of "
+            f"shape {pairs.shape} and dtype {pairs.dtype}."
+        )
+    pairs = pairs.astype(np.int64)
+    outside = pairs[(pairs < 0) | (pairs >= n_pairs)]
+    if outside.size:
+        raise ParameterError(
+            f"`pairs` must be pair indices s*A + a in 0..{n_pairs - 1}; got {_listing(outside)}."
+        )
+    n = np.asarray(n)
+    if n.ndim > 1 or (n.size and not np.issubdtype(n.dtype, np.integer)):
+        raise ParameterError(
+            "`n` must be an integer or a 1-d integer array with one entry per pair; got an "
+            f"array of shape {n.shape} and dtype {n.dtype}."
+        )
+    if n.ndim == 1 and n.shape != pairs.shape:
+        raise ShapeError(
+            f"`n` must have one entry per pair, shape {pairs.shape}; got {n.shape}."
+        )
+    n = np.broadcast_to(n, pairs.shape).astype(np.int64)
+    if (n < 0).any():
+        raise ParameterError(f"`n` must be >= 0; got {_listing(n[n < 0])}.")
+    return pairs, n
+
+
+def _check_samples(next_states, counts, n_states):
+    """Return samples as int64 arrays of shape ``(k,)`` after checking them.
+
+    ``next_states`` must lie in ``0..S`` and ``counts`` be ``>= 0``, with one
+    count per next state.
+    """
+    next_states = np.asarray(next_states, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if next_states.shape != counts.shape or next_states.ndim != 1:
+        raise ShapeError(
+            "`next_states` and `counts` must be 1-d arrays of the same length; got "
+            f"shapes {next_states.shape} and {counts.shape}."
+        )
+    outside = next_states[(next_states < 0) | (next_states > n_states)]
+    if outside.size:
+        raise ParameterError(f"`next_states` must lie in 0..{n_states}; got {_listing(outside)}.")
+    if (counts < 0).any():
+        raise ParameterError(f"`counts` must be >= 0; got {_listing(counts[counts < 0])}.")
+    return next_states, counts
+
+
+def _listing(values, limit=5):
+    """The first ``limit`` offending values as a list, and how many more there are."""
+    more = values.size - limit
+    return f"{values[:limit].tolist()}" + (f" and {more} more" if more > 0 else "")
 
 
 class _CountingModel:
@@ -155,6 +225,58 @@ class TabularGenerativeModel(_CountingModel):
         keep = draw > 0
         return support[keep].astype(np.int64), draw[keep].astype(np.int64)
 
+    @functools.cached_property
+    def _kernel(self):
+        """The kernel as CSR ``(S*A, S+1)``: the supports and probabilities of ``ssp.row``."""
+        return self.ssp.kernel_csr()
+
+    def sample_pairs(self, pairs, n, rng):
+        """Draw ``n[i]`` next states of every pair ``pairs[i]``, in the order given.
+
+        The draws are those of :meth:`sample` called pair after pair with the
+        same ``rng``: the same ``rng.multinomial`` calls (same ``n``, same
+        normalised probabilities), except that a run of consecutive pairs
+        with supports of one length ``k`` is drawn by one vectorised call on a
+        ``(run, k)`` array, which makes the same draws row after row.
+
+        Parameters
+        ----------
+        pairs : array_like of int, shape (m,)
+            Flat pair indices ``s*A + a``, each in ``0..S*A-1``.
+        n : int or array_like of int, shape (m,)
+            Samples per pair, ``>= 0`` (``n[i]`` calls for ``pairs[i]``).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        indptr : ndarray of int64, shape (m + 1,)
+            The samples of ``pairs[i]`` are entries ``indptr[i]:indptr[i+1]``.
+        next_states : ndarray of int64, shape (indptr[-1],)
+            Distinct next states per pair, ascending, in ``0..S``.
+        counts : ndarray of int64, shape (indptr[-1],)
+            Positive counts; those of ``pairs[i]`` sum to ``n[i]``.
+        """
+        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        kernel = self._kernel
+        starts = kernel.indptr[pairs].astype(np.int64)
+        lengths = kernel.indptr[pairs + 1] - starts
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        entry_pair = np.repeat(np.arange(pairs.size), lengths)
+        entries = np.arange(offsets[-1]) + (starts - offsets[:-1])[entry_pair]
+        probs = kernel.data[entries]
+        draws = np.empty(offsets[-1], dtype=np.int64)
+        run_starts = np.flatnonzero(np.diff(lengths, prepend=-1))
+        for lo, hi in zip(run_starts, np.append(run_starts[1:], pairs.size)):
+            block = probs[offsets[lo]:offsets[hi]].reshape(hi - lo, lengths[lo])
+            pvals = block / block.sum(axis=1, keepdims=True)
+            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
+        np.add.at(self.calls.reshape(-1), pairs, n)
+        keep = draws > 0
+        kept = np.bincount(entry_pair[keep], minlength=pairs.size)
+        indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+        return indptr, kernel.indices[entries[keep]].astype(np.int64), draws[keep]
+
 
 class SimulatorGenerativeModel(_CountingModel):
     """Generative model wrapping a black-box simulator.
@@ -221,7 +343,7 @@ class SimulatorGenerativeModel(_CountingModel):
 
 
 class SampleStore:
-    """Counts ``N(s, a, s')`` of every sample drawn, kept sparse per pair.
+    """Counts ``N(s, a, s')`` of every sample drawn, kept sparse.
 
     Parameters
     ----------
@@ -232,10 +354,14 @@ class SampleStore:
 
     Notes
     -----
-    Each pair keeps its observed next states and their counts; the dense
-    ``(S, A, S+1)`` array is only built by :meth:`counts_dense`. Top-ups visit
-    the pairs in the order ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes
-    the samples. The empirical branching factor is
+    The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``,
+    observed next states only); samples added since it was last read wait in
+    a list and are summed into it in one sparse addition when it is read
+    (:meth:`counts_csr`, :attr:`gamma_hat`, :meth:`save`), so merging costs
+    nothing per pair. The dense ``(S, A, S+1)`` array is only built by
+    :meth:`counts_dense`. Top-ups visit the pairs in the order
+    ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
+    empirical branching factor is
 
     .. math::
 
@@ -247,11 +373,10 @@ class SampleStore:
     def __init__(self, n_states, n_actions):
         self.n_states = check_int("n_states", n_states, low=1)
         self.n_actions = check_int("n_actions", n_actions, low=1)
-        n_pairs = self.n_states * self.n_actions
-        self._next = [np.zeros(0, dtype=np.int64) for _ in range(n_pairs)]
-        self._count = [np.zeros(0, dtype=np.int64) for _ in range(n_pairs)]
+        shape = (self.n_states * self.n_actions, self.n_states + 1)
+        self._csr = sp.csr_array(shape, dtype=np.int64)
+        self._pending = []
         self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
-        self._csr = None
 
     @property
     def n_pair(self):
@@ -266,7 +391,12 @@ class SampleStore:
     @property
     def gamma_hat(self):
         """Largest empirical support ``Gamma_hat`` (counted over ``S'``)."""
-        return max(len(nxt) for nxt in self._next)
+        return int(np.diff(self.counts_csr().indptr).max())
+
+    def _merge(self, rows, next_states, counts):
+        """Queue checked samples: ``counts[i]`` more of ``next_states[i]`` in row ``rows[i]``."""
+        self._pending.append((rows, next_states, counts))
+        np.add.at(self._n_pair.reshape(-1), rows, counts)
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
@@ -276,33 +406,14 @@ class SampleStore:
         s, a : int
             The pair.
         next_states : array_like of int, shape (k,)
-            Next states in ``0..S``.
+            Next states in ``0..S`` (repeats are summed).
         counts : array_like of int, shape (k,)
             Their counts, ``>= 0``.
         """
         s, a = _check_pair(s, a, self.n_states, self.n_actions)
-        next_states = np.asarray(next_states, dtype=np.int64)
-        counts = np.asarray(counts, dtype=np.int64)
-        if next_states.shape != counts.shape or next_states.ndim != 1:
-            raise ShapeError(
-                "`next_states` and `counts` must be 1-d arrays of the same length; got "
-                f"shapes {next_states.shape} and {counts.shape}."
-            )
-        if next_states.size and (next_states.min() < 0 or next_states.max() > self.n_states):
-            raise ParameterError(
-                f"`next_states` must lie in 0..{self.n_states}; got {next_states.tolist()}."
-            )
-        if (counts < 0).any():
-            raise ParameterError(f"`counts` must be >= 0; got {counts.tolist()}.")
-        i = s * self.n_actions + a
-        merged = np.concatenate([self._next[i], next_states])
-        weights = np.concatenate([self._count[i], counts])
-        keys, inverse = np.unique(merged, return_inverse=True)
-        totals = np.bincount(inverse, weights=weights).astype(np.int64)
-        keep = totals > 0
-        self._next[i], self._count[i] = keys[keep], totals[keep]
-        self._n_pair[s, a] += int(counts.sum())
-        self._csr = None
+        next_states, counts = _check_samples(next_states, counts, self.n_states)
+        rows = np.full(next_states.size, s * self.n_actions + a, dtype=np.int64)
+        self._merge(rows, next_states, counts)
 
     def draw(self, model, s, a, n, rng):
         """Draw ``n`` samples of ``(s, a)`` from ``model`` and store them.
@@ -322,8 +433,57 @@ class SampleStore:
             next_states, counts = model.sample(s, a, n, rng)
             self.add(s, a, next_states, counts)
 
+    def draw_pairs(self, model, pairs, n, rng):
+        """Draw ``n[i]`` samples of every pair ``pairs[i]``, in the order given, and store them.
+
+        Uses ``model.sample_pairs`` (one call for all pairs, see
+        :meth:`TabularGenerativeModel.sample_pairs`) when the model has it, and
+        otherwise ``model.sample`` pair after pair (skipping ``n[i] = 0``);
+        either way the model makes the same draws as :meth:`draw` called pair
+        after pair. The samples are merged in one operation.
+
+        Parameters
+        ----------
+        model : GenerativeModel
+            Source of the samples (``n.sum()`` calls).
+        pairs : array_like of int, shape (m,)
+            Flat pair indices ``s*A + a`` (rows of :meth:`counts_csr`).
+        n : int or array_like of int, shape (m,)
+            Samples per pair, ``>= 0``.
+        rng : numpy.random.Generator
+            Passed to the model.
+        """
+        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        sample_pairs = getattr(model, "sample_pairs", None)
+        if sample_pairs is not None:
+            indptr, next_states, counts = sample_pairs(pairs, n, rng)
+            next_states, counts = _check_samples(next_states, counts, self.n_states)
+            indptr = np.asarray(indptr, dtype=np.int64)
+            lengths = np.diff(indptr)
+            if (indptr.shape != (pairs.size + 1,) or indptr[0] != 0
+                    or indptr[-1] != counts.size or (lengths < 0).any()):
+                raise ShapeError(
+                    f"`sample_pairs` must return an `indptr` of shape ({pairs.size + 1},), "
+                    f"non-decreasing from 0 to {counts.size}; got {_listing(indptr)}."
+                )
+            self._merge(np.repeat(pairs, lengths), next_states, counts)
+            return
+        drawn = []
+        try:
+            for pair, n_i in zip(pairs.tolist(), n.tolist()):
+                if n_i > 0:
+                    nxt, cnt = model.sample(*divmod(pair, self.n_actions), n_i, rng)
+                    nxt, cnt = _check_samples(nxt, cnt, self.n_states)
+                    drawn.append((np.full(nxt.size, pair, dtype=np.int64), nxt, cnt))
+        finally:
+            if drawn:
+                self._merge(*(np.concatenate(part) for part in zip(*drawn)))
+
     def top_up(self, model, target, rng):
         """Bring every pair to at least ``target`` samples, pairs in order ``(s, a)``.
+
+        One :meth:`draw_pairs` over the pairs below ``target``, each drawing
+        ``target - N(s, a)``.
 
         Parameters
         ----------
@@ -332,18 +492,17 @@ class SampleStore:
         target : int
             Samples every pair must hold afterwards.
         rng : numpy.random.Generator
-            Passed to ``model.sample``.
+            Passed to the model.
 
         Returns
         -------
         int
             Number of samples drawn.
         """
-        before = self.n_samples
-        for s in range(self.n_states):
-            for a in range(self.n_actions):
-                self.draw(model, s, a, int(target) - int(self._n_pair[s, a]), rng)
-        return self.n_samples - before
+        need = check_int("target", target) - self._n_pair.reshape(-1)
+        pairs = np.flatnonzero(need > 0)
+        self.draw_pairs(model, pairs, need[pairs], rng)
+        return int(need[pairs].sum())
 
     def counts_csr(self):
         """Counts as a CSR matrix of shape ``(S*A, S+1)``, row ``s*A + a``.
@@ -351,16 +510,18 @@ class SampleStore:
         Returns
         -------
         scipy.sparse.csr_array of int64, shape (S*A, S+1)
-            Only observed next states are stored, ascending per row. Cached
-            until the next :meth:`add`; do not modify it.
+            Only observed next states are stored, ascending per row. The
+            store does not change it afterwards (a later :meth:`add` makes a
+            new matrix); do not modify it.
         """
-        if self._csr is None:
-            lengths = np.array([len(nxt) for nxt in self._next], dtype=np.int64)
-            indptr = np.concatenate([[0], np.cumsum(lengths)])
-            indices = np.concatenate(self._next) if lengths.sum() else np.zeros(0, np.int64)
-            data = np.concatenate(self._count) if lengths.sum() else np.zeros(0, np.int64)
-            shape = (self.n_states * self.n_actions, self.n_states + 1)
-            self._csr = sp.csr_array((data, indices, indptr), shape=shape)
+        if self._pending:
+            rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
+            self._pending = []
+            seen = counts > 0
+            increment = sp.coo_array(
+                (counts[seen], (rows[seen], next_states[seen])), shape=self._csr.shape
+            ).tocsr()
+            self._csr = self._csr + increment
         return self._csr
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
@@ -437,13 +598,8 @@ class SampleStore:
             header = json.loads(str(archive["header"]))
             indptr, indices, data = archive["indptr"], archive["indices"], archive["data"]
         store = cls(header["n_states"], header["n_actions"])
-        for i in range(store.n_states * store.n_actions):
-            lo, hi = indptr[i], indptr[i + 1]
-            store._next[i] = indices[lo:hi].astype(np.int64)
-            store._count[i] = data[lo:hi].astype(np.int64)
-        store._n_pair = np.array(
-            [c.sum() for c in store._count], dtype=np.int64
-        ).reshape(store.n_states, store.n_actions)
+        store._csr = sp.csr_array((data, indices, indptr), shape=store._csr.shape)
+        store._n_pair = store._csr.sum(axis=1).reshape(store.n_states, store.n_actions)
         return store, load_rng_state(header["rng_state"]), header["meta"]
 
 

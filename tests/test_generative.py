@@ -4,6 +4,9 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def _ssp(backend):
@@ -53,7 +56,8 @@ def test_tabular_frequencies_match_the_kernel(backend):
     assert np.all(np.abs(cnt / n - probs) < 6 * sd)
 
 
-def test_simulator_calls_step_once_per_sample(backend):
+def _recording_simulator(backend):
+    """A simulator of ``_ssp`` and the list of the pairs its ``step`` was called with."""
     ssp = _ssp(backend)
     seen = []
 
@@ -62,7 +66,11 @@ def test_simulator_calls_step_once_per_sample(backend):
         support, probs = ssp.row(s, a)
         return int(rng.choice(support, p=probs))
 
-    model = backend.SimulatorGenerativeModel(step, 2, 2)
+    return backend.SimulatorGenerativeModel(step, 2, 2), seen
+
+
+def test_simulator_calls_step_once_per_sample(backend):
+    model, seen = _recording_simulator(backend)
     nxt, cnt = model.sample(0, 1, 9, np.random.default_rng(3))
     assert len(seen) == 9 and set(seen) == {(0, 1)}
     assert cnt.sum() == 9 and set(nxt.tolist()) <= {1, 2}
@@ -161,3 +169,145 @@ def test_save_load_keeps_counts_and_generator(backend, tmp_path, bit_generator):
     assert np.array_equal(loaded.n_pair, store.n_pair)
     assert loaded.gamma_hat == store.gamma_hat
     assert np.array_equal(rng2.integers(0, 10**9, 20), rng.integers(0, 10**9, 20))
+
+
+def _ragged_ssp(backend, seed, sparse, n_states=None):
+    """A random SSP (``S`` random unless given) with supports of random lengths in 1..S+1."""
+    rng = np.random.default_rng(seed)
+    S, A = n_states or int(rng.integers(1, 40)), int(rng.integers(1, 4))
+    P = rng.dirichlet(np.ones(S + 1), size=(S, A))
+    sizes = rng.integers(1, S + 2, size=(S, A))
+    for s in range(S):
+        for a in range(A):
+            P[s, a, rng.permutation(S + 1)[sizes[s, a]:]] = 0.0
+    P /= P.sum(axis=2, keepdims=True)
+    costs = rng.uniform(0.1, 1.0, size=(S, A))
+    if sparse:
+        P = sp.csr_array(P.reshape(S * A, S + 1))
+    return backend.SSP(P, costs, require_proper=False)
+
+
+def _twin_generators(seed):
+    first = np.random.default_rng(seed)
+    second = np.random.default_rng()
+    second.bit_generator.state = first.bit_generator.state
+    return first, second
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), sparse=st.booleans())
+def test_sample_pairs_makes_the_draws_of_sample_pair_after_pair(backend, seed, sparse):
+    ssp = _ragged_ssp(backend, seed, sparse)
+    S, A = ssp.n_states, ssp.n_actions
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, S * A, size=int(rng.integers(0, 3 * S * A)))
+    n = rng.choice([0, 1, 7, 1000], size=pairs.size)
+    batched, looped = backend.TabularGenerativeModel(ssp), backend.TabularGenerativeModel(ssp)
+    rng_batched, rng_looped = _twin_generators(seed)
+    indptr, next_states, counts = batched.sample_pairs(pairs, n, rng_batched)
+    assert indptr.shape == (pairs.size + 1,) and indptr[0] == 0
+    for i, (pair, n_i) in enumerate(zip(pairs, n)):
+        nxt, cnt = looped.sample(*divmod(int(pair), A), int(n_i), rng_looped)
+        assert np.array_equal(next_states[indptr[i]:indptr[i + 1]], nxt)
+        assert np.array_equal(counts[indptr[i]:indptr[i + 1]], cnt)
+    assert np.array_equal(batched.calls, looped.calls)
+    assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
+
+
+@pytest.mark.parametrize("n_states", [12, 200])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
+    ssp = _ragged_ssp(backend, 3, sparse, n_states)
+    S, A = ssp.n_states, ssp.n_actions
+    stores = [backend.SampleStore(S, A) for _ in range(2)]
+    models = [backend.TabularGenerativeModel(ssp) for _ in range(2)]
+    for store in stores:
+        store.add(0, 0, [S], [40])
+        store.add(S - 1, A - 1, [0, S], [2, 1])
+    rng_batched, rng_looped = _twin_generators(8)
+    for target in (5, 40, 41):
+        drawn = stores[0].top_up(models[0], target, rng_batched)
+        n_pair, before = stores[1].n_pair, stores[1].n_samples
+        for s in range(S):
+            for a in range(A):
+                stores[1].draw(models[1], s, a, target - int(n_pair[s, a]), rng_looped)
+        assert drawn == stores[1].n_samples - before
+        assert np.array_equal(stores[0].counts_dense(), stores[1].counts_dense())
+        assert np.array_equal(stores[0].n_pair, stores[1].n_pair)
+        assert stores[0].gamma_hat == stores[1].gamma_hat
+    assert np.array_equal(models[0].calls, models[1].calls)
+    assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
+    assert stores[0].counts_csr().has_canonical_format
+
+
+def test_draw_pairs_calls_a_simulator_pair_after_pair(backend):
+    model, seen = _recording_simulator(backend)
+    store = backend.SampleStore(2, 2)
+    store.draw_pairs(model, [3, 1, 3], [2, 0, 1], np.random.default_rng(0))
+    assert seen == [(1, 1), (1, 1), (1, 1)]
+    assert store.n_pair.tolist() == [[0, 0], [0, 3]]
+    assert store.counts_csr()[[3], [2]].tolist() == [3]
+
+
+def test_draw_pairs_keeps_the_samples_drawn_before_a_failing_pair(backend):
+    def step(s, a, rng):
+        return 2 if s == 0 else -1
+
+    store = backend.SampleStore(2, 2)
+    model = backend.SimulatorGenerativeModel(step, 2, 2)
+    with pytest.raises(backend.ParameterError, match=r"\(s, a\) = \(1, 0\)"):
+        store.top_up(model, 3, np.random.default_rng(0))
+    assert store.n_pair.tolist() == [[3, 3], [0, 0]]
+    assert store.counts_dense()[:, :, 2].tolist() == [[3, 3], [0, 0]]
+    assert model.n_calls == 7
+
+
+@pytest.mark.parametrize(
+    "pairs, n, error, pattern",
+    [
+        ([4], 1, "ParameterError", r"`pairs` must be pair indices s\*A \+ a in 0\.\.3; got \[4\]"),
+        ([-1, 0], 1, "ParameterError", r"in 0\.\.3; got \[-1\]"),
+        ([[0, 1]], 1, "ParameterError", r"`pairs` must be a 1-d array .* shape \(1, 2\)"),
+        ([0.5], 1, "ParameterError", r"`pairs` must be .* dtype float64"),
+        ([0, 1], [1, -2], "ParameterError", r"`n` must be >= 0; got \[-2\]"),
+        ([0, 1], [1, 2, 3], "ShapeError",
+         r"`n` must have one entry per pair, shape \(2,\); got \(3,\)"),
+        ([0, 1], 1.5, "ParameterError", r"`n` must be an integer .* dtype float64"),
+    ],
+)
+def test_batched_sampling_rejects_bad_requests(backend, pairs, n, error, pattern):
+    model = backend.TabularGenerativeModel(_ssp(backend))
+    store = backend.SampleStore(2, 2)
+    rng = np.random.default_rng(0)
+    for call in (lambda: model.sample_pairs(pairs, n, rng),
+                 lambda: store.draw_pairs(model, pairs, n, rng)):
+        with pytest.raises(getattr(backend, error), match=pattern):
+            call()
+    assert model.n_calls == 0 and store.n_samples == 0
+
+
+def test_store_drops_zero_counts_and_keeps_returned_matrices(backend):
+    store = backend.SampleStore(2, 2)
+    store.add(0, 0, [1, 2], [0, 4])
+    before = store.counts_csr()
+    store.add(0, 0, [1, 2, 2], [0, 1, 2])
+    after = store.counts_csr()
+    assert before.nnz == 1 and before[[0], [2]].tolist() == [4]
+    assert after.nnz == 1 and after[[0], [2]].tolist() == [7]
+    assert store.gamma_hat == 1 and store.n_pair[0, 0] == 7
+
+
+@pytest.mark.parametrize("indptr", [[0, 2], [1, 1, 2], [0, 3, 2], [0, 1, 3]])
+def test_draw_pairs_rejects_a_bad_sample_pairs_indptr(backend, indptr):
+    class Batched:
+        n_states, n_actions = 2, 2
+
+        def sample_pairs(self, pairs, n, rng):
+            return indptr, [0, 2], [1, 1]
+
+    store = backend.SampleStore(2, 2)
+    with pytest.raises(backend.ShapeError, match=r"`indptr` of shape \(3,\), non-decreasing "
+                                                  r"from 0 to 2; got \["):
+        store.draw_pairs(Batched(), [0, 1], 1, np.random.default_rng(0))
+    assert store.n_samples == 0
