@@ -388,12 +388,11 @@ def _sample_until_radius(kernels, run, delta, bound):
     """
     while True:
         radius = kernels.bernstein_radius_sum(run.store.counts_csr(), delta)
-        failing = np.argwhere(radius > bound)
+        failing = np.flatnonzero(radius.reshape(-1) > bound)
         if failing.size == 0:
             return
-        n_pair = run.store.n_pair
-        for s, a in failing:
-            run.store.draw(run.model, int(s), int(a), max(1, int(n_pair[s, a])), run.rng)
+        more = np.maximum(1, run.store.n_pair.reshape(-1)[failing])
+        run.store.draw_pairs(run.model, failing, more, run.rng)
 
 
 def _diameter(kernels, run, eps, delta, max_iter):
