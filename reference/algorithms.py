@@ -167,6 +167,11 @@ class SolveResult(Result):
     converged : bool
         Whether the last EVI met its stopping rule (always True: a
         non-converged EVI raises :class:`ConvergenceError` instead).
+    vacuous : bool
+        Whether the last EVI sent every state straight to the goal although
+        the samples of ``policy`` show other next states: the stopping test
+        then said nothing about the dynamics, and ``message`` warns (too small
+        an ``alpha`` for this ``eps``).
     message : str
         How the run ended.
     algorithm : str
@@ -191,6 +196,7 @@ class SolveResult(Result):
     calls: np.ndarray
     history: tuple
     converged: bool
+    vacuous: bool
     message: str
     algorithm: str
     eps: float
@@ -452,10 +458,28 @@ def _diameter(kernels, run, eps, delta, max_iter):
     return d_hat, d_listing, v_max, w, eta
 
 
-def _goal_in_one_step(kernel):
-    """Whether an optimistic kernel of shape ``(S, S+1)`` sends every state to the goal."""
-    goal_mass = kernel[:, [-1]].toarray() if sp.issparse(kernel) else kernel[:, -1]
-    return bool(np.all(np.asarray(goal_mass) >= 1.0 - 1e-12))
+def _vacuous(store, out):
+    """Whether the stopping test saw no dynamics: EVI sent every state straight to the goal
+    although the samples of its pair ``(s, pi(s))`` show other next states.
+
+    With ``p_tilde`` the optimistic kernel of the returned policy and ``p_hat``
+    the empirical one, the run is vacuous when, for every state ``s``,
+
+    .. math::
+
+        \\tilde p(g \\mid s, \\pi(s)) = 1 \\quad\\text{and}\\quad \\hat p(g \\mid s, \\pi(s)) < 1:
+
+    the confidence sets are so wide that ``v_tilde(s) = c(s, pi(s))`` and the
+    test ``max v_tilde <= Delta`` is passed whatever the dynamics. A pair that
+    truly reaches the goal in one step (``p_hat(g) = 1``) is not vacuous.
+    """
+    S, A = store.n_states, store.n_actions
+    kernel = out.kernel
+    goal_tilde = kernel[:, [S]].toarray().ravel() if sp.issparse(kernel) else kernel[:, S]
+    rows = np.arange(S) * A + out.policy
+    goal_hat = store.counts_csr()[rows][:, [S]].toarray().ravel()
+    n_plus = np.maximum(1, store.n_pair.reshape(-1)[rows])
+    return bool(np.all((goal_tilde >= 1.0 - 1e-12) & (goal_hat < n_plus)))
 
 
 def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha, seed):
@@ -465,15 +489,16 @@ def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alph
         f"max v_tilde = {float(out.values.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.iterations}."
     )
-    if _goal_in_one_step(out.kernel):
-        vacuous = (
-            f"The confidence sets are vacuous at this sample size: the optimistic kernel "
-            f"sends every state to the goal in one step, so the stopping test carried no "
-            f"information about the dynamics. The guarantee needs a larger `alpha` "
-            f"(got {alpha:g}) or a smaller `eps`."
+    vacuous = _vacuous(run.store, out)
+    if vacuous:
+        warning = (
+            f"The confidence sets are vacuous at this sample size: EVI sent every state "
+            f"straight to the goal although the samples of the returned policy show otherwise, "
+            f"so the stopping test carried no information about the dynamics. The guarantee "
+            f"needs a larger `alpha` (got {alpha:g}) or a smaller `eps`."
         )
-        warnings.warn(vacuous, RuntimeWarning, stacklevel=4)
-        message = f"{message} Warning: {vacuous}"
+        warnings.warn(warning, RuntimeWarning, stacklevel=4)
+        message = f"{message} Warning: {warning}"
     return SolveResult(
         policy=out.policy,
         values=out.values,
@@ -485,6 +510,7 @@ def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alph
         calls=run.store.n_pair,
         history=tuple(run.history),
         converged=bool(out.converged),
+        vacuous=vacuous,
         message=message,
         algorithm=algorithm,
         eps=eps,

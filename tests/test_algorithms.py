@@ -152,6 +152,7 @@ def test_checkpoint_of_another_run_is_refused(backend, tmp_path):
     _same_result(resumed, backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0))
 
 
+@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
 def test_simulator_model_counts_every_call(backend):
     ssp = backend.chain(3, 0.8)
 
@@ -262,7 +263,26 @@ def test_vacuous_confidence_sets_are_reported(backend):
         coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
     assert "vacuous" in coarse.message
     assert coarse.delta_final == 1.0
+    assert coarse.vacuous
     informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
-    assert "vacuous" not in informed.message
+    assert not informed.vacuous and "vacuous" not in informed.message
     error = np.abs(backend.policy_values(ssp, informed.policy) - backend.optimal_values(ssp).values)
     assert error.max() <= 0.5
+
+
+def test_vacuous_flag_separates_uninformed_stops_from_true_one_step_exits(backend):
+    """On `tradeoff(cost=0.9)` the fast action (cost 1) truly reaches the goal in one step and
+    is optimal; the slow one (cost 0.9, goal w.p. 1/2) costs 1.8. With alpha = 1 and eps = 0.2
+    the slow action's box allows all mass on the goal: SEARCH stops on it, uninformed (flagged,
+    and Thm. 1 fails). With alpha = 10 the fast action is returned; its optimistic kernel is all
+    goal mass too, but that is what its samples show, so the run is not flagged."""
+    ssp = backend.tradeoff(cost=0.9, q=0.5)
+    v_star = backend.optimal_values(ssp).values
+    with pytest.warns(RuntimeWarning, match="vacuous"):
+        coarse = backend.solve(ssp, ssp.costs, 0.2, 0.1, seed=0)
+    assert coarse.vacuous and coarse.policy[0] == 1
+    assert backend.policy_values(ssp, coarse.policy)[0] - v_star[0] > 0.2
+    informed = backend.solve(ssp, ssp.costs, 0.2, 0.1, alpha=10.0, seed=0)
+    kernel = informed.kernel.toarray() if hasattr(informed.kernel, "toarray") else informed.kernel
+    assert informed.policy[0] == 0 and kernel[0, -1] == 1.0
+    assert not informed.vacuous and "vacuous" not in informed.message

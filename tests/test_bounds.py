@@ -305,6 +305,7 @@ def _standard_instances():
 
 
 @pytest.mark.parametrize("accuracy", [1.0, 0.5])
+@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
 def test_alg1_calls_within_explicit_total_at_final_delta(backend, accuracy):
     for name, ssp in _standard_instances():
         run = backend.solve(ssp, ssp.costs, accuracy, 0.1, seed=0)
