@@ -1,8 +1,11 @@
 """Plain value iteration on the compiled Bellman sweep of :mod:`fast._vi`.
 
 The iteration itself (stopping rule, diagnostics, messages) is the reference's
-``_value_iteration``; only the sweep is swapped. Exact policy evaluation is a
-sparse LU solve in :mod:`reference.evaluation`, re-exported unchanged.
+``_value_iteration``; only the sweep is swapped. Exact policy evaluation
+(sparse LU, or BiCGSTAB from ``reference.evaluation.ITERATIVE_MIN_STATES``
+transient states on) is :mod:`reference.evaluation`'s, re-exported unchanged:
+on a sparse garnet with S = 10^5 about two thirds of its time are scipy's CSR
+matrix-vector products, so a compiled copy would gain little.
 """
 
 import numpy as np

@@ -10,6 +10,9 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.sparse.linalg import spsolve
+
+from reference import evaluation
 
 
 def _examples(n):
@@ -218,6 +221,107 @@ def _garnet(backend, params, branching_frac, c_min):
     S, A, seed, sparse = params
     branching = 1 + int(branching_frac * S)
     return backend.garnet(S, A, branching, c_min=c_min, seed=seed, sparse=sparse)
+
+
+def _dense_values(ssp, policy):
+    """Values of a proper policy by a dense LAPACK solve, written independently of the package."""
+    S = ssp.n_states
+    P = ssp.kernel_dense()[np.arange(S), policy, :S]
+    return np.linalg.solve(np.eye(S) - P, ssp.costs[np.arange(S), policy])
+
+
+def _random_walk(backend, n):
+    """One action: from ``s`` to ``s + 1`` or ``max(s - 1, 0)`` w.p. 1/2 each; the goal is ``n``.
+
+    By hand, ``E[tau](s) = (n - s)(n + s + 1)``: it satisfies
+    ``f(s) = 1 + (f(s+1) + f(s-1))/2`` inside, ``f(0) = 1 + (f(1) + f(0))/2`` and ``f(n) = 0``.
+    """
+    states = np.arange(n)
+    rows = np.repeat(states, 2)
+    cols = np.stack([states + 1, np.maximum(states - 1, 0)], axis=1).ravel()
+    P = sp.csr_array((np.full(2 * n, 0.5), (rows, cols)), shape=(n, n + 1))
+    return backend.SSP(P, np.ones((n, 1)))
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("the sparse LU ran")
+
+
+def test_large_garnet_is_solved_iteratively(backend, monkeypatch):
+    # Above ITERATIVE_MIN_STATES (default) on a random sparse graph, BiCGSTAB alone answers.
+    S = 2 * evaluation.ITERATIVE_MIN_STATES
+    ssp = backend.garnet(S, 2, 5, seed=4, sparse=True)
+    policy = np.zeros(S, dtype=np.int64)
+    expected = _dense_values(ssp, policy)
+    monkeypatch.setattr(evaluation, "spsolve", _refuse)
+    np.testing.assert_allclose(backend.policy_values(ssp, policy), expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_iterative_and_direct_solves_agree(backend, monkeypatch, sparse):
+    ssp = backend.garnet(300, 3, 4, seed=5, sparse=sparse)
+    policy = backend.policy_iteration(ssp).policy
+    expected = _dense_values(ssp, policy)
+    direct = backend.policy_values(ssp, policy)
+    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(evaluation, "spsolve", _refuse)
+    iterative = backend.policy_values(ssp, policy)
+    np.testing.assert_allclose(direct, expected, rtol=1e-9)
+    np.testing.assert_allclose(iterative, expected, rtol=1e-9)
+
+
+@_examples(40)
+@given(params=garnet_params, frac=st.floats(0, 1), policy_seed=st.integers(0, 10**6),
+       zero_rate=st.sampled_from([0.0, 0.5]))
+def test_iterative_path_keeps_the_support_semantics(
+    backend, monkeypatch, params, frac, policy_seed, zero_rate
+):
+    # Random (possibly improper) policies, some zero costs: the iterative path gives the same
+    # +inf / 0 / finite split as the direct one, and the same finite values.
+    base = _garnet(backend, params, frac, 0.1)
+    rng = np.random.default_rng(policy_seed)
+    ssp = backend.SSP(base.P, np.where(rng.random(base.costs.shape) < zero_rate, 0.0, base.costs))
+    policy = rng.integers(0, ssp.n_actions, ssp.n_states)
+    with monkeypatch.context() as patch:
+        patch.setattr(evaluation, "ITERATIVE_MIN_STATES", 10**9)
+        direct = backend.policy_values(ssp, policy)
+    with monkeypatch.context() as patch:
+        patch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
+        iterative = backend.policy_values(ssp, policy)
+    np.testing.assert_array_equal(np.isinf(iterative), np.isinf(direct))
+    np.testing.assert_array_equal(iterative == 0.0, direct == 0.0)
+    np.testing.assert_allclose(iterative, direct, rtol=1e-9)
+
+
+def test_slow_chain_falls_back_to_sparse_lu(backend, monkeypatch):
+    # A random walk needs about n BiCGSTAB iterations, more than KRYLOV_MAXITER: LU answers.
+    n = 2 * evaluation.KRYLOV_MAXITER
+    ssp = _random_walk(backend, n)
+    calls = []
+
+    def counting_spsolve(*args):
+        calls.append(args[0].shape)
+        return spsolve(*args)
+
+    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(evaluation, "spsolve", counting_spsolve)
+    s = np.arange(n)
+    np.testing.assert_allclose(
+        backend.policy_values(ssp, np.zeros(n, int)), (n - s) * (n + s + 1), rtol=1e-9
+    )
+    assert calls == [(n, n)]
+
+
+@pytest.mark.filterwarnings("ignore::scipy.sparse.linalg.MatrixRankWarning")
+@pytest.mark.parametrize("threshold", [1, 10**9])
+def test_system_singular_in_double_precision_raises(backend, monkeypatch, threshold):
+    # p(goal) = 1e-17 next to p(stay) = 1: transient on the support graph, but 1 - Q = 0 in
+    # floating point, so no finite answer is right.
+    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", threshold)
+    ssp = _one_state(backend, [[1.0, 1e-17]], [1.0])
+    assert backend.is_proper(ssp, [0])
+    with pytest.raises(backend.ConvergenceError, match="singular in double precision"):
+        backend.policy_values(ssp, [0])
 
 
 @_examples(40)
