@@ -78,6 +78,7 @@ class SSP:
             n_states, n_actions = self._P.shape[:2]
         self._c = check_costs("c", c, n_states, n_actions, "the kernel `P`").copy()
         self._c.flags.writeable = False
+        self._csr = None
         self.name = name if name is not None else "ssp"
         self.meta = dict(meta or {})
         if require_proper:
@@ -175,11 +176,18 @@ class SSP:
         Returns
         -------
         scipy.sparse.csr_array of float64, shape (S*A, S+1)
-            Explicit zeros are removed, so the stored entries are the support.
+            Explicit zeros are removed, so the stored entries are the support. A
+        dense kernel is converted once and the matrix kept (the model is
+        immutable; its values are read-only).
         """
         if self.is_sparse:
             return self._P
-        return sp.csr_array(self._P.reshape(self.n_states * self.n_actions, self.n_states + 1))
+        if self._csr is None:
+            self._csr = sp.csr_array(
+                self._P.reshape(self.n_states * self.n_actions, self.n_states + 1)
+            )
+            self._csr.data.flags.writeable = False
+        return self._csr
 
     def kernel_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """The kernel as a dense array of shape ``(S, A, S+1)``.
