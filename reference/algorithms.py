@@ -168,8 +168,8 @@ class SolveResult(Result):
         Whether the last EVI met its stopping rule (always True: a
         non-converged EVI raises :class:`ConvergenceError` instead).
     vacuous : bool
-        Whether the last EVI sent every state straight to the goal although
-        the samples of ``policy`` show other next states: the stopping test
+        Whether the last EVI sent every state straight to the goal, against
+        the samples of ``policy`` for at least one state: the stopping test
         then said nothing about the dynamics, and ``message`` warns (too small
         an ``alpha`` for this ``eps``).
     message : str
@@ -459,19 +459,21 @@ def _diameter(kernels, run, eps, delta, max_iter):
 
 
 def _vacuous(store, out):
-    """Whether the stopping test saw no dynamics: EVI sent every state straight to the goal
-    although the samples of its pair ``(s, pi(s))`` show other next states.
+    """Whether the stopping test saw no dynamics: EVI sent every state straight to the goal,
+    against the samples of at least one of them.
 
     With ``p_tilde`` the optimistic kernel of the returned policy and ``p_hat``
-    the empirical one, the run is vacuous when, for every state ``s``,
+    the empirical one, the run is vacuous when
 
     .. math::
 
-        \\tilde p(g \\mid s, \\pi(s)) = 1 \\quad\\text{and}\\quad \\hat p(g \\mid s, \\pi(s)) < 1:
+        \\tilde p(g \\mid s, \\pi(s)) = 1 \\ \\text{for every } s
+        \\quad\\text{and}\\quad \\hat p(g \\mid s, \\pi(s)) < 1 \\ \\text{for some } s:
 
-    the confidence sets are so wide that ``v_tilde(s) = c(s, pi(s))`` and the
-    test ``max v_tilde <= Delta`` is passed whatever the dynamics. A pair that
-    truly reaches the goal in one step (``p_hat(g) = 1``) is not vacuous.
+    then ``v_tilde(s) = c(s, pi(s))`` everywhere and the test
+    ``max v_tilde <= Delta`` is passed whatever the dynamics. A policy whose
+    pairs all truly reach the goal in one step (``p_hat(g) = 1``) is not
+    vacuous.
     """
     S, A = store.n_states, store.n_actions
     kernel = out.kernel
@@ -479,7 +481,7 @@ def _vacuous(store, out):
     rows = np.arange(S) * A + out.policy
     goal_hat = store.counts_csr()[rows][:, [S]].toarray().ravel()
     n_plus = np.maximum(1, store.n_pair.reshape(-1)[rows])
-    return bool(np.all((goal_tilde >= 1.0 - 1e-12) & (goal_hat < n_plus)))
+    return bool(np.all(goal_tilde >= 1.0 - 1e-12) and np.any(goal_hat < n_plus))
 
 
 def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha, seed):
@@ -493,9 +495,9 @@ def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alph
     if vacuous:
         warning = (
             f"The confidence sets are vacuous at this sample size: EVI sent every state "
-            f"straight to the goal although the samples of the returned policy show otherwise, "
-            f"so the stopping test carried no information about the dynamics. The guarantee "
-            f"needs a larger `alpha` (got {alpha:g}) or a smaller `eps`."
+            f"straight to the goal, against the samples of the returned policy, so the "
+            f"stopping test carried no information about the dynamics. The guarantee needs a "
+            f"larger `alpha` (got {alpha:g}) or a smaller `eps`."
         )
         warnings.warn(warning, RuntimeWarning, stacklevel=4)
         message = f"{message} Warning: {warning}"

@@ -316,8 +316,8 @@ def run_one(spec, progress=False):
     subroutine at accuracy ``eps_diameter = eps``.
 
     ``vacuous`` is the result's flag: the last EVI sent every state straight to
-    the goal although the policy's samples show otherwise, so SEARCH's stopping
-    test said nothing about the dynamics (``solve`` warns; the row records it).
+    the goal, against the policy's samples, so SEARCH's stopping test said
+    nothing about the dynamics (``solve`` warns; the row records it).
     """
     ssp, target, D, B_star = _truth(spec.instance, spec.backend, spec.theta)
     backend = load_backend(spec.backend)

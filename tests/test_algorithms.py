@@ -286,3 +286,14 @@ def test_vacuous_flag_separates_uninformed_stops_from_true_one_step_exits(backen
     kernel = informed.kernel.toarray() if hasattr(informed.kernel, "toarray") else informed.kernel
     assert informed.policy[0] == 0 and kernel[0, -1] == 1.0
     assert not informed.vacuous and "vacuous" not in informed.message
+
+
+def test_one_true_exit_does_not_hide_a_vacuous_stop(backend):
+    """On the deterministic chain only the last state truly reaches the goal in one step; when
+    EVI sends every state there at Delta = 1 the run is still vacuous."""
+    ssp = backend.chain(4)
+    with pytest.warns(RuntimeWarning, match="vacuous"):
+        res = backend.solve(ssp, ssp.costs, 0.2, 0.2, seed=0)
+    kernel = res.kernel.toarray() if hasattr(res.kernel, "toarray") else res.kernel
+    assert np.all(kernel[:, -1] == 1.0) and res.delta_final == 1.0
+    assert res.vacuous
