@@ -7,8 +7,8 @@ say so).
 """
 
 from . import algorithms, envs, errors, evaluation, evi, generative, model, results, threads
+from . import allocation as _allocation
 from .algorithms import *  # noqa: F401,F403
-from . import allocation as _allocation_module
 from .allocation import *  # noqa: F401,F403
 from .envs import *  # noqa: F401,F403
 from .errors import *  # noqa: F401,F403
@@ -19,4 +19,7 @@ from .model import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
-__all__ = [*algorithms.__all__, *_allocation_module.__all__, *evi.__all__, *generative.__all__, *envs.__all__, *errors.__all__, *evaluation.__all__, *model.__all__, *results.__all__, *threads.__all__]
+_MODULES = (
+    errors, results, model, envs, evaluation, generative, evi, _allocation, algorithms, threads,
+)
+__all__ = [name for module in _MODULES for name in module.__all__]
