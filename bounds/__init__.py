@@ -11,7 +11,7 @@
   the dominant term, the :math:`\\tilde O` reduction of an explicit expression,
   LaTeX.
 
-Where ``READING-NOTES.md`` and the paper differ, the notes are implemented.
+Where ``docs/semantics.md`` and the paper differ, that document is implemented.
 """
 
 from . import analysis, calculator, expressions, symbols

@@ -9,7 +9,7 @@ magnitude, not certified counts. The explicit totals keep the logarithms and
 the constant ``alpha`` of the allocation function (eq. 6): they are the budget
 the algorithms actually spend (up to rounding each pair up to an integer).
 
-Where ``READING-NOTES.md`` and the paper differ, the notes are implemented.
+Where ``docs/semantics.md`` and the paper differ, that document is implemented.
 """
 
 from dataclasses import dataclass
@@ -95,7 +95,7 @@ THM2 = Bound(
         theta**2 * D**2 * B**2 * Gamma * S * A / eps**2,
     ),
 )
-"""Thm. 2, as stated (and as in the reading notes):
+"""Thm. 2, as stated (and as in docs/semantics.md):
 
 .. math::
     \\tilde O\\Big(\\frac{\\theta D B^3 \\Gamma S A}{\\epsilon^3}

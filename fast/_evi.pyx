@@ -1,7 +1,7 @@
 """Compiled kernels of extended value iteration (Lemma 5 boxes, App. B greedy inner problem).
 
 Private module of the ``fast`` backend; the public functions live in
-:mod:`fast.evi`. Every kernel follows ``READING-NOTES.md``: the box of
+:mod:`fast.evi`. Every kernel follows ``docs/semantics.md``: the box of
 ``p(s'|s,a)`` is ``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` with the Bernstein
 radius of Lemma 5, and the inner problem starts at the lower ends and pours the
 leftover mass into next states in ascending order of ``v`` (goal first, ties to

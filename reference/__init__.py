@@ -2,7 +2,7 @@
 
 Tarbouriech, Pirotta, Valko and Lazaric, "Sample Complexity Bounds for
 Stochastic Shortest Path with a Generative Model", ALT 2021. Where the paper
-and ``READING-NOTES.md`` differ, the notes are implemented (and the docstrings
+and ``docs/semantics.md`` differ, that document is implemented (and the docstrings
 say so).
 """
 

@@ -4,7 +4,7 @@ Each public function is a thin wrapper around a private implementation that
 receives the numerical kernels (EVI, the Bernstein radius sums, value
 iteration) as a :class:`_Kernels` record; the ``fast`` backend calls the same
 private implementations with compiled kernels, so the algorithm logic exists
-once. Every choice follows READING-NOTES, "Algorithms", where it differs from
+once. Every choice follows docs/semantics.md, "Algorithms", where it differs from
 the paper's listings.
 """
 
@@ -427,7 +427,7 @@ def _diameter(kernels, run, eps, delta, max_iter):
     ``eta = eps / W``, sample until every pair has
     ``sum_s' beta(s, a, s') <= eta / 2`` (:func:`_sample_until_radius`),
     ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the proof's value
-    (READING-NOTES; App. C.1)
+    (docs/semantics.md; App. C.1)
 
     .. math::
 
@@ -658,7 +658,7 @@ def search(model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_
     -----
     With :math:`\\iota = \\min c'` and :math:`\\Delta = 1/2`, each round doubles
     :math:`\\Delta`, tops every pair up to :math:`\\lceil \\phi(\\Delta, \\iota) \\rceil`
-    samples (eq. 6, at the :math:`\\hat\\Gamma` fixpoint of READING-NOTES) and
+    samples (eq. 6, at the :math:`\\hat\\Gamma` fixpoint of docs/semantics.md) and
     runs EVI; it stops at the first round with
     :math:`\\|\\tilde v\\|_\\infty \\le \\Delta`:
 
@@ -716,7 +716,7 @@ def estimate_diameter(model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, c
     ``eta = eps / W``, sample until every pair has
     ``sum_s' beta(s, a, s') <= eta / 2`` (each failing pair doubling its
     count), then ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the
-    proof's estimate (App. C.1), which READING-NOTES prescribes over the
+    proof's estimate (App. C.1), which docs/semantics.md prescribes over the
     listing's:
 
     .. math::
@@ -785,7 +785,7 @@ def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=e
     Alg. 1 (``c_min > 0``): SEARCH(c, eps); Thm. 1: with probability
     ``>= 1 - delta``, ``||V^pi - V*||_inf <= eps``.
 
-    Alg. 3 (READING-NOTES): ``D_hat`` from Alg. 4 at accuracy ``eps``, then
+    Alg. 3 (docs/semantics.md): ``D_hat`` from Alg. 4 at accuracy ``eps``, then
 
     .. math::
 
@@ -793,7 +793,7 @@ def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=e
         \\tilde\\pi = \\mathrm{SEARCH}\\big(\\max(c, \\nu), \\epsilon / 2\\big),
 
     one sample store serving both phases; Thm. 2 as proved (App. E):
-    ``V^pi <= V*_theta + eps`` componentwise. Two choices follow READING-NOTES
+    ``V^pi <= V*_theta + eps`` componentwise. Two choices follow docs/semantics.md
     where the listings differ: SEARCH runs at ``eps / 2`` (App. E applies
     Thm. 1 in the perturbed model at that accuracy; the listing of Alg. 3
     passes no accuracy), and it keeps Alg. 4's samples instead of starting
@@ -841,7 +841,7 @@ def plug_in(model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
 
         When ``p_hat`` has no proper policy the iterates diverge,
         ``converged`` is False, and the policy can be improper in the true
-        model: the failure EVI avoids (READING-NOTES, "Confidence sets").
+        model: the failure EVI avoids (docs/semantics.md, "Confidence sets").
 
     Raises
     ------

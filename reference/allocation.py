@@ -25,7 +25,7 @@ def allocation(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=1.0):
     gamma_hat : int in 0..S+1
         Largest empirical support ``G = Gamma_hat`` of the current samples.
     alpha : float > 0, default 1.0
-        The numerical constant the paper leaves unspecified (READING-NOTES:
+        The numerical constant the paper leaves unspecified (docs/semantics.md:
         a parameter with default 1).
 
     Returns
@@ -59,7 +59,7 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     """Top every pair up to ``ceil(phi(X, y))`` samples at the ``Gamma_hat`` fixpoint.
 
     ``phi`` depends on ``Gamma_hat``, which depends on the samples
-    (READING-NOTES, "Allocation function"): compute the target with the
+    (docs/semantics.md, "Allocation function"): compute the target with the
     current ``Gamma_hat``, top up every pair (in order ``(s, a)``), recompute,
     and repeat until every pair has at least the target. This terminates
     because ``Gamma_hat`` never decreases and is at most ``S + 1``.

@@ -6,7 +6,7 @@ own names, plus the closed-form quantities the docstring derives, under
 these keys when they exist:
 
 ``V_star`` : ndarray of shape (S,)
-    Optimal value over proper policies (the LP value of READING-NOTES,
+    Optimal value over proper policies (the LP value of docs/semantics.md,
     "Model"; it equals ``V*`` whenever no zero-cost cycle beats it).
 ``optimal_policy`` : ndarray of int64, shape (S,)
     A deterministic policy attaining ``V_star`` (ties to the lowest action).
@@ -305,7 +305,7 @@ def zero_cost_loop():
 
     Notes
     -----
-    READING-NOTES, "Model" (zero-cost cycles): the LP gives the best value
+    docs/semantics.md, "Model" (zero-cost cycles): the LP gives the best value
     over proper policies, ``V_star = [1]`` (``optimal_policy = [1]``,
     ``D = B* = 1``), while the improper policy ``meta["improper_policy"] =
     [0]`` has value ``meta["V_improper"] = [0]``: with ``c_min = 0`` the
@@ -339,7 +339,7 @@ def theta_example(p_goal=0.05, exit_cost=0.5):
 
     Notes
     -----
-    READING-NOTES, "Guarantees to test" (Thm. 2 is one-sided). Action 1 is
+    docs/semantics.md, "Guarantees and their exact form" (Thm. 2 is one-sided). Action 1 is
     proper, free and takes ``E[tau] = 1 / p_goal`` steps (20 by default);
     action 0 takes one step, so ``D = 1``, ``V* = [0]`` (action 1) and
 
@@ -501,7 +501,7 @@ def trap(r=0.01, p_trap=0.5, shortcut_cost=0.5):
 
     and the optimal policy takes action 1 in the trap.
 
-    Mechanism (READING-NOTES, EVI): with ``n`` samples of ``(1, 1)`` the exit
+    Mechanism (docs/semantics.md, EVI): with ``n`` samples of ``(1, 1)`` the exit
     is unseen with probability ``(1 - r)^n`` (0.904 for ``n = 10``, 0.366 for
     ``n = 100`` with ``r = 0.01``). Then both trap actions are empirical
     self-loops with cost 1: the empirical model has no proper policy at the

@@ -4,9 +4,9 @@ Everything here is exact up to floating-point linear algebra: policy values by
 sparse linear solves (sparse LU, or BiCGSTAB held to the same backward error on
 large systems), optimal values by a linear program (HiGHS) and,
 independently, by Howard's policy iteration; plain value iteration is here as
-the baseline that fails on empirical kernels (READING-NOTES, "Confidence sets
+the baseline that fails on empirical kernels (docs/semantics.md, "Confidence sets
 and EVI"). Which value each function returns with zero-cost cycles follows
-READING-NOTES, "Model", where it is more precise than the paper.
+docs/semantics.md, "Model", where it is more precise than the paper.
 
 No function densifies a CSR kernel: they all work on ``ssp.kernel_csr()``.
 """
@@ -466,7 +466,7 @@ def policy_values(ssp, policy):
 
     Notes
     -----
-    READING-NOTES, "Model", which overrides Sec. 2 of the paper here: the paper
+    docs/semantics.md, "Model", which overrides Sec. 2 of the paper here: the paper
     says an improper policy has an unbounded value somewhere, which fails when
     the only closed classes it reaches cost nothing; those states get finite
     values. The finite/infinite split is decided on the support graph of
@@ -546,7 +546,7 @@ def hitting_times(ssp, policy):
     Returns
     -------
     ndarray of float64, shape (S,)
-        The values of ``policy`` with unit costs (READING-NOTES, "Model"):
+        The values of ``policy`` with unit costs (docs/semantics.md, "Model"):
 
         .. math::
 
@@ -638,7 +638,7 @@ def optimal_values(ssp):
 
     Notes
     -----
-    The linear program of READING-NOTES, "Model", with a sparse constraint
+    The linear program of docs/semantics.md, "Model", with a sparse constraint
     matrix of shape ``(S*A, S)`` built from ``ssp.kernel_csr()``:
 
     .. math::
@@ -650,7 +650,7 @@ def optimal_values(ssp):
     :math:`\\pi`, and :math:`\\hat V = \\min_{\\pi\\ \\mathrm{proper}} V^\\pi` is
     feasible, so the solution is :math:`\\hat V`. It equals :math:`V^\\star`
     when :math:`c_{\\min} > 0`; with zero-cost cycles an improper policy may
-    cost less (READING-NOTES). The policy is built from the Q-optimal actions
+    cost less (docs/semantics.md). The policy is built from the Q-optimal actions
     (:math:`Q(s,a) - \\hat V(s) \\le` :data:`Q_OPTIMAL_RTOL` :math:`\\cdot
     \\max(1, \\|\\hat V\\|_\\infty)`) by backward breadth-first search from the
     goal: an action qualifies once its support meets the states already
@@ -832,7 +832,7 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
 
     Notes
     -----
-    READING-NOTES, "Model": exact only by enumeration. With
+    docs/semantics.md, "Model": exact only by enumeration. With
     :math:`D_s = \\min_\\pi \\mathbb{E}[\\tau_\\pi(s)]` taken over the same
     enumeration,
 
@@ -960,6 +960,6 @@ def value_iteration(ssp, tol=1e-8, max_iter=100_000):
     policies, which with zero-cost cycles may lie below the best proper value
     of :func:`optimal_values`. When the model has no proper policy the
     iterates can grow without bound: that failure is why EVI exists
-    (READING-NOTES, "Confidence sets and EVI").
+    (docs/semantics.md, "Confidence sets and EVI").
     """
     return _value_iteration(ssp, tol, max_iter, _bellman_sweep)

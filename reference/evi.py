@@ -1,7 +1,7 @@
 """Bernstein confidence sets (Lemma 5) and extended value iteration for SSP (App. B).
 
-Every choice follows READING-NOTES, "Confidence sets (Lemma 5) and EVI
-(App. B)": natural logarithms, ``S`` the number of non-goal states in the
+Every choice follows docs/semantics.md, "Confidence sets and EVI":
+natural logarithms, ``S`` the number of non-goal states in the
 logarithm, a radius for every next state including the goal, the exact greedy
 inner problem with goal-first stable ties, and the stopping rule returning
 ``v_j`` with the policy greedy with respect to ``v_j``.
@@ -160,7 +160,7 @@ def bernstein_radius(counts, delta):
 
     Notes
     -----
-    READING-NOTES fixes what Lemma 5 leaves open: the logarithm is natural,
+    docs/semantics.md fixes what Lemma 5 leaves open: the logarithm is natural,
     ``S`` is the number of non-goal states, and the goal gets a radius like
     every other next state.
     """
@@ -180,7 +180,7 @@ def _radius(dense, delta):
 def bernstein_radius_sum(counts, delta):
     """Per-pair total radius ``sum_{s'} beta(s, a, s')`` (Lemma 5), without densifying.
 
-    This is the quantity Alg. 4 drives below ``eta / 2`` (READING-NOTES).
+    This is the quantity Alg. 4 drives below ``eta / 2`` (docs/semantics.md).
 
     Parameters
     ----------
@@ -267,7 +267,7 @@ def _box(dense, delta):
 def optimistic_inner(lo, hi, v):
     """Exact minimiser of ``sum_s' p(s') v(s')`` over a box intersected with the simplex.
 
-    The greedy solution of READING-NOTES (App. B's inner problem): start at
+    The greedy solution of docs/semantics.md (App. B's inner problem): start at
     the lower ends, then pour the remaining mass into next states in ascending
     order of ``v``, the goal first and ties by lower index (a stable sort of
     ``(g, 0, 1, ..., S-1)``), each up to its upper end.
@@ -402,7 +402,7 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
     ``mu <= c_min / 2`` the policy's value in the optimistic model satisfies
     ``V_tilde^pi <= (1 + 2 mu / c_min) v_tilde``.
 
-    The paper (App. B) leaves the inner solver and the ties open; READING-NOTES
+    The paper (App. B) leaves the inner solver and the ties open; docs/semantics.md
     fixes them and they are followed here: the exact greedy of
     :func:`optimistic_inner` (goal first, stable sort), the policy's ties to
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy

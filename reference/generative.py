@@ -2,7 +2,7 @@
 
 A generative model answers "sample a next state of the pair ``(s, a)``" for
 any pair, as often as asked (Sec. 2 of the paper). The sample complexity of
-every algorithm is the number of such calls, counted exactly (READING-NOTES,
+every algorithm is the number of such calls, counted exactly (docs/semantics.md,
 "Algorithms"): a model that draws ``n`` samples of a pair at once still counts
 ``n`` calls.
 """

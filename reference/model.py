@@ -1,6 +1,6 @@
 """The SSP model: transition kernel, costs, validation and Assumption 1.
 
-Conventions (READING-NOTES, "Model"): the ``S`` non-goal states are
+Conventions (docs/semantics.md, "Model"): the ``S`` non-goal states are
 ``0..S-1`` and the goal ``g`` is index ``S``. The kernel ``P`` gives, for each
 non-goal pair ``(s, a)``, a probability vector over ``S' = S ∪ {g}``; the goal
 is absorbing and free and is not a row of ``P``.

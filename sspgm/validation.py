@@ -5,7 +5,7 @@ seeds (x backends, x ``theta`` for Alg. 3), evaluates every returned policy
 exactly, and records one row per run:
 
 * **success** -- Thm. 1: :math:`\\|V^\\pi - V^\\star\\|_\\infty \\le \\epsilon`;
-  Thm. 2 in the one-sided form the reading notes fix (App. E proves no
+  Thm. 2 in the one-sided form docs/semantics.md fixes (App. E proves no
   more): :math:`V^\\pi \\le V^\\star_\\theta + \\epsilon` componentwise.
 * **error** -- the left-hand side: :math:`\\|V^\\pi - V^\\star\\|_\\infty`, or
   :math:`\\max_s (V^\\pi(s) - V^\\star_\\theta(s))` (negative when the policy
@@ -204,7 +204,7 @@ STANDARD_SWEEPS = (
 """The standard instances of ``sspgm validate``. Alg. 1 on a 4-state chain,
 the one-state trade-off, the 3x4 grid world, a 10-state garnet, and
 gymnasium's CliffWalking, FrozenLake (4x4, slippery) and Taxi; Alg. 3
-(``theta = 3``) on the ``theta`` example of the reading notes (the free
+(``theta = 3``) on the ``theta`` example of docs/semantics.md ("Guarantees") (the free
 action takes 20 steps, outside ``Pi_3``), the trade-off (its slow action, 2
 steps, inside) and a 3-state chain. Each configuration has 4 accuracies x 10
 seeds x 3 confidence levels, so that 40 runs without failure put the

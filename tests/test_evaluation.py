@@ -418,7 +418,7 @@ def test_policy_iteration_from_a_given_proper_policy(backend):
 def test_theta_example(backend):
     # One state: action 0 exits for 1/2; action 1 is free and reaches g w.p. 0.05
     # (E[tau] = 20). D = 1. theta = 5 excludes action 1: V*_theta = 0.5, although
-    # the free action, outside Pi_5, has value 0 (READING-NOTES, Thm. 2).
+    # the free action, outside Pi_5, has value 0 (docs/semantics.md, Thm. 2).
     ssp = _one_state(backend, [[0.0, 1.0], [0.95, 0.05]], [0.5, 0.0])
     restricted = backend.restricted_optimal_values(ssp, 5)
     np.testing.assert_allclose(restricted.values, [0.5], rtol=1e-12)

@@ -2,7 +2,7 @@
 
 The instance is known, so after the run the policy's exact error is printed:
 ``max_s |V^pi(s) - V*(s)|`` for Alg. 1 (Thm. 1), and the one-sided
-``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, READING-NOTES).
+``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, docs/semantics.md).
 """
 
 import argparse
