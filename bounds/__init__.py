@@ -7,20 +7,26 @@
 * :mod:`bounds.calculator` -- :func:`samp_comp` and friends: floats when
   every parameter is given, sympy expressions in the missing ones otherwise;
   :func:`accuracy_for_budget`.
+* :class:`ParameterError` -- raised on a parameter out of its domain, missing,
+  or not used by the bound asked for (a :class:`ValueError`).
 * :mod:`bounds.analysis` -- leading exponent in ``1/eps``, simplified ratios,
   the dominant term, the :math:`\\tilde O` reduction of an explicit expression,
   LaTeX.
 
-Where ``docs/semantics.md`` and the paper differ, that document is implemented.
+Where ``docs/semantics.md`` and the paper differ, that document is implemented
+(its "Errata" section lists each difference with its counterexample or
+derivation). ``import bounds`` imports neither backend.
 """
 
 from . import analysis, calculator, expressions, symbols
+from ._checks import ParameterError
 from .analysis import *  # noqa: F401,F403
 from .calculator import *  # noqa: F401,F403
 from .expressions import *  # noqa: F401,F403
 from .symbols import *  # noqa: F401,F403
 
 __all__ = [
+    "ParameterError",
     *symbols.__all__,
     *expressions.__all__,
     *calculator.__all__,

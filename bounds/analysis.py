@@ -7,10 +7,10 @@ expansion), and returns sympy objects.
 
 import sympy as sp
 
-from reference.errors import ParameterError
+from ._checks import ParameterError
 
 from .expressions import Bound
-from .symbols import alpha, eps
+from .symbols import B, D_hat, alpha, cmin, eps
 
 __all__ = [
     "terms_of",
@@ -22,6 +22,7 @@ __all__ = [
     "ratio",
     "dominant_term",
     "to_latex",
+    "LATEX_NAMES",
 ]
 
 
@@ -219,8 +220,20 @@ def dominant_term(bound, values):
     return terms[max(range(len(terms)), key=lambda i: (numbers[i], -i))]
 
 
+LATEX_NAMES = {
+    B: r"B_\star",
+    cmin: r"c_{\min}",
+    D_hat: r"\hat D",
+}
+"""How :func:`to_latex` writes the symbols whose sympy names differ from the paper's."""
+
+
 def to_latex(expr):
-    """LaTeX of a sympy expression, of a :class:`Bound` (its sum) or of a number.
+    r"""LaTeX of a sympy expression, of a :class:`Bound` (its sum) or of a number, in the paper's notation.
+
+    :math:`B_\star`, :math:`c_{\min}`, :math:`\hat D`, :math:`\epsilon`,
+    :math:`\Gamma`, :math:`\theta` (:data:`LATEX_NAMES`); math mode without
+    delimiters.
 
     Parameters
     ----------
@@ -230,11 +243,16 @@ def to_latex(expr):
     Returns
     -------
     str
-        :func:`sympy.latex` of the expression.
+
+    Examples
+    --------
+    >>> from bounds import THM1
+    >>> to_latex(THM1.terms[0])
+    '\\frac{A B_\\star^{3} \\Gamma S}{c_{\\min} \\epsilon^{2}}'
     """
     if isinstance(expr, Bound):
         expr = expr.total
-    return sp.latex(sp.sympify(expr))
+    return sp.latex(sp.sympify(expr), symbol_names=LATEX_NAMES)
 
 
 def _monomials(bound):

@@ -6,8 +6,9 @@ their sum. The :math:`\\tilde O` bounds (Thms. 1-2, eqs. 4-5, Lemma 9) and the
 with coefficient 1 and no logarithm, since :math:`\\tilde O` hides absolute
 constants and polylogarithmic factors. Their numbers are therefore orders of
 magnitude, not certified counts. The explicit totals keep the logarithms and
-the constant ``alpha`` of the allocation function (eq. 6): they are the budget
-the algorithms actually spend (up to rounding each pair up to an integer).
+the constant ``alpha`` of the allocation function (eq. 6): they bound the calls
+the algorithms make, given their final doubling guesses (:data:`EXPLICIT_CMIN`
+leaves out the rounding of each pair up to an integer).
 
 Where ``docs/semantics.md`` and the paper differ, that document is implemented.
 """
@@ -18,7 +19,7 @@ import numbers
 
 import sympy as sp
 
-from .symbols import A, B, D, D_hat, Delta, Gamma, S, alpha, cmin, delta, eps, theta
+from .symbols import A, B, D, D_hat, Delta, Gamma, S, W, alpha, cmin, delta, eps, theta
 
 __all__ = [
     "Bound",
@@ -27,8 +28,10 @@ __all__ = [
     "SIMULATION_CMIN",
     "SIMULATION_THETA",
     "LOWER_BOUND",
+    "THM2_PROVED",
     "DIAMETER",
     "EXPLICIT_CMIN",
+    "EXPLICIT_DIAMETER",
     "EXPLICIT_THETA",
     "BOUNDS",
     "NU",
@@ -36,6 +39,9 @@ __all__ = [
     "phi_terms",
     "phi",
     "explicit_total_terms",
+    "diameter_samples",
+    "diameter_total_terms",
+    "perturbed_range",
     "final_delta",
 ]
 
@@ -50,6 +56,8 @@ class Bound:
         Short name (``"thm1"``, ``"eq4"``, ...), the key in :data:`BOUNDS`.
     title : str
         Human-readable name with the paper's numbering.
+    latex_title : str
+        The same in LaTeX text mode (math in ``$...$``), in the paper's notation.
     kind : str
         ``"O~"`` (upper bound up to constants and logs), ``"Omega"`` (lower
         bound up to constants) or ``"explicit"`` (with logs and ``alpha``).
@@ -59,6 +67,7 @@ class Bound:
 
     key: str
     title: str
+    latex_title: str
     kind: str
     terms: tuple
 
@@ -71,6 +80,7 @@ class Bound:
 THM1 = Bound(
     "thm1",
     "Thm. 1 (Alg. 1, c_min > 0)",
+    r"Thm.~1 (Alg.~1, $c_{\min} > 0$)",
     "O~",
     (
         B**3 * Gamma * S * A / (cmin * eps**2),
@@ -87,7 +97,8 @@ THM1 = Bound(
 
 THM2 = Bound(
     "thm2",
-    "Thm. 2 (Alg. 3, theta >= 1)",
+    "Thm. 2 as printed (Alg. 3, theta >= 1)",
+    r"Thm.~2 as printed (Alg.~3, $\theta \ge 1$)",
     "O~",
     (
         theta * D * B**3 * Gamma * S * A / eps**3,
@@ -95,22 +106,51 @@ THM2 = Bound(
         theta**2 * D**2 * B**2 * Gamma * S * A / eps**2,
     ),
 )
-"""Thm. 2, as stated (and as in docs/semantics.md):
+"""Thm. 2 as the paper prints it:
+
+.. math::
+    \\tilde O\\Big(\\frac{\\theta D B_\\star^3 \\Gamma S A}{\\epsilon^3}
+    + \\frac{\\theta D B_\\star S^2 A}{\\epsilon^2}
+    + \\frac{\\theta^2 D^2 B_\\star^2 \\Gamma S A}{\\epsilon^2}\\Big).
+
+Its middle term is a factor ``B`` below what the proof gives, and it drops
+the diameter subroutine (docs/semantics.md, "Errata", 4): :data:`THM2_PROVED`.
+"""
+
+THM2_PROVED = Bound(
+    "thm2_proved",
+    "Thm. 2 as proved (Alg. 3, theta >= 1)",
+    r"Thm.~2 as proved (Alg.~3, $\theta \ge 1$)",
+    "O~",
+    (
+        theta * D * B**3 * Gamma * S * A / eps**3,
+        theta * D * B**2 * S**2 * A / eps**2,
+        theta**2 * D**2 * B**2 * Gamma * S * A / eps**2,
+        D**2 * Gamma * S * A / eps**2,
+        D * S**2 * A / eps,
+    ),
+)
+"""Thm. 2 as App. E proves it (docs/semantics.md, "Errata", 4): Thm. 1 with
+``c_min`` replaced by :math:`\\nu = \\epsilon / (2 \\theta \\hat D)` at accuracy
+``eps / 2``, plus the diameter subroutine (Lemma 9):
 
 .. math::
     \\tilde O\\Big(\\frac{\\theta D B^3 \\Gamma S A}{\\epsilon^3}
-    + \\frac{\\theta D B S^2 A}{\\epsilon^2}
-    + \\frac{\\theta^2 D^2 B^2 \\Gamma S A}{\\epsilon^2}\\Big).
+    + \\frac{\\theta D B^2 S^2 A}{\\epsilon^2}
+    + \\frac{\\theta^2 D^2 B^2 \\Gamma S A}{\\epsilon^2}
+    + \\frac{D^2 \\Gamma S A}{\\epsilon^2} + \\frac{D S^2 A}{\\epsilon}\\Big).
 
-Deriving it from the allocation function (``X = B``,
-``y = eps / (2 theta D)``, accuracy ``eps / 2``) gives the same first and third
-terms but :math:`\\theta D B^2 S^2 A / \\epsilon^2` for the middle one: the
-stated middle term is smaller by a factor ``B``.
+The last two terms are Lemma 9's; the paper calls them subsumed, which holds
+only when :math:`\\theta B \\ge 1` and :math:`\\theta B^2 \\ge \\epsilon`. Here ``B``
+is the range of the problem SEARCH solves, with costs :math:`\\max(c, \\nu)`;
+it equals :math:`B_\\star` when :math:`c_{\\min} \\ge \\nu` and lies between
+:math:`B_\\star` and ``D`` otherwise.
 """
 
 SIMULATION_CMIN = Bound(
     "eq4",
     "Eq. 4 (simulation lemma, c_min > 0)",
+    r"Eq.~4 (simulation lemma, $c_{\min} > 0$)",
     "O~",
     (
         B**4 * Gamma * S * A / (cmin**2 * eps**2),
@@ -127,6 +167,7 @@ SIMULATION_CMIN = Bound(
 SIMULATION_THETA = Bound(
     "eq5",
     "Eq. 5 (simulation lemma, theta >= 1)",
+    r"Eq.~5 (simulation lemma, $\theta \ge 1$)",
     "O~",
     (
         theta**2 * D**2 * B**4 * Gamma * S * A / eps**4,
@@ -143,6 +184,7 @@ SIMULATION_THETA = Bound(
 LOWER_BOUND = Bound(
     "lower",
     "Lower bound (Sec. 5, unit cost)",
+    r"Lower bound (Sec.~5, unit cost)",
     "Omega",
     (S * A * B**3 / eps**2,),
 )
@@ -156,6 +198,7 @@ LOWER_BOUND = Bound(
 DIAMETER = Bound(
     "lemma9",
     "Lemma 9 (diameter subroutine, Alg. 4)",
+    r"Lemma~9 (diameter subroutine, Alg.~4)",
     "O~",
     (
         D**2 * Gamma * S * A / eps**2,
@@ -221,18 +264,18 @@ def phi(X, y, accuracy=eps):
 
 
 def explicit_total_terms(X, y, accuracy):
-    """The allocation function summed over the ``S * A`` pairs, term by term.
+    r"""The allocation function summed over the ``S * A`` pairs, term by term.
 
     .. math::
-        N(X, y) = S A \\, \\phi(X, y)
+        N(X, y) = S A \, \phi(X, y)
 
     (no rounding up to integers).
 
     Parameters
     ----------
     X, y : sympy.Expr or number
-        The arguments of :math:`\\phi` (``X = Delta``; ``y = c_min`` for
-        Alg. 1, ``nu`` for Alg. 3).
+        The arguments of :math:`\phi` (``X = Delta``; ``y = c_min`` for
+        Alg. 1, :math:`\max(c_{\min}, \nu)` for Alg. 3).
     accuracy : sympy.Expr or number
         The accuracy SEARCH runs at (``eps``, or ``eps / 2`` in Alg. 3).
 
@@ -241,6 +284,78 @@ def explicit_total_terms(X, y, accuracy):
     tuple of 3 sympy.Expr
     """
     return tuple(S * A * t for t in phi_terms(X, y, accuracy))
+
+
+def diameter_samples(W_value, accuracy=eps):
+    r"""Samples per pair that end Alg. 4's sampling at the guess ``W``, and their constant.
+
+    Alg. 4 samples a pair until :math:`\sum_{s'} \beta(s, a, s') \le \eta / 2`
+    with :math:`\eta = \epsilon / W`. By Cauchy-Schwarz over the empirical
+    support (at most :math:`\Gamma` next states),
+
+    .. math::
+        \sum_{s'} \beta(s, a, s') \le 4 \sqrt{\frac{\Gamma L}{N}}
+        + \frac{28 (S + 1) L}{N}, \qquad L = \log\frac{S A N}{\delta},
+
+    which is at most :math:`\eta / 2` as soon as :math:`N \ge K \log(S A N / \delta)`
+    with
+
+    .. math::
+        K = \frac{256 \Gamma W^2}{\epsilon^2} + \frac{112 (S + 1) W}{\epsilon},
+
+    and that holds for every :math:`N \ge N_4 = 2 K \log(2 S A K / \delta)`
+    (at :math:`N_4`, :math:`\log(S A N_4 / \delta) = \log(2 S A K/\delta)
+    + \log\log(2 S A K/\delta) \le 2 \log(2 S A K / \delta)`, and
+    :math:`N - K \log(S A N/\delta)` increases for :math:`N \ge K`).
+
+    Parameters
+    ----------
+    W_value : sympy.Expr or number
+        The guess ``W`` (Alg. 4's last one bounds every round's sampling).
+    accuracy : sympy.Expr or number, optional
+        The accuracy Alg. 4 runs at (default the symbol ``eps``).
+
+    Returns
+    -------
+    N4 : sympy.Expr
+        :math:`N_4 = 2 K \log(2 S A K / \delta)`.
+    K : sympy.Expr
+        The constant ``K`` above.
+    """
+    K = 256 * Gamma * W_value**2 / accuracy**2 + 112 * (S + 1) * W_value / accuracy
+    return 2 * K * sp.log(2 * S * A * K / delta), K
+
+
+def diameter_total_terms(W_value, accuracy=eps):
+    r"""Alg. 4's calls summed over the ``S * A`` pairs, up to the guess ``W``.
+
+    A failing pair doubles its count (1, 2, 4, ...), and every power of two
+    at least :math:`N_4` (:func:`diameter_samples`) passes every round's test
+    up to ``W``, so each pair ends with fewer than :math:`2 N_4` samples:
+
+    .. math::
+        N_{\mathrm{Alg.\,4}} \le 2 S A N_4 = 4 S A K \log\frac{2 S A K}{\delta}
+        = S A \Big(\frac{1024 \Gamma W^2}{\epsilon^2}
+        + \frac{448 (S+1) W}{\epsilon}\Big) \log\frac{2 S A K}{\delta}.
+
+    Parameters
+    ----------
+    W_value : sympy.Expr or number
+        Alg. 4's last guess ``W`` (at most the first power of two at least
+        ``D``, under the event of Lemma 5).
+    accuracy : sympy.Expr or number, optional
+        Alg. 4's accuracy (default the symbol ``eps``).
+
+    Returns
+    -------
+    tuple of 2 sympy.Expr
+    """
+    _, K = diameter_samples(W_value, accuracy)
+    log_term = sp.log(2 * S * A * K / delta)
+    return (
+        S * A * 1024 * Gamma * W_value**2 / accuracy**2 * log_term,
+        S * A * 448 * (S + 1) * W_value / accuracy * log_term,
+    )
 
 
 NU = eps / (2 * theta * D_hat)
@@ -253,25 +368,48 @@ D_HAT_UPPER = (1 + 2 * eps * (1 + eps)) * (1 + eps) * D
 EXPLICIT_CMIN = Bound(
     "explicit1",
     "Explicit total of Alg. 1 (S A phi(Delta, c_min))",
+    r"Explicit total of Alg.~1, $S A\,\phi(\Delta, c_{\min})$",
     "explicit",
     explicit_total_terms(Delta, cmin, eps),
 )
 """Calls of Alg. 1 up to the round with guess ``Delta``: every pair holds
-:math:`\\phi(\\Delta, c_{\\min})` samples at accuracy ``eps``; the final guess
-satisfies ``Delta <= 2 B`` (:func:`final_delta`)."""
+:math:`\\lceil\\phi(\\Delta, c_{\\min})\\rceil` samples at accuracy ``eps`` (this
+total leaves out the rounding up, at most ``S A`` calls); the final guess is at
+most :func:`final_delta` of :math:`B_\\star` under the event of Lemma 5."""
+
+EXPLICIT_DIAMETER = Bound(
+    "explicit4",
+    "Explicit total of Alg. 4 (diameter subroutine, 2 S A N4(W))",
+    r"Explicit total of Alg.~4, $2 S A N_4(W)$",
+    "explicit",
+    diameter_total_terms(W),
+)
+"""Calls of Alg. 4 up to the round with guess ``W`` (:func:`diameter_total_terms`),
+rounding included; the final guess is at most :func:`final_delta` of ``D``
+under the event of Lemma 5."""
 
 EXPLICIT_THETA = Bound(
     "explicit3",
-    "Explicit total of Alg. 3's SEARCH (S A phi(Delta, nu), accuracy eps/2)",
+    "Explicit total of Alg. 3 (Alg. 4 + S A phi(Delta, max(c_min, nu)), accuracy eps/2)",
+    r"Explicit total of Alg.~3, Alg.~4 $+\ S A\,\phi(\Delta, \max(c_{\min}, \nu))$",
     "explicit",
-    explicit_total_terms(Delta, NU, eps / 2),
+    diameter_total_terms(W) + explicit_total_terms(Delta, sp.Max(cmin, NU), eps / 2),
 )
-"""Calls of SEARCH inside Alg. 3 up to the round with guess ``Delta``:
-:math:`S A \\, \\phi(\\Delta, \\nu)` at accuracy ``eps / 2`` with
-:math:`\\nu = \\epsilon/(2\\theta\\hat D)` (reading notes: App. E applies Thm. 1
-to the perturbed costs at accuracy ``eps / 2``). SEARCH's actual ``y`` is
-:math:`\\max(c_{\\min}, \\nu) \\ge \\nu`, and :math:`\\phi` decreases in ``y``, so
-this is an upper bound. The diameter subroutine's own samples are not included.
+"""Calls of Alg. 3: its diameter subroutine at accuracy ``eps`` up to the
+guess ``W`` (:data:`EXPLICIT_DIAMETER`), then SEARCH on the costs
+:math:`\\max(c, \\nu)`, whose minimum is :math:`\\max(c_{\\min}, \\nu)`, at
+accuracy ``eps / 2`` up to the guess ``Delta``:
+
+.. math::
+    N_{\\mathrm{Alg.\\,4}}(W) + S A \\, \\phi\\big(\\Delta, \\max(c_{\\min}, \\nu)\\big),
+    \\qquad \\nu = \\frac{\\epsilon}{2 \\theta \\hat D}.
+
+The two phases share one sample store, so a pair ends with the larger of its
+two counts; the sum bounds it, the rounding up of :math:`\\phi` included
+(every pair holds at least one sample from Alg. 4). Under the event of Lemma 5
+``W`` is at most :func:`final_delta` of ``D``, and ``Delta`` at most
+:func:`final_delta` of the range of the perturbed problem
+(:func:`perturbed_range`).
 """
 
 BOUNDS = {
@@ -282,12 +420,48 @@ BOUNDS = {
         LOWER_BOUND,
         EXPLICIT_CMIN,
         THM2,
+        THM2_PROVED,
         SIMULATION_THETA,
         DIAMETER,
+        EXPLICIT_DIAMETER,
         EXPLICIT_THETA,
     )
 }
 """Every bound by key, the ``c_min > 0`` family first."""
+
+
+def perturbed_range(D_value, B_value=None, cmin_value=None, nu=NU):
+    r"""An upper bound on the optimal values of the problem SEARCH solves inside Alg. 3.
+
+    SEARCH runs on the costs :math:`c_\nu = \max(c, \nu)`. With
+    :math:`\pi_D` a policy reaching the goal in :math:`D_s` expected steps,
+    :math:`V^\star_\nu(s) \le V^{\pi_D}_\nu(s) \le D_s \le D` since
+    :math:`c_\nu \le 1`. When :math:`c_{\min} > 0`,
+    :math:`c_\nu \le \max(1, \nu / c_{\min})\, c`, so
+    :math:`V^\star_\nu \le \max(1, \nu / c_{\min}) B_\star`:
+
+    .. math::
+        B_\nu \le \min\Big(D, \max\big(1, \tfrac{\nu}{c_{\min}}\big) B_\star\Big).
+
+    With :math:`c_{\min} = 0` nothing better than ``D`` holds: on
+    ``theta_example`` :math:`B_\star = 0` while :math:`B_\nu = \min(1/2, 20 \nu) > 0`.
+
+    Parameters
+    ----------
+    D_value : sympy.Expr or number
+        The SSP-diameter.
+    B_value, cmin_value : sympy.Expr or number, optional
+        :math:`B_\star` and :math:`c_{\min} > 0`; both or neither.
+    nu : sympy.Expr or number, optional
+        The perturbation (default :data:`NU`).
+
+    Returns
+    -------
+    sympy.Expr or number
+    """
+    if B_value is None:
+        return D_value
+    return sp.Min(D_value, sp.Max(1, nu / cmin_value) * B_value)
 
 
 def final_delta(B_value):

@@ -17,6 +17,7 @@ symbol        meaning
 ``alpha``     numerical constant of the allocation function (eq. 6)
 ``X``, ``y``  arguments of the allocation function :math:`\\phi(X, y)`
 ``Delta``     the doubling guess :math:`\\Delta` of SEARCH (Alg. 2)
+``W``         the doubling guess :math:`W` of the diameter subroutine (Alg. 4)
 ============  ==========================================================
 """
 
@@ -37,12 +38,13 @@ __all__ = [
     "X",
     "y",
     "Delta",
+    "W",
     "SYMBOLS",
 ]
 
 eps, delta, B, cmin = sp.symbols("epsilon delta B c_min", positive=True)
 S, A, Gamma, theta, D = sp.symbols("S A Gamma theta D", positive=True)
-D_hat, alpha, X, y, Delta = sp.symbols("Dhat alpha X y Delta", positive=True)
+D_hat, alpha, X, y, Delta, W = sp.symbols("Dhat alpha X y Delta W", positive=True)
 
 SYMBOLS = {
     "eps": eps,
@@ -59,5 +61,6 @@ SYMBOLS = {
     "X": X,
     "y": y,
     "Delta": Delta,
+    "W": W,
 }
 """Python keyword name -> symbol, as used by the calculator's keyword arguments."""

@@ -4,19 +4,21 @@ Prints, for every bound that the given parameters select, each term with
 its value, the dominant term and the total, then all totals side by side.
 ``--cmin`` selects the ``c_min > 0`` family (Thm. 1, eq. 4, the explicit
 total of Alg. 1, and the unit-cost lower bound when ``B >= 1``); ``--theta``
-with ``--D`` selects the ``theta`` family (Thm. 2, eq. 5, Lemma 9, the
-explicit total of Alg. 3). Omitted ``--S``, ``--A``, ``--Gamma`` stay
-symbolic. ``--latex`` prints every cell as LaTeX.
+with ``--D`` selects the ``theta`` family (Thm. 2 as printed and as proved,
+eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
+``max(c_min, nu)`` when ``--cmin`` is given). Omitted ``--S``, ``--A``,
+``--Gamma`` stay symbolic. ``--latex`` prints one complete LaTeX
+``tabular`` in the paper's notation.
 """
 
 import numpy as np
 import sympy as sp
 
 import bounds
-from reference.errors import ParameterError
+from bounds import ParameterError
 
 FAMILY_CMIN = ("thm1", "eq4", "lower", "explicit1")
-FAMILY_THETA = ("thm2", "eq5", "lemma9", "explicit3")
+FAMILY_THETA = ("thm2", "thm2_proved", "eq5", "lemma9", "explicit4", "explicit3")
 
 
 def register(subparsers):
@@ -27,7 +29,8 @@ def register(subparsers):
         description=__doc__.split("\n\n")[1],
     )
     p.add_argument("--eps", type=float, required=True, help="accuracy in (0, 1]")
-    p.add_argument("--B", type=float, required=True, help="range B* of the optimal values")
+    p.add_argument("--B", type=float, required=True,
+                   help="range B* of the optimal values (0 allowed with --theta)")
     p.add_argument("--cmin", type=float, help="minimum cost in (0, 1]: Alg. 1 bounds")
     p.add_argument("--S", type=int, help="number of non-goal states (symbolic if omitted)")
     p.add_argument("--A", type=int, help="number of actions (symbolic if omitted)")
@@ -35,35 +38,39 @@ def register(subparsers):
     p.add_argument("--theta", type=float, help="slack theta >= 1: Alg. 3 bounds (with --D)")
     p.add_argument("--D", type=float, help="SSP-diameter >= 1: Alg. 3 bounds (with --theta)")
     p.add_argument("--D-hat", dest="D_hat", type=float,
-                   help="diameter estimate for Alg. 3's explicit total "
+                   help="diameter estimate (>= D) for Alg. 3's explicit total "
                    "(default: Lemma 9's upper bound from D and eps)")
     p.add_argument("--delta", type=float, default=0.1,
                    help="confidence level of the explicit totals (default 0.1)")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="constant of the allocation function (default 1)")
     p.add_argument("--Delta", type=float,
-                   help="final doubling guess of the explicit totals "
-                   "(default: first power of 2 >= B)")
-    p.add_argument("--latex", action="store_true", help="print LaTeX")
+                   help="final doubling guess of SEARCH in the explicit totals "
+                   "(default: bounded from B, or from D in Alg. 3)")
+    p.add_argument("--W", type=float,
+                   help="final doubling guess of Alg. 4 in the explicit totals "
+                   "(default: first power of 2 >= D)")
+    p.add_argument("--latex", action="store_true",
+                   help="print one complete LaTeX tabular in the paper's notation")
     p.set_defaults(run=run)
 
 
 def run(args):
     """Print the table of bounds for ``args``; returns the exit status."""
     evaluated = [(key, _evaluate(key, args)) for key in _selected(args)]
-    print(_header(args))
-    totals = []
+    header = _header(args)
+    if args.latex:
+        print(_latex_table(header, evaluated))
+        return 0
+    print("\n".join(header))
     for key, values in evaluated:
-        bound = bounds.BOUNDS[key]
         print()
-        print(_section(bound, values, args.latex))
-        title = rf"\text{{{key}}}" if args.latex else bound.title
-        totals.append((title, sum(values) if _numeric(values) else sp.Add(*values)))
+        print(_section(bounds.BOUNDS[key], values))
     print()
-    print("% totals" if args.latex else "totals")
-    width = max(len(title) for title, _ in totals)
-    for title, total in totals:
-        print(_row(title, total, width, args.latex))
+    print("totals")
+    width = max(len(bounds.BOUNDS[key].title) for key, _ in evaluated)
+    for key, values in evaluated:
+        print(_row(bounds.BOUNDS[key].title, _total(values), width))
     return 0
 
 
@@ -71,6 +78,12 @@ def _selected(args):
     theta_given = (args.theta is not None, args.D is not None)
     if any(theta_given) and not all(theta_given):
         raise ParameterError("`--theta` and `--D` must be given together; got only one of them.")
+    for name in ("D_hat", "W"):
+        if getattr(args, name) is not None and not all(theta_given):
+            flag = "--D-hat" if name == "D_hat" else "--W"
+            raise ParameterError(
+                f"`{flag}` is used by the Alg. 3 bounds only; give `--theta` and `--D` too."
+            )
     keys = []
     if args.cmin is not None:
         keys += [k for k in FAMILY_CMIN if k != "lower" or args.B >= 1]
@@ -88,61 +101,124 @@ def _evaluate(key, args):
     if key == "lower":
         return bounds.samp_comp_lower(args.eps, args.B, **common)
     common["Gamma"] = args.Gamma
-    if key == "lemma9":
-        return bounds.samp_comp_diameter(args.eps, args.D, **common)
-    common.update(delta=args.delta, alpha=args.alpha, Delta=args.Delta, bound=key)
-    if key in FAMILY_CMIN:
-        return bounds.samp_comp(args.eps, args.B, args.cmin, **common)
-    return bounds.samp_comp_theta(args.eps, args.theta, args.D, args.B, D_hat=args.D_hat,
-                                  **common)
+    if key in ("lemma9", "explicit4"):
+        if key == "lemma9":
+            return bounds.samp_comp_diameter(args.eps, args.D, **common)
+        D = args.D if args.W is None else None
+        return bounds.samp_comp_diameter(args.eps, D, delta=args.delta, W=args.W,
+                                         bound=key, **common)
+    if key in ("thm1", "eq4"):
+        return bounds.samp_comp(args.eps, args.B, args.cmin, bound=key, **common)
+    explicit = dict(delta=args.delta, alpha=args.alpha, Delta=args.Delta)
+    if key == "explicit1":
+        B = args.B if args.Delta is None else None
+        return bounds.samp_comp(args.eps, B, args.cmin, bound=key, **explicit, **common)
+    theta = (args.eps, args.theta, args.D)
+    if key in ("thm2", "thm2_proved"):
+        variant = "printed" if key == "thm2" else "proved"
+        return bounds.samp_comp_theta(*theta, args.B, variant=variant, **common)
+    if key == "eq5":
+        return bounds.samp_comp_theta(*theta, args.B, bound=key, **common)
+    B = args.B if args.cmin is not None and args.Delta is None else None
+    return bounds.samp_comp_theta(*theta, B, cmin=args.cmin, D_hat=args.D_hat, W=args.W,
+                                  bound=key, **explicit, **common)
 
 
 def _header(args):
-    Delta = args.Delta if args.Delta is not None else bounds.final_delta(args.B)
+    """Lines describing the parameters, the defaults filled in, and what the kinds mean."""
     given = [("eps", args.eps), ("B", args.B), ("cmin", args.cmin), ("S", args.S),
              ("A", args.A), ("Gamma", args.Gamma), ("theta", args.theta), ("D", args.D),
-             ("delta", args.delta), ("alpha", args.alpha), ("Delta", Delta)]
+             ("delta", args.delta), ("alpha", args.alpha)]
     shown = ", ".join(f"{name} = {value:g}" for name, value in given if value is not None)
     lines = [f"parameters: {shown}"]
+    if args.cmin is not None:
+        Delta = args.Delta if args.Delta is not None else bounds.final_delta(args.B)
+        lines.append(f"Alg. 1: Delta = {Delta:g}"
+                     + ("" if args.Delta is not None else " (first power of 2 >= B)"))
     if args.theta is not None and args.D is not None:
-        D_hat = args.D_hat
-        if D_hat is None:
-            D_hat = float(bounds.D_HAT_UPPER.subs({bounds.eps: args.eps, bounds.D: args.D}))
-            lines.append(f"D_hat = {D_hat:g} (Lemma 9 upper bound from D and eps)")
-        else:
-            lines.append(f"D_hat = {D_hat:g}")
+        lines.append(_alg3_header(args))
     lines.append("O~ and Omega bounds: constants and log factors dropped; "
-                 "explicit totals: S A phi(Delta, y) with logs and alpha")
-    prefix = "% " if args.latex else ""
-    return "\n".join(prefix + line for line in lines)
+                 "explicit totals: calls at the final guesses, logs and alpha included")
+    return lines
 
 
-def _section(bound, values, latex):
-    labels = [bounds.to_latex(t) if latex else sp.sstr(t) for t in bound.terms]
-    total = r"\text{total}" if latex else "total"
-    width = max(len(label) for label in labels + [total])
-    lines = [("% " if latex else "") + f"{bound.title} [{bound.kind}]"]
-    lines += [_row(label, value, width, latex) for label, value in zip(labels, values)]
-    if _numeric(values):
-        lines.append(_row(total, sum(values), width, latex))
-        top = bound.terms[int(np.argmax(values))]
-        shown = bounds.to_latex(top) if latex else sp.sstr(top)
+def _alg3_header(args):
+    if args.D_hat is None:
+        D_hat = float(bounds.D_HAT_UPPER.subs({bounds.eps: args.eps, bounds.D: args.D}))
+        parts = [f"D_hat = {D_hat:g} (Lemma 9's upper bound)"]
     else:
-        lines.append(_row(total, sp.Add(*values), width, latex))
-        missing = sorted({str(s) for v in values if not isinstance(v, float)
-                          for s in v.free_symbols})
-        shown = f"undetermined (depends on {', '.join(missing)})"
-    lines.append(("% " if latex else "  ") + f"dominant: {shown}")
+        D_hat = args.D_hat
+        parts = [f"D_hat = {D_hat:g}"]
+    nu = args.eps / (2 * args.theta * D_hat)
+    floor = nu if args.cmin is None else max(args.cmin, nu)
+    parts.append(f"nu = {nu:.6g}, cost floor max(c_min, nu) = {floor:.6g}")
+    W = args.W if args.W is not None else bounds.final_delta(args.D)
+    parts.append(f"W = {W:g}" + ("" if args.W is not None else " (first power of 2 >= D)"))
+    if args.Delta is not None:
+        parts.append(f"Delta = {args.Delta:g}")
+    else:
+        cmin = args.cmin if args.cmin else None
+        B = args.B if cmin else None
+        reach = float(sp.sympify(bounds.perturbed_range(args.D, B, cmin, nu)))
+        parts.append(f"Delta = {bounds.final_delta(reach):g} (first power of 2 >= {reach:.6g}, "
+                     "the perturbed problem's range bound)")
+    return "Alg. 3: " + "; ".join(parts)
+
+
+def _section(bound, values):
+    labels = [sp.sstr(t) for t in bound.terms]
+    width = max(len(label) for label in labels + ["total"])
+    lines = [f"{bound.title} [{bound.kind}]"]
+    lines += [_row(label, value, width) for label, value in zip(labels, values)]
+    lines.append(_row("total", _total(values), width))
+    lines.append(f"  dominant: {_dominant(bound, values, sp.sstr)}")
     return "\n".join(lines)
 
 
-def _row(label, value, width, latex):
-    if latex:
-        cell = sp.latex(sp.Float(value, 6)) if isinstance(value, float) else sp.latex(value)
-        return f"{label} & {cell} \\\\"
+def _dominant(bound, values, show):
+    if _numeric(values):
+        return show(bound.terms[int(np.argmax(values))])
+    missing = sorted({str(s) for v in values if not isinstance(v, float) for s in v.free_symbols})
+    return f"undetermined (depends on {', '.join(missing)})"
+
+
+def _row(label, value, width):
     cell = f"{value:.6g}" if isinstance(value, float) else sp.sstr(value)
     return f"  {label:<{width}}  {cell}"
 
 
+def _total(values):
+    return sum(values) if _numeric(values) else sp.Add(*values)
+
+
 def _numeric(values):
     return all(isinstance(v, float) for v in values)
+
+
+KIND_LATEX = {"O~": r"$\tilde O$", "Omega": r"$\Omega$", "explicit": "explicit"}
+
+
+def _latex_value(value):
+    if isinstance(value, float):
+        return "$" + sp.latex(sp.Float(value, 6)) + "$"
+    return "$" + bounds.to_latex(value) + "$"
+
+
+def _latex_table(header, evaluated):
+    """One complete ``tabular``: a block per bound (terms, total, dominant), then the totals."""
+    lines = [f"% {line}" for line in header]
+    lines += [r"\begin{tabular}{lll}", r"\hline", r"Bound & Term & Value \\", r"\hline"]
+    for key, values in evaluated:
+        bound = bounds.BOUNDS[key]
+        lines.append(rf"\multicolumn{{3}}{{l}}{{{bound.latex_title}, {KIND_LATEX[bound.kind]}}} \\")
+        for term, value in zip(bound.terms, values):
+            lines.append(rf" & ${bounds.to_latex(term)}$ & {_latex_value(value)} \\")
+        lines.append(rf" & total & {_latex_value(_total(values))} \\")
+        dominant = _dominant(bound, values, lambda t: f"${bounds.to_latex(t)}$")
+        lines.append(rf" & dominant & {dominant} \\")
+        lines.append(r"\hline")
+    lines.append(r"\multicolumn{3}{l}{Totals} \\")
+    for key, values in evaluated:
+        lines.append(rf"{bounds.BOUNDS[key].latex_title} & & {_latex_value(_total(values))} \\")
+    lines += [r"\hline", r"\end{tabular}"]
+    return "\n".join(lines)

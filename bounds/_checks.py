@@ -1,0 +1,69 @@
+"""The scalar checks of the calculator, and its error class.
+
+``bounds`` stands alone: it imports neither ``reference`` nor ``fast``, so
+``import bounds`` costs sympy and scipy only. Its arguments are scalars, so
+its checks are two: a real number in an interval, an integer with a floor.
+"""
+
+import math
+import numbers
+
+__all__ = ["ParameterError", "real", "integer"]
+
+
+class ParameterError(ValueError):
+    """A parameter of a bound is missing, out of its domain, or unused.
+
+    The message names the argument, the expected form and what was given.
+    """
+
+
+def real(name, value, low=None, high=None, low_open=False, high_open=False):
+    """``value`` as a float, after checking it is a finite real in the interval.
+
+    Parameters
+    ----------
+    name : str
+        Argument name for the message.
+    value : real number
+        ``bool``, NaN and infinities are refused.
+    low, high : float or None
+        End points (``None``: unbounded).
+    low_open, high_open : bool
+        Exclude the end point.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        "`name` must lie in (low, high]; got value." and the like.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"`{name}` must be a real number; got {value!r}.")
+    x = float(value)
+    above = low is None or (x > low if low_open else x >= low)
+    below = high is None or (x < high if high_open else x <= high)
+    if not (math.isfinite(x) and above and below):
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ParameterError(f"`{name}` must lie in {left}{lo}, {hi}{right}; got {value!r}.")
+    return x
+
+
+def integer(name, value, low):
+    """``value`` as an int, after checking it is an integer ``>= low`` (not a bool or float).
+
+    Raises
+    ------
+    ParameterError
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"`{name}` must be an integer; got {value!r}.")
+    if value < low:
+        raise ParameterError(f"`{name}` must be an integer >= {low}; got {value!r}.")
+    return int(value)
