@@ -160,8 +160,14 @@ def samp_comp_theta(
 
     Examples
     --------
+    Thm. 2 as printed, at ``theta = 5, D = 12, B = 10``: :math:`1.44 \\cdot 10^{10}
+    + 9.6 \\cdot 10^7 + 8.64 \\cdot 10^9`; as proved the middle term is ten times larger and
+    Lemma 9's :math:`3.456 \\cdot 10^6 + 1.92 \\cdot 10^5` join:
+
     >>> samp_comp_theta(0.1, 5, 12, 10, S=20, A=4, Gamma=3, variant="printed")
-    4.92e+10
+    23136000000.0
+    >>> samp_comp_theta(0.1, 5, 12, 10, S=20, A=4, Gamma=3)
+    24003648000.0
     """
     key = _choose(bound, THETA_KEYS)
     explicit = key == "explicit3"
@@ -347,7 +353,7 @@ def accuracy_for_budget(n, bound="thm1", **params):
     :math:`\\epsilon = \\sqrt{20 \\cdot 4 \\cdot 10^3 / 10^8}`.
 
     >>> round(accuracy_for_budget(1e8, bound="lower", B=10, S=20, A=4), 12)
-    0.894427191
+    0.028284271247
     """
     n = real("n", n, low=0.0, low_open=True)
     if bound not in _CALCULATORS:

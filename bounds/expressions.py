@@ -157,7 +157,9 @@ SIMULATION_CMIN = Bound(
         B**2 * S**2 * A / (cmin * eps),
     ),
 )
-"""Eq. 4, the simulation-lemma route for ``c_min > 0``:
+"""Eq. 4, the simulation-lemma route for ``c_min > 0`` (Lemma 2 holds under
+:math:`\\eta \\|V'\\| \\le c_{\\min}/2`, not :math:`2 c_{\\min}` as printed: a constant
+only, docs/semantics.md, "Errata", 2):
 
 .. math::
     \\tilde O\\Big(\\frac{B^4 \\Gamma S A}{c_{\\min}^2\\epsilon^2}
@@ -205,7 +207,8 @@ DIAMETER = Bound(
         D * S**2 * A / eps,
     ),
 )
-"""Lemma 9, samples used by the diameter subroutine (Alg. 4):
+"""Lemma 9, samples used by the diameter subroutine (Alg. 4), in at most
+:math:`\\lceil \\log_2 D \\rceil + 1` rounds (docs/semantics.md, "Errata", 3):
 
 .. math::
     \\tilde O\\Big(\\frac{D^2 \\Gamma S A}{\\epsilon^2} + \\frac{D S^2 A}{\\epsilon}\\Big).
@@ -289,6 +292,8 @@ def explicit_total_terms(X, y, accuracy):
 def diameter_samples(W_value, accuracy=eps):
     r"""Samples per pair that end Alg. 4's sampling at the guess ``W``, and their constant.
 
+    The derivation is docs/semantics.md, "Errata", 7.
+
     Alg. 4 samples a pair until :math:`\sum_{s'} \beta(s, a, s') \le \eta / 2`
     with :math:`\eta = \epsilon / W`. By Cauchy-Schwarz over the empirical
     support (at most :math:`\Gamma` next states),
@@ -363,7 +368,9 @@ NU = eps / (2 * theta * D_hat)
 
 D_HAT_UPPER = (1 + 2 * eps * (1 + eps)) * (1 + eps) * D
 """Lemma 9's upper bound on the diameter estimate run at accuracy ``eps``:
-:math:`\\hat D \\le (1 + 2\\epsilon(1+\\epsilon))(1+\\epsilon) D`."""
+:math:`\\hat D \\le (1 + 2\\epsilon(1+\\epsilon))(1+\\epsilon) D`, with the proof's
+:math:`\\hat D` (docs/semantics.md, "Errata", 1; the lower side :math:`D \\le \\hat D` is
+proved for :math:`\\epsilon \\le 0.366`, "Errata", 2)."""
 
 EXPLICIT_CMIN = Bound(
     "explicit1",
@@ -409,7 +416,7 @@ two counts; the sum bounds it, the rounding up of :math:`\\phi` included
 (every pair holds at least one sample from Alg. 4). Under the event of Lemma 5
 ``W`` is at most :func:`final_delta` of ``D``, and ``Delta`` at most
 :func:`final_delta` of the range of the perturbed problem
-(:func:`perturbed_range`).
+(:func:`perturbed_range`). docs/semantics.md, "Errata", 4 and 7.
 """
 
 BOUNDS = {
