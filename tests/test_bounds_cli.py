@@ -2,12 +2,14 @@
 
 import argparse
 import re
+import shutil
+import subprocess
 
 import pytest
 import sympy as sp
 
 import bounds
-from reference.errors import ParameterError
+from bounds import ParameterError
 from sspgm.cli import main
 from sspgm.commands import bounds as command
 
@@ -51,13 +53,13 @@ def test_totals_agree_with_the_calculator(capsys):
 
 
 def test_theta_family(capsys):
-    _, out = run(["--eps", "0.1", "--B", "10", "--theta", "2", "--D", "5", "--S", "20",
+    _, out = run(["--eps", "0.1", "--B", "5", "--theta", "2", "--D", "5", "--S", "20",
                   "--A", "4", "--Gamma", "3", "--D-hat", "7"], capsys)
-    for key in ("thm2", "eq5", "lemma9", "explicit3"):
+    for key in ("thm2", "thm2_proved", "eq5", "lemma9", "explicit4", "explicit3"):
         assert bounds.BOUNDS[key].title in out
     assert "Thm. 1" not in out
-    # Thm. 2's first term: 2*5*1000*3*20*4/0.001
-    assert has_row(out, sp.sstr(bounds.THM2.terms[0]), "2.4e+09")
+    # Thm. 2's first term: 2*5*125*3*20*4/0.001
+    assert has_row(out, sp.sstr(bounds.THM2.terms[0]), "3e+08")
     assert "D_hat = 7" in out
 
 
@@ -75,11 +77,46 @@ def test_partly_symbolic_bound(capsys):
     assert "dominant: undetermined (depends on Gamma)" in out
 
 
-def test_latex_output(capsys):
-    _, out = run([*PARAMS, "--latex"], capsys)
-    assert r"\frac{A B^{3} \Gamma S}{c_{min} \epsilon^{2}} & 4.8 \cdot 10^{7} \\" in out
-    assert r"\text{total} & 5.1296 \cdot 10^{7} \\" in out
-    assert "**" not in out
+THETA = ["--eps", "0.1", "--B", "10", "--S", "20", "--A", "4", "--Gamma", "3", "--theta", "5",
+         "--D", "12"]
+
+
+def test_latex_output_is_one_tabular_in_the_papers_notation(capsys):
+    _, out = run([*PARAMS, *THETA[-4:], "--latex"], capsys)
+    body = [line for line in out.splitlines() if not line.startswith("%")]
+    assert body[0] == r"\begin{tabular}{lll}" and body[-1] == r"\end{tabular}"
+    assert all(line.endswith(r"\\") for line in body[1:-1] if line != r"\hline")
+    assert all(line.count("&") == 2 for line in body if line.endswith(r"\\")
+               and not line.startswith(r"\multicolumn"))
+    assert all(line.count("$") % 2 == 0 for line in body)
+    assert r" & $\frac{A B_\star^{3} \Gamma S}{c_{\min} \epsilon^{2}}$ & $4.8 \cdot 10^{7}$ \\" in out
+    assert r" & total & $5.1296 \cdot 10^{7}$ \\" in out
+    assert r"\hat D" in out and "Thm.~2 as proved" in out
+    assert "**" not in out and "c_{min}" not in out
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no LaTeX engine installed")
+def test_latex_output_compiles(capsys, tmp_path):
+    _, out = run([*PARAMS, *THETA[-4:], "--latex"], capsys)
+    (tmp_path / "table.tex").write_text(out)
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\input{table.tex}\n\\end{document}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_alg3_total_counts_the_diameter_subroutine_and_the_cost_floor(capsys):
+    _, out = run([*THETA, "--cmin", "0.5"], capsys)
+    totals = out.split("\ntotals\n")[1]
+    sizes = dict(S=20, A=4, Gamma=3, delta=0.1)
+    alg3 = bounds.samp_comp_theta(0.1, 5, 12, 10, cmin=0.5, bound="explicit3", **sizes)
+    alg4 = bounds.samp_comp_diameter(0.1, 12, bound="explicit4", **sizes)
+    assert has_row(totals, bounds.EXPLICIT_THETA.title, f"{alg3:.6g}")
+    assert has_row(totals, bounds.EXPLICIT_DIAMETER.title, f"{alg4:.6g}")
+    assert "cost floor max(c_min, nu) = 0.5" in out
+    _, zero_cost = run(["--eps", "0.1", "--B", "0", *THETA[4:]], capsys)
+    assert has_row(zero_cost.split("\ntotals\n")[1], bounds.THM2.title, "0")
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -87,6 +124,10 @@ def test_latex_output(capsys):
     (["--eps", "0.1", "--B", "10", "--theta", "2"], "`--theta` and `--D`"),
     (["--eps", "2", "--B", "10", "--cmin", "0.5"], "`eps` must lie in"),
     (["--eps", "0.1", "--B", "-1", "--theta", "2", "--D", "3"], "`B` must lie in"),
+    (["--eps", "0.1", "--B", "4", "--theta", "2", "--D", "3"], "`B` must be <= `D`"),
+    (["--eps", "0.1", "--B", "2", "--theta", "2", "--D", "3", "--D-hat", "2"],
+     "`D_hat` must be >= `D`"),
+    (["--eps", "0.1", "--B", "2", "--cmin", "0.5", "--W", "4"], "`--W` is used by the Alg. 3"),
 ])
 def test_errors(argv, match, capsys):
     with pytest.raises(ParameterError, match=match):
