@@ -123,9 +123,9 @@ THM2_PROVED = Bound(
     r"Thm.~2 as proved (Alg.~3, $\theta \ge 1$)",
     "O~",
     (
-        theta * D * B**3 * Gamma * S * A / eps**3,
+        THM2.terms[0],
         theta * D * B**2 * S**2 * A / eps**2,
-        theta**2 * D**2 * B**2 * Gamma * S * A / eps**2,
+        THM2.terms[2],
         D**2 * Gamma * S * A / eps**2,
         D * S**2 * A / eps,
     ),

@@ -270,8 +270,9 @@ def _truth(instance, backend_name, theta):
 def _explicit_bound(ssp, spec, delta_final, d_hat, D, B_star):
     """The explicit total of the allocation function at the run's final ``Delta``.
 
-    Alg. 1: ``S A phi(Delta, c_min)`` at accuracy ``eps``; Alg. 3: ``S A
-    phi(Delta, nu)`` at accuracy ``eps / 2`` with the run's own ``D_hat``
+    Alg. 1: ``S A phi(Delta, c_min)`` at accuracy ``eps``; Alg. 3: Alg. 4's
+    total up to ``W = final_delta(D)`` plus ``S A phi(Delta, max(c_min, nu))``
+    at accuracy ``eps / 2`` with the run's own ``D_hat``
     (``bounds.samp_comp(_theta)``, ``"explicit1"`` / ``"explicit3"``). Both
     depend on the range of the values only through ``Delta``, which is given.
     """
@@ -281,11 +282,11 @@ def _explicit_bound(ssp, spec, delta_final, d_hat, D, B_star):
     )
     if spec.theta is None:
         return bounds.samp_comp(
-            spec.eps, B=B_star, cmin=ssp.c_min, bound="explicit1",
+            spec.eps, B=None, cmin=ssp.c_min, bound="explicit1",
             **common,
         )
     return bounds.samp_comp_theta(
-        spec.eps, theta=spec.theta, D=D, B=max(delta_final, 1.0), D_hat=d_hat,
+        spec.eps, theta=spec.theta, D=D, D_hat=d_hat, cmin=ssp.c_min,
         bound="explicit3", **common,
     )
 
@@ -309,10 +310,8 @@ def run_one(spec, progress=False):
     -----
     ``calls`` counts every call of the run; ``calls_diameter`` those made by
     Alg. 3's diameter subroutine (0 for Alg. 1). Alg. 3's explicit total
-    covers SEARCH only (Lemma 9 gives the subroutine no explicit count), and
-    SEARCH reuses the subroutine's samples, so the run's calls are at most
-    ``calls_diameter + bound`` (up to rounding each pair up to an integer):
-    ``calls_over_bound = calls / (calls_diameter + bound)``. Alg. 3 runs the
+    includes the subroutine's, so ``calls_over_bound = calls / (calls_diameter
+    + bound)`` counts the subroutine twice and understates the ratio. Alg. 3 runs the
     subroutine at accuracy ``eps_diameter = eps``.
 
     ``vacuous`` is the result's flag: the last EVI sent every state straight to
