@@ -9,14 +9,12 @@ counts and refuses above 256 MiB, so its sparse cells are skipped.
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import fast
 import reference
-from fast import _evi
-from fast import evaluation as fast_evaluation
-from fast import evi as fast_evi
-from reference import evaluation as reference_evaluation
-from reference import evi as reference_evi
+from fast.kernels import COMPILED_KERNELS
+from reference.kernels import NUMPY_KERNELS
 
 from conftest import DELTA, SIZES, instance
 
@@ -47,25 +45,26 @@ def _yardstick(inst):
     return np.asarray(inst.counts, dtype=np.float64).reshape(S * 4, S + 1)
 
 
-def _reference_evi_sweep(lo, gaps, remaining, costs, v_ext):
-    """One sweep of the reference EVI loop (``reference.evi.extended_value_iteration``)."""
-    p = reference_evi._pour(lo, gaps, remaining, reference_evi._goal_first_order(v_ext))
-    q = costs + p @ v_ext
-    policy = np.argmin(q, axis=1)
-    return q[np.arange(q.shape[0]), policy], policy
+KERNELS = {"reference": NUMPY_KERNELS, "fast": COMPILED_KERNELS}
 
 
-def _fast_evi_sweep(boxes, costs, v_ext, v_out, policy_out):
-    """One sweep of the fast EVI loop: the partial sort of ``v`` and the compiled backup."""
-    order = _evi.smallest_order(v_ext[:-1], boxes.prefix)
-    boxes.sweep(costs, v_ext, order, v_out, policy_out)
+def _counts(inst):
+    """The instance's counts as the kernels take them: dense float64 or float64 CSR."""
+    if inst.sparse:
+        return sp.csr_array(inst.counts, dtype=np.float64)
+    return np.ascontiguousarray(inst.counts, dtype=np.float64)
+
+
+def _evi_sweep(kernels, boxes, costs, v_ext, v_out, policy_out):
+    """One EVI sweep of a kernel set (the fast one includes its partial sort of ``v``)."""
+    kernels.evi_sweep(boxes, costs, v_ext, v_out, policy_out)
     return v_out
 
 
-def _fast_boxes(inst):
-    if inst.sparse:
-        return fast_evi._SparseBoxes(fast_evi._csr_counts(inst.counts), DELTA)
-    return fast_evi._DenseBoxes(np.asarray(inst.counts, dtype=np.float64), DELTA)
+def _vi_sweep(kernels, model, costs, v_ext, v_out, policy_out):
+    """One VI sweep of a kernel set."""
+    kernels.vi_sweep(model, costs, v_ext, v_out, policy_out)
+    return v_out
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -76,17 +75,14 @@ def test_evi_sweep(benchmark, impl, size):
     v_ext = np.append(inst.values, 0.0)
     if impl == "yardstick":
         result = _run(benchmark, _yardstick(inst).__matmul__, v_ext)
-    elif impl == "reference":
-        _skip_reference_evi(inst)
-        lo, hi = reference.confidence_box(inst.counts, DELTA)
-        remaining = 1.0 - lo.sum(axis=2, keepdims=True)
-        result = _run(benchmark, _reference_evi_sweep, lo, hi - lo, remaining, inst.costs, v_ext,
-                      slow=inst.n_states >= 2000)[0]
     else:
-        S = inst.n_states
+        if impl == "reference":
+            _skip_reference_evi(inst)
+        kernels, S = KERNELS[impl], inst.n_states
         out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-        result = _run(benchmark, _fast_evi_sweep, _fast_boxes(inst), inst.costs, v_ext, out,
-                      policy)
+        result = _run(benchmark, _evi_sweep, kernels, kernels.boxes(_counts(inst), DELTA),
+                      inst.costs, v_ext, out, policy,
+                      slow=impl == "reference" and S >= 2000)
     assert np.all(np.isfinite(result))
 
 
@@ -113,14 +109,14 @@ def test_evi_full(benchmark, backend_name, size):
 def test_vi_sweep(benchmark, impl, size):
     inst = instance(size)
     benchmark.group = f"vi-sweep {size}"
-    kernel = inst.ssp.kernel_csr()
     if impl == "yardstick":
-        matrix = kernel if inst.sparse else inst.ssp.kernel_dense().reshape(-1, inst.n_states + 1)
+        matrix = inst.ssp.kernel_csr() if inst.sparse else inst.ssp.kernel_dense().reshape(-1, inst.n_states + 1)
         result = _run(benchmark, matrix.__matmul__, np.append(inst.values, 0.0))
     else:
-        sweep = (reference_evaluation._bellman_sweep if impl == "reference"
-                 else fast_evaluation._compiled_sweep(inst.ssp))
-        result = _run(benchmark, sweep, kernel, inst.costs, inst.values)[0]
+        kernels, S = KERNELS[impl], inst.n_states
+        out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        result = _run(benchmark, _vi_sweep, kernels, kernels.vi_model(inst.ssp), inst.costs,
+                      np.append(inst.values, 0.0), out, policy)
     assert np.all(np.isfinite(result))
 
 
@@ -152,11 +148,12 @@ def test_threads(benchmark, sweep, size, threads):
     inst = instance(size)
     benchmark.group = f"threads {sweep}-sweep {size}"
     S = inst.n_states
+    out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+    v_ext = np.append(inst.values, 0.0)
     if sweep == "evi":
-        out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-        result = benchmark(_fast_evi_sweep, _fast_boxes(inst), inst.costs,
-                           np.append(inst.values, 0.0), out, policy)
+        boxes = COMPILED_KERNELS.boxes(_counts(inst), DELTA)
+        result = benchmark(_evi_sweep, COMPILED_KERNELS, boxes, inst.costs, v_ext, out, policy)
     else:
-        result = benchmark(fast_evaluation._compiled_sweep(inst.ssp), inst.ssp.kernel_csr(),
-                           inst.costs, inst.values)[0]
+        model = COMPILED_KERNELS.vi_model(inst.ssp)
+        result = benchmark(_vi_sweep, COMPILED_KERNELS, model, inst.costs, v_ext, out, policy)
     assert np.all(np.isfinite(result))

@@ -1,12 +1,15 @@
-"""sspgm fast backend: the public API of ``reference`` with compiled hot paths.
+"""sspgm fast backend: the public API of ``reference`` on compiled kernels.
 
 Extended value iteration (dense and CSR counts), the Bernstein radius and the
 value-iteration sweep run in Cython kernels (``fast._evi``, ``fast._vi``;
 typed memoryviews, ``nogil``, OpenMP threads over states, see
-:func:`set_num_threads`). Everything else is re-exported from ``reference``
-unchanged, so results, result classes and errors are the very same objects.
-The algorithms are the reference's private implementations, handed the
-compiled kernels.
+:func:`set_num_threads`), gathered in the kernel set
+:data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
+``reference``'s kernel functions with that kernel set bound
+(:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
+``fast.evaluation`` and ``fast.algorithms`` mirror the modules of the same
+names, and the modules without kernels are ``reference``'s own. Results,
+result classes and errors are the very same objects in both backends.
 
 Importing this package fails, rather than silently running the reference
 code, when the compiled extensions are missing.
@@ -23,14 +26,19 @@ except ImportError as exc:
     ) from exc
 
 import reference
+from reference import allocation, backend, envs, errors, generative, model, results, threads
+from reference.allocation import *  # noqa: F401,F403
+from reference.backend import *  # noqa: F401,F403
+from reference.envs import *  # noqa: F401,F403
+from reference.errors import *  # noqa: F401,F403
+from reference.generative import *  # noqa: F401,F403
+from reference.model import *  # noqa: F401,F403
+from reference.results import *  # noqa: F401,F403
+from reference.threads import *  # noqa: F401,F403
 
-from . import algorithms, evaluation, evi
-
-_COMPILED = {
-    name: getattr(module, name)
-    for module in (algorithms, evaluation, evi)
-    for name in module.__all__
-}
+from . import algorithms, evaluation, evi, kernels
+from .algorithms import *  # noqa: F401,F403
+from .evaluation import *  # noqa: F401,F403
+from .evi import *  # noqa: F401,F403
 
 __all__ = list(reference.__all__)
-globals().update({name: _COMPILED.get(name, getattr(reference, name)) for name in __all__})

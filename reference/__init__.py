@@ -6,10 +6,24 @@ and ``docs/semantics.md`` differ, that document is implemented (and the docstrin
 say so).
 """
 
-from . import algorithms, envs, errors, evaluation, evi, generative, model, results, threads
-from . import allocation as _allocation
+from . import (
+    algorithms,
+    allocation,
+    backend,
+    confidence,
+    envs,
+    errors,
+    evaluation,
+    evi,
+    generative,
+    kernels,
+    model,
+    results,
+    threads,
+)
 from .algorithms import *  # noqa: F401,F403
 from .allocation import *  # noqa: F401,F403
+from .backend import *  # noqa: F401,F403
 from .envs import *  # noqa: F401,F403
 from .errors import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
@@ -20,6 +34,7 @@ from .results import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
-    errors, results, model, envs, evaluation, generative, evi, _allocation, algorithms, threads,
+    errors, results, model, envs, evaluation, generative, evi, allocation, algorithms, threads,
+    backend,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

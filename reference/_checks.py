@@ -9,6 +9,7 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import CostError, NotFiniteError, ParameterError, ShapeError, TooLargeError
 
@@ -234,6 +235,85 @@ def csr_position(matrix, k, n_actions):
     """
     row = int(np.searchsorted(matrix.indptr, k, side="right") - 1)
     return row // n_actions, row % n_actions, int(matrix.indices[k])
+
+
+def csr_count_sizes(counts):
+    """Return ``(S, A)`` of CSR counts of shape ``(S*A, S+1)`` after checking the shape.
+
+    Raises
+    ------
+    ShapeError
+        If the shape is not ``(S*A, S+1)`` with ``S, A >= 1``.
+    """
+    rows, cols = counts.shape
+    S = cols - 1
+    if S < 1 or rows < S or rows % S:
+        raise ShapeError(
+            f"`counts` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {counts.shape}."
+        )
+    return S, rows // S
+
+
+def check_count_values(values, where):
+    """Raise unless ``values`` are finite and ``>= 0``; ``where(k)`` locates entry ``k``.
+
+    Raises
+    ------
+    NotFiniteError
+        On the first NaN or infinite count.
+    ParameterError
+        On the first negative count.
+    """
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        k = int(bad[0])
+        raise NotFiniteError(
+            f"`counts` must hold finite counts; got {float(values[k])!r} at "
+            f"(s, a, s') = {where(k)}."
+        )
+    bad = np.flatnonzero(values < 0)
+    if bad.size:
+        k = int(bad[0])
+        raise ParameterError(
+            f"`counts` must be >= 0; got {float(values[k])!r} at (s, a, s') = {where(k)}."
+        )
+
+
+def count_table(counts):
+    """Return checked counts: dense float64 ``(S, A, S+1)`` or canonical float64 CSR ``(S*A, S+1)``.
+
+    Parameters
+    ----------
+    counts : array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
+        Sample counts ``N(s, a, s')`` (row ``s*A + a`` when sparse).
+
+    Returns
+    -------
+    ndarray of float64, shape (S, A, S+1), C-contiguous, or scipy.sparse.csr_array
+        A sparse input stays sparse: a float64 copy with duplicates summed
+        and indices sorted.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        On another shape, NaN or infinite counts, or negative counts (the
+        first one is named by its ``(s, a, s')``).
+    """
+    if sp.issparse(counts):
+        S, A = csr_count_sizes(counts)
+        csr = sp.csr_array(counts, dtype=np.float64, copy=True)
+        csr.sum_duplicates()
+        check_count_values(csr.data, lambda k: csr_position(csr, k, A))
+        return csr
+    dense = np.ascontiguousarray(counts, dtype=np.float64)
+    if dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[2] != dense.shape[0] + 1:
+        raise ShapeError(
+            f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
+        )
+    check_count_values(
+        dense.ravel(), lambda k: tuple(int(i) for i in np.unravel_index(k, dense.shape))
+    )
+    return dense
 
 
 def check_policy(policy, n_states, n_actions):

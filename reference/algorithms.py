@@ -1,10 +1,8 @@
 """The paper's algorithms: SEARCH (Alg. 2), the diameter estimate (Alg. 4), Alg. 1 and Alg. 3.
 
-Each public function is a thin wrapper around a private implementation that
-receives the numerical kernels (EVI, the Bernstein radius sums, value
-iteration) as a :class:`_Kernels` record; the ``fast`` backend calls the same
-private implementations with compiled kernels, so the algorithm logic exists
-once. Every choice follows docs/semantics.md, "Algorithms", where it differs from
+Each public function is a kernel function (:mod:`reference.backend`): written
+once, it receives the backend's kernel set and runs EVI and value iteration on
+it; ``fast`` binds its compiled kernel set to the same functions. Every choice follows docs/semantics.md, "Algorithms", where it differs from
 the paper's listings.
 """
 
@@ -14,7 +12,6 @@ import os
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +19,7 @@ import scipy.sparse as sp
 from . import evaluation, evi
 from ._checks import check_costs, check_int, check_real, make_rng
 from .allocation import top_up_to_fixpoint
+from .kernels import NUMPY_KERNELS
 from .errors import ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel
 from .model import SSP
@@ -37,32 +35,6 @@ __all__ = [
     "solve",
     "plug_in",
 ]
-
-
-@dataclass(frozen=True)
-class _Kernels:
-    """The numerical routines the algorithms call, one set per backend.
-
-    Attributes
-    ----------
-    extended_value_iteration : callable
-        ``(counts_csr, costs, delta, mu, max_iter) -> EVIResult``.
-    bernstein_radius_sum : callable
-        ``(counts_csr, delta) -> ndarray (S, A)``.
-    value_iteration : callable
-        ``(ssp, tol, max_iter) -> ValueIterationResult``.
-    """
-
-    extended_value_iteration: Callable
-    bernstein_radius_sum: Callable
-    value_iteration: Callable
-
-
-_REFERENCE_KERNELS = _Kernels(
-    extended_value_iteration=evi.extended_value_iteration,
-    bernstein_radius_sum=evi.bernstein_radius_sum,
-    value_iteration=evaluation.value_iteration,
-)
 
 
 @dataclass(frozen=True, repr=False)
@@ -318,7 +290,8 @@ def _params(algorithm, model, costs, eps, delta, theta, alpha, seed):
 
 
 def _run_evi(kernels, run, costs, delta, mu, max_iter, where):
-    out = kernels.extended_value_iteration(run.store.counts_csr(), costs, delta, mu, max_iter)
+    out = kernels.call(evi.extended_value_iteration, run.store.counts_csr(), costs, delta, mu,
+                       max_iter)
     if not out.converged:
         raise ConvergenceError(
             f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "
@@ -332,8 +305,8 @@ def _search(kernels, run, costs, eps, delta, alpha, max_iter):
 
     Parameters
     ----------
-    kernels : _Kernels
-        Numerical routines of the backend.
+    kernels : KernelSet
+        Numerical kernels of the backend.
     run : _Run
         Store, generator, history and checkpoint (rounds already in its
         history are not repeated).
@@ -385,7 +358,7 @@ def _search(kernels, run, costs, eps, delta, alpha, max_iter):
             return out, scale
 
 
-def _sample_until_radius(kernels, run, delta, bound):
+def _sample_until_radius(run, delta, bound):
     """Alg. 4's sampling: until every pair has ``sum_s' beta(s, a, s') <= bound``.
 
     Deterministic schedule: while some pairs fail, every failing pair (in
@@ -393,7 +366,7 @@ def _sample_until_radius(kernels, run, delta, bound):
     count.
     """
     while True:
-        radius = kernels.bernstein_radius_sum(run.store.counts_csr(), delta)
+        radius = evi.bernstein_radius_sum(run.store.counts_csr(), delta)
         failing = np.flatnonzero(radius.reshape(-1) > bound)
         if failing.size == 0:
             return
@@ -406,8 +379,8 @@ def _diameter(kernels, run, eps, delta, max_iter):
 
     Parameters
     ----------
-    kernels : _Kernels
-        Numerical routines of the backend.
+    kernels : KernelSet
+        Numerical kernels of the backend.
     run : _Run
         Store, generator, history and checkpoint.
     eps : float
@@ -445,7 +418,7 @@ def _diameter(kernels, run, eps, delta, max_iter):
     while v_max > w:
         start = time.perf_counter()
         w *= 2.0
-        _sample_until_radius(kernels, run, delta, eps / w / 2.0)
+        _sample_until_radius(run, delta, eps / w / 2.0)
         out = _run_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {w:g}")
         v_max = float(out.values.max())
         run.record(
@@ -523,96 +496,8 @@ def _solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alph
     )
 
 
-def _solve(kernels, model, costs, eps, delta, theta, alpha, seed, max_iter, callback, checkpoint):
-    """Alg. 1 (``theta is None``) or Alg. 3, with the backend's ``kernels``.
-
-    Parameters are those of :func:`solve`, plus ``kernels`` (a
-    :class:`_Kernels`).
-    """
-    model = _as_model(model)
-    costs = _check_costs(costs, model)
-    eps, delta = _check_accuracy(eps, delta)
-    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
-    max_iter = check_int("max_iter", max_iter, low=1)
-    if theta is None:
-        if costs.min() <= 0.0:
-            s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
-            raise ParameterError(
-                f"`costs` has c_min = 0 (costs[{s}, {a}] = 0) and Alg. 1 needs c_min > 0; "
-                "pass `theta` (>= 1) to run Alg. 3, which is eps-optimal against the "
-                "policies reaching the goal within theta times the diameter."
-            )
-        run = _Run(model, _params("alg1", model, costs, eps, delta, None, alpha, seed),
-                   seed, callback, checkpoint)
-        out, scale = _search(kernels, run, costs, eps, delta, alpha, max_iter)
-        return _solve_result(run, out, scale, None, None, "alg1", eps, delta, None, alpha, seed)
-    theta = check_real("theta", theta, 1.0)
-    run = _Run(model, _params("alg3", model, costs, eps, delta, theta, alpha, seed),
-               seed, callback, checkpoint)
-    d_hat = _diameter(kernels, run, eps, delta, max_iter)[0]
-    nu = eps / (2.0 * theta * d_hat)
-    perturbed = np.maximum(costs, nu)
-    out, scale = _search(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
-    return _solve_result(run, out, scale, d_hat, nu, "alg3", eps, delta, theta, alpha, seed)
-
-
-def _search_public(kernels, model, costs, eps, delta, alpha, seed, max_iter, callback,
-                   checkpoint):
-    """SEARCH (Alg. 2) alone, with the backend's ``kernels``; parameters of :func:`search`."""
-    model = _as_model(model)
-    costs = _check_costs(costs, model)
-    eps, delta = _check_accuracy(eps, delta)
-    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
-    max_iter = check_int("max_iter", max_iter, low=1)
-    if costs.min() <= 0.0:
-        raise ParameterError(
-            f"`costs` must be positive for SEARCH (iota = min c' > 0); got min "
-            f"{float(costs.min())!r}."
-        )
-    run = _Run(model, _params("search", model, costs, eps, delta, None, alpha, seed),
-               seed, callback, checkpoint)
-    out, scale = _search(kernels, run, costs, eps, delta, alpha, max_iter)
-    return _solve_result(run, out, scale, None, None, "search", eps, delta, None, alpha, seed)
-
-
-def _estimate_diameter(kernels, model, eps, delta, seed, max_iter, callback, checkpoint):
-    """Alg. 4 alone, with the backend's ``kernels``; parameters of :func:`estimate_diameter`."""
-    model = _as_model(model)
-    eps, delta = _check_accuracy(eps, delta)
-    max_iter = check_int("max_iter", max_iter, low=1)
-    run = _Run(model, _params("diameter", model, None, eps, delta, None, None, seed),
-               seed, callback, checkpoint)
-    d_hat, d_listing, v_max, w, eta = _diameter(kernels, run, eps, delta, max_iter)
-    return DiameterEstimate(
-        d_hat=d_hat, d_listing=d_listing, v_max=v_max, w=w, eta=eta, eps=eps,
-        n_calls=run.store.n_samples, calls=run.store.n_pair, history=tuple(run.history),
-    )
-
-
-def _plug_in(kernels, model, costs, n_per_pair, seed, tol, max_iter):
-    """Plain VI on the empirical model, with the backend's ``kernels``; see :func:`plug_in`."""
-    model = _as_model(model)
-    costs = _check_costs(costs, model)
-    n_per_pair = check_int("n_per_pair", n_per_pair, low=1)
-    store = SampleStore(model.n_states, model.n_actions)
-    store.top_up(model, n_per_pair, make_rng(seed))
-    counts = store.counts_csr().astype(np.float64)
-    p_hat = sp.csr_array(sp.diags_array(1.0 / counts.sum(axis=1)) @ counts)
-    empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
-    out = kernels.value_iteration(empirical, tol, max_iter)
-    return PlugInResult(
-        policy=np.asarray(out.policy, dtype=np.int64),
-        values=np.asarray(out.values),
-        n_per_pair=n_per_pair,
-        n_calls=store.n_samples,
-        calls=store.n_pair,
-        iterations=int(out.iterations),
-        converged=bool(out.converged),
-        message=out.message,
-    )
-
-
-def search(model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
+@NUMPY_KERNELS.bind
+def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
            callback=None, checkpoint=None):
     """SEARCH (Alg. 2): doubling guess ``Delta`` of the optimistic value range.
 
@@ -668,11 +553,24 @@ def search(model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_
         (\\tilde v, \\tilde\\pi) = \\mathrm{EVI}(N, c', \\mu_\\Delta), \\qquad
         \\text{stop when } \\max_s \\tilde v(s) \\le \\Delta.
     """
-    return _search_public(_REFERENCE_KERNELS, model, costs, eps, delta, alpha, seed, max_iter,
-                          callback, checkpoint)
+    model = _as_model(model)
+    costs = _check_costs(costs, model)
+    eps, delta = _check_accuracy(eps, delta)
+    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    if costs.min() <= 0.0:
+        raise ParameterError(
+            f"`costs` must be positive for SEARCH (iota = min c' > 0); got min "
+            f"{float(costs.min())!r}."
+        )
+    run = _Run(model, _params("search", model, costs, eps, delta, None, alpha, seed),
+               seed, callback, checkpoint)
+    out, scale = _search(kernels, run, costs, eps, delta, alpha, max_iter)
+    return _solve_result(run, out, scale, None, None, "search", eps, delta, None, alpha, seed)
 
 
-def estimate_diameter(model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, callback=None,
+@NUMPY_KERNELS.bind
+def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, callback=None,
                       checkpoint=None):
     """Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. C.1).
 
@@ -729,11 +627,20 @@ def estimate_diameter(model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER, c
     break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
     ``eps = 1`` it gives 3.0 < D = 10/3.
     """
-    return _estimate_diameter(_REFERENCE_KERNELS, model, eps, delta, seed, max_iter, callback,
-                              checkpoint)
+    model = _as_model(model)
+    eps, delta = _check_accuracy(eps, delta)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    run = _Run(model, _params("diameter", model, None, eps, delta, None, None, seed),
+               seed, callback, checkpoint)
+    d_hat, d_listing, v_max, w, eta = _diameter(kernels, run, eps, delta, max_iter)
+    return DiameterEstimate(
+        d_hat=d_hat, d_listing=d_listing, v_max=v_max, w=w, eta=eta, eps=eps,
+        n_calls=run.store.n_samples, calls=run.store.n_pair, history=tuple(run.history),
+    )
 
 
-def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
+@NUMPY_KERNELS.bind
+def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
           callback=None, checkpoint=None):
     """An eps-optimal policy from a generative model: Alg. 1, or Alg. 3 when ``theta`` is given.
 
@@ -808,11 +715,35 @@ def solve(model, costs, eps, delta, theta=None, alpha=1.0, seed=None, max_iter=e
     ``gridworld()`` with ``eps = 0.5``, where ``eps = 0.1`` or ``alpha = 10``
     gives the optimal policy).
     """
-    return _solve(_REFERENCE_KERNELS, model, costs, eps, delta, theta, alpha, seed, max_iter,
-                  callback, checkpoint)
+    model = _as_model(model)
+    costs = _check_costs(costs, model)
+    eps, delta = _check_accuracy(eps, delta)
+    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    if theta is None:
+        if costs.min() <= 0.0:
+            s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
+            raise ParameterError(
+                f"`costs` has c_min = 0 (costs[{s}, {a}] = 0) and Alg. 1 needs c_min > 0; "
+                "pass `theta` (>= 1) to run Alg. 3, which is eps-optimal against the "
+                "policies reaching the goal within theta times the diameter."
+            )
+        run = _Run(model, _params("alg1", model, costs, eps, delta, None, alpha, seed),
+                   seed, callback, checkpoint)
+        out, scale = _search(kernels, run, costs, eps, delta, alpha, max_iter)
+        return _solve_result(run, out, scale, None, None, "alg1", eps, delta, None, alpha, seed)
+    theta = check_real("theta", theta, 1.0)
+    run = _Run(model, _params("alg3", model, costs, eps, delta, theta, alpha, seed),
+               seed, callback, checkpoint)
+    d_hat = _diameter(kernels, run, eps, delta, max_iter)[0]
+    nu = eps / (2.0 * theta * d_hat)
+    perturbed = np.maximum(costs, nu)
+    out, scale = _search(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
+    return _solve_result(run, out, scale, d_hat, nu, "alg3", eps, delta, theta, alpha, seed)
 
 
-def plug_in(model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
+@NUMPY_KERNELS.bind
+def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
     """Naive baseline: ``n_per_pair`` samples per pair, then plain VI on the empirical model.
 
     Parameters
@@ -850,4 +781,22 @@ def plug_in(model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
     ShapeError, NotFiniteError, CostError
         On costs as in :func:`solve`.
     """
-    return _plug_in(_REFERENCE_KERNELS, model, costs, n_per_pair, seed, tol, max_iter)
+    model = _as_model(model)
+    costs = _check_costs(costs, model)
+    n_per_pair = check_int("n_per_pair", n_per_pair, low=1)
+    store = SampleStore(model.n_states, model.n_actions)
+    store.top_up(model, n_per_pair, make_rng(seed))
+    counts = store.counts_csr().astype(np.float64)
+    p_hat = sp.csr_array(sp.diags_array(1.0 / counts.sum(axis=1)) @ counts)
+    empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
+    out = kernels.call(evaluation.value_iteration, empirical, tol, max_iter)
+    return PlugInResult(
+        policy=np.asarray(out.policy, dtype=np.int64),
+        values=np.asarray(out.values),
+        n_per_pair=n_per_pair,
+        n_calls=store.n_samples,
+        calls=store.n_pair,
+        iterations=int(out.iterations),
+        converged=bool(out.converged),
+        message=out.message,
+    )

@@ -4,10 +4,10 @@ import math
 
 from ._checks import check_int, check_real
 
-__all__ = ["allocation", "top_up_to_fixpoint"]
+__all__ = ["allocation_function", "top_up_to_fixpoint"]
 
 
-def allocation(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=1.0):
+def allocation_function(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=1.0):
     """Samples per pair prescribed by the allocation function (eq. 6).
 
     Parameters
@@ -73,7 +73,7 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     rng : numpy.random.Generator
         Randomness passed to ``model.sample``.
     X, y, eps, delta, alpha : float
-        As in :func:`allocation`.
+        As in :func:`allocation_function`.
 
     Returns
     -------
@@ -85,7 +85,7 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     S, A = store.n_states, store.n_actions
     while True:
         gamma_hat = store.gamma_hat
-        target = math.ceil(allocation(X, y, eps, delta, S, A, gamma_hat, alpha))
+        target = math.ceil(allocation_function(X, y, eps, delta, S, A, gamma_hat, alpha))
         if store.n_pair.min() >= target:
             return target, gamma_hat
         store.top_up(model, target, rng)

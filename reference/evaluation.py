@@ -22,6 +22,7 @@ from scipy.sparse.linalg import LinearOperator, bicgstab, spsolve
 
 from ._checks import check_int, check_policy, check_real
 from .errors import ConvergenceError, NoProperPolicyError, ParameterError, TooLargeError
+from .kernels import NUMPY_KERNELS
 from .results import Result
 
 __all__ = [
@@ -875,58 +876,8 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     )
 
 
-def _bellman_sweep(kernel, costs, values):
-    """One Bellman backup over all states (the operator of eq. 1 of the paper).
-
-    Parameters
-    ----------
-    kernel : scipy.sparse CSR, shape (S*A, S+1)
-        Row ``s*A + a`` is :math:`p(\\cdot|s,a)`; the last column is the goal.
-    costs : ndarray of float64, shape (S, A)
-    values : ndarray of float64, shape (S,)
-
-    Returns
-    -------
-    new_values : ndarray of float64, shape (S,)
-        :math:`\\mathcal{L}V(s) = \\min_a c(s,a) + \\sum_{s' \\in S} p(s'|s,a) V(s')`.
-    greedy : ndarray of int64, shape (S,)
-        The minimising action, ties to the lowest index.
-    """
-    q = _q_values(kernel, costs, values)
-    greedy = q.argmin(axis=1)
-    return q[np.arange(q.shape[0]), greedy], greedy
-
-
-def _value_iteration(ssp, tol, max_iter, sweep):
-    """Plain VI with an injectable ``sweep`` (same contract as :func:`_bellman_sweep`)."""
-    _check_ssp(ssp)
-    tol = check_real("tol", tol, 0.0, low_open=True)
-    max_iter = check_int("max_iter", max_iter, 1)
-    kernel, costs = ssp.kernel_csr(), np.asarray(ssp.costs, dtype=np.float64)
-    values = np.zeros(ssp.n_states)
-    for iteration in range(1, max_iter + 1):
-        new_values, greedy = sweep(kernel, costs, values)
-        residual = float(np.abs(new_values - values).max())
-        if residual <= tol or iteration == max_iter:
-            break
-        values = new_values
-    converged = residual <= tol
-    if converged:
-        message = f"converged: residual {residual:.3g} <= tol {tol:g}"
-    else:
-        message = f"not converged after `max_iter` = {max_iter} sweeps (residual {residual:.3g})"
-        if not ssp.proper_states().all():
-            message += (
-                "; the model admits no proper policy (Assumption 1 fails), so plain VI "
-                "may diverge"
-            )
-    return ValueIterationResult(
-        values=values, policy=np.asarray(greedy, dtype=np.int64), iterations=iteration,
-        residual=residual, converged=converged, message=message,
-    )
-
-
-def value_iteration(ssp, tol=1e-8, max_iter=100_000):
+@NUMPY_KERNELS.bind
+def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     """Plain SSP value iteration from :math:`V_0 = 0`: iterates the Bellman operator of eq. 1.
 
     Parameters
@@ -962,4 +913,32 @@ def value_iteration(ssp, tol=1e-8, max_iter=100_000):
     iterates can grow without bound: that failure is why EVI exists
     (docs/semantics.md, "Confidence sets and EVI").
     """
-    return _value_iteration(ssp, tol, max_iter, _bellman_sweep)
+    _check_ssp(ssp)
+    tol = check_real("tol", tol, 0.0, low_open=True)
+    max_iter = check_int("max_iter", max_iter, 1)
+    S = ssp.n_states
+    model = kernels.vi_model(ssp)
+    costs = np.ascontiguousarray(ssp.costs, dtype=np.float64)
+    v_ext = np.zeros(S + 1)
+    new_values = np.empty(S)
+    greedy = np.empty(S, dtype=np.intp)
+    for iteration in range(1, max_iter + 1):
+        kernels.vi_sweep(model, costs, v_ext, new_values, greedy)
+        residual = float(np.abs(new_values - v_ext[:S]).max())
+        if residual <= tol or iteration == max_iter:
+            break
+        v_ext[:S] = new_values
+    converged = residual <= tol
+    if converged:
+        message = f"converged: residual {residual:.3g} <= tol {tol:g}"
+    else:
+        message = f"not converged after `max_iter` = {max_iter} sweeps (residual {residual:.3g})"
+        if not ssp.proper_states().all():
+            message += (
+                "; the model admits no proper policy (Assumption 1 fails), so plain VI "
+                "may diverge"
+            )
+    return ValueIterationResult(
+        values=v_ext[:S].copy(), policy=greedy.astype(np.int64), iterations=iteration,
+        residual=residual, converged=converged, message=message,
+    )

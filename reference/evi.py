@@ -12,8 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import as_float_array, check_dense_size, check_int, check_real, csr_position
+from . import confidence
+from ._checks import as_float_array, check_int, check_real, count_table
 from .errors import NotFiniteError, ParameterError, ShapeError
+from .kernels import (
+    EVI_DENSE_LIMIT_BYTES,
+    NUMPY_KERNELS,
+    box_ends,
+    densify,
+    goal_first_order,
+    pour,
+)
 from .results import Result
 
 __all__ = [
@@ -36,8 +45,8 @@ algorithms ask for on instances the reference backend is meant for, within
 seconds per call.
 """
 
-EVI_DENSE_LIMIT_BYTES = 256 * 1024**2
-"""Largest dense ``(S, A, S+1)`` float64 array the reference EVI builds from CSR counts."""
+SIMPLEX_SLACK = 1e-12
+"""A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and ``sum hi >= 1 - SIMPLEX_SLACK``."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -73,61 +82,19 @@ class EVIResult(Result):
     message: str
 
 
-def _csr_sizes(counts):
-    """Return ``(S, A)`` of CSR counts of shape ``(S*A, S+1)`` after checking the shape."""
-    rows, cols = counts.shape
-    S = cols - 1
-    if S < 1 or rows < S or rows % S:
-        raise ShapeError(
-            f"`counts` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {counts.shape}."
-        )
-    return S, rows // S
+def dense_counts(counts):
+    """Checked counts as dense float64 ``(S, A, S+1)`` (CSR densified, see :func:`densify`)."""
+    table = count_table(counts)
+    return densify(table) if sp.issparse(table) else table
 
 
-def _check_count_values(values, where):
-    """Raise unless ``values`` are finite and ``>= 0``; ``where(k)`` locates entry ``k``."""
-    bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
-        k = int(bad[0])
-        raise NotFiniteError(
-            f"`counts` must hold finite counts; got {float(values[k])!r} at "
-            f"(s, a, s') = {where(k)}."
-        )
-    bad = np.flatnonzero(values < 0)
-    if bad.size:
-        k = int(bad[0])
-        raise ParameterError(
-            f"`counts` must be >= 0; got {float(values[k])!r} at (s, a, s') = {where(k)}."
-        )
+def check_delta(delta):
+    """``delta`` as a float in ``(0, 1)`` (:class:`ParameterError` otherwise)."""
+    return check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
 
 
-def _counts_array(counts, max_bytes=EVI_DENSE_LIMIT_BYTES):
-    """Return ``(dense float64 counts of shape (S, A, S+1), was_sparse)`` after checks."""
-    if sp.issparse(counts):
-        S, A = _csr_sizes(counts)
-        check_dense_size(
-            "the reference EVI densifies `counts` to an array", (S, A, S + 1), max_bytes,
-            "use the `fast` backend.",
-        )
-        dense = np.asarray(counts.toarray(), dtype=np.float64).reshape(S, A, S + 1)
-        sparse_input = True
-    else:
-        dense = np.asarray(counts, dtype=np.float64)
-        if dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[2] != dense.shape[0] + 1:
-            raise ShapeError(
-                f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
-            )
-        sparse_input = False
-    flat = dense.ravel()
-    _check_count_values(flat, lambda k: tuple(int(i) for i in np.unravel_index(k, dense.shape)))
-    return dense, sparse_input
-
-
-def _log_term(n_plus, n_states, n_actions, delta):
-    return np.log(n_states * n_actions * n_plus / delta)
-
-
-def bernstein_radius(counts, delta):
+@NUMPY_KERNELS.bind
+def bernstein_radius(kernels, counts, delta):
     """Radii ``beta(s, a, s')`` of the empirical Bernstein confidence set (Lemma 5).
 
     Parameters
@@ -164,17 +131,8 @@ def bernstein_radius(counts, delta):
     ``S`` is the number of non-goal states, and the goal gets a radius like
     every other next state.
     """
-    dense, _ = _counts_array(counts)
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return _radius(dense, delta)[0]
-
-
-def _radius(dense, delta):
-    S, A = dense.shape[:2]
-    n_plus = np.maximum(1.0, dense.sum(axis=2, keepdims=True))
-    p_hat = dense / n_plus
-    L = _log_term(n_plus, S, A, delta)
-    return 4.0 * np.sqrt(p_hat * L / n_plus) + 28.0 * L / n_plus, p_hat
+    counts = dense_counts(counts)
+    return kernels.radius(counts, check_delta(delta))
 
 
 def bernstein_radius_sum(counts, delta):
@@ -202,22 +160,22 @@ def bernstein_radius_sum(counts, delta):
     ShapeError, NotFiniteError, ParameterError
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
     """
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    if sp.issparse(counts):
-        csr = sp.csr_array(counts, dtype=np.float64)
-        S, A = _csr_sizes(csr)
-        _check_count_values(csr.data, lambda k: csr_position(csr, k, A))
+    delta = check_delta(delta)
+    table = count_table(counts)
+    if sp.issparse(table):
+        S, A = table.shape[1] - 1, table.shape[0] // (table.shape[1] - 1)
+        csr = table
     else:
-        dense, _ = _counts_array(counts)
-        S, A = dense.shape[:2]
-        csr = sp.csr_array(dense.reshape(-1, S + 1))
+        S, A = table.shape[:2]
+        csr = sp.csr_array(table.reshape(-1, S + 1))
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
-    L = _log_term(n_plus, S, A, delta)
-    roots = csr.copy()
-    roots.data = np.sqrt(roots.data / np.repeat(n_plus, np.diff(csr.indptr)))
-    root_sum = np.asarray(roots.sum(axis=1)).ravel()
-    total = 4.0 * np.sqrt(L / n_plus) * root_sum + 28.0 * (S + 1) * L / n_plus
-    return total.reshape(S, A)
+    log_l = confidence.log_term(n_plus, S, A, delta)
+    stored = np.diff(csr.indptr)
+    rows = np.repeat(np.arange(S * A), stored)
+    beta_stored = confidence.radius(csr.data / n_plus[rows], log_l[rows], n_plus[rows])
+    beta_unseen = confidence.radius(0.0, log_l, n_plus)
+    total = np.bincount(rows, weights=beta_stored, minlength=S * A)
+    return (total + (S + 1 - stored) * beta_unseen).reshape(S, A)
 
 
 def confidence_box(counts, delta):
@@ -244,24 +202,42 @@ def confidence_box(counts, delta):
         a pair without samples and a ``delta`` so close to 1 that
         ``28 (S+1) log(S A / delta) < 1``.
     """
-    dense, _ = _counts_array(counts)
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return _box(dense, delta)
+    counts = dense_counts(counts)
+    delta = check_delta(delta)
+    lo, hi = box_ends(counts, delta)
+    check_simplex(hi.sum(axis=2), counts, delta)
+    return lo, hi
 
 
-def _box(dense, delta):
-    beta, p_hat = _radius(dense, delta)
-    lo = np.maximum(0.0, p_hat - beta)
-    hi = np.minimum(1.0, p_hat + beta)
-    short = hi.sum(axis=2) < 1.0 - 1e-12
+def check_simplex(upper_mass, counts, delta):
+    """Raise unless every box reaches the simplex: ``upper_mass >= 1 - SIMPLEX_SLACK``.
+
+    Parameters
+    ----------
+    upper_mass : ndarray of float64, shape (S, A)
+        Sum of the upper ends of each pair's box.
+    counts : ndarray (S, A, S+1) or CSR (S*A, S+1)
+        The counts the boxes were built from (for the message).
+    delta : float
+        Their confidence level (for the message).
+
+    Raises
+    ------
+    ParameterError
+        Naming the first pair whose box misses the simplex.
+    """
+    short = upper_mass < 1.0 - SIMPLEX_SLACK
     if short.any():
         s, a = (int(i) for i in np.argwhere(short)[0])
+        if sp.issparse(counts):
+            samples = counts[[s * short.shape[1] + a]].sum()
+        else:
+            samples = counts[s, a].sum()
         raise ParameterError(
             f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
-            f"(it has {int(dense[s, a].sum())} samples and `delta` = {delta!r}); sample "
+            f"(it has {int(samples)} samples and `delta` = {delta!r}); sample "
             "every pair at least once or use a smaller `delta`."
         )
-    return lo, hi
 
 
 def optimistic_inner(lo, hi, v):
@@ -299,7 +275,7 @@ def optimistic_inner(lo, hi, v):
             f"{lo.shape}, {hi.shape} and {v.shape}."
         )
     _check_box(lo, hi, v)
-    return _pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), _goal_first_order(v))
+    return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), goal_first_order(v))
 
 
 def _check_box(lo, hi, v):
@@ -315,30 +291,13 @@ def _check_box(lo, hi, v):
             f"the box must satisfy 0 <= `lo` <= `hi` <= 1; got lo = {float(lo[i])!r}, "
             f"hi = {float(hi[i])!r} at index {i}."
         )
-    tol = 1e-12
-    outside = (lo.sum(axis=-1) > 1 + tol) | (hi.sum(axis=-1) < 1 - tol)
+    outside = (lo.sum(axis=-1) > 1 + SIMPLEX_SLACK) | (hi.sum(axis=-1) < 1 - SIMPLEX_SLACK)
     if np.any(outside):
         i = tuple(int(k) for k in np.argwhere(outside)[0]) if lo.ndim > 1 else ()
         raise ParameterError(
             f"the box must meet the simplex (sum `lo` <= 1 <= sum `hi`); got sums "
             f"{float(lo[i].sum())!r} and {float(hi[i].sum())!r} for the problem at index {i}."
         )
-
-
-def _goal_first_order(v):
-    """Next states by ascending ``v``: a stable sort of ``(g, 0, 1, ..., S-1)``."""
-    S = v.shape[0] - 1
-    goal_first = np.concatenate([[S], np.arange(S)])
-    return goal_first[np.argsort(v[goal_first], kind="stable")]
-
-
-def _pour(lo, gaps, remaining, order):
-    """The greedy of :func:`optimistic_inner`, given ``gaps = hi - lo`` and ``1 - sum lo``."""
-    ordered = gaps[..., order]
-    poured_before = np.cumsum(ordered, axis=-1) - ordered
-    p = lo.copy()
-    p[..., order] += np.clip(remaining - poured_before, 0.0, ordered)
-    return p
 
 
 def _stop_message(j, residual, mu, max_iter):
@@ -351,7 +310,8 @@ def _stop_message(j, residual, mu, max_iter):
     )
 
 
-def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
+@NUMPY_KERNELS.bind
+def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
     """Extended value iteration for SSP with Bernstein confidence sets (App. B).
 
     Parameters
@@ -408,39 +368,33 @@ def extended_value_iteration(counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
     """
-    dense, sparse_input = _counts_array(counts)
-    S, A = dense.shape[:2]
+    counts = count_table(counts)
+    if sp.issparse(counts):
+        S, A = counts.shape[1] - 1, counts.shape[0] // (counts.shape[1] - 1)
+    else:
+        S, A = counts.shape[:2]
     costs = as_float_array("costs", costs, (S, A))
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    delta = check_delta(delta)
     mu = check_real("mu", mu, 0.0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
-    lo, hi = _box(dense, delta)
-    gaps = hi - lo
-    remaining = 1.0 - lo.sum(axis=2, keepdims=True)
-    states = np.arange(S)
-    v = np.zeros(S)
+    boxes = kernels.boxes(counts, delta)
+    check_simplex(boxes.upper_mass, counts, delta)
+    v_ext = np.zeros(S + 1)
+    v_next = np.empty(S)
+    policy = np.empty(S, dtype=np.intp)
     for j in range(max_iter):
-        v_ext = np.append(v, 0.0)
-        p = _pour(lo, gaps, remaining, _goal_first_order(v_ext))
-        q = costs + p @ v_ext
-        policy = np.argmin(q, axis=1).astype(np.int64)
-        v_next = q[states, policy]
-        residual = float(np.max(np.abs(v_next - v)))
+        kernels.evi_sweep(boxes, costs, v_ext, v_next, policy)
+        residual = float(np.max(np.abs(v_next - v_ext[:S])))
         if residual <= mu:
             break
         if j + 1 < max_iter:
-            v = v_next
-    converged = residual <= mu
-    message = _stop_message(j, residual, mu, max_iter)
-    kernel = p[states, policy]
-    if sparse_input:
-        kernel = sp.csr_array(kernel)
+            v_ext[:S] = v_next
     return EVIResult(
-        values=v,
-        policy=policy,
-        kernel=kernel,
+        values=v_ext[:S].copy(),
+        policy=policy.astype(np.int64),
+        kernel=kernels.optimistic_kernel(boxes, v_ext, policy),
         iterations=j,
         residual=residual,
-        converged=converged,
-        message=message,
+        converged=residual <= mu,
+        message=_stop_message(j, residual, mu, max_iter),
     )

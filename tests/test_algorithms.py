@@ -20,9 +20,9 @@ def test_allocation_is_eq_6(backend):
     l1 = math.log(X * S * A / (y * eps * delta))
     l2 = math.log(X * S * A / (y * delta))
     expected = X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1 + X**2 * G / y**2 * l2**2
-    assert backend.allocation(X, y, eps, delta, S, A, G) == pytest.approx(expected, rel=1e-12)
-    assert backend.allocation(X, y, eps, delta, S, A, G, alpha=3.0) == pytest.approx(3 * expected)
-    assert backend.allocation(2 * X, y, eps, delta, S, A, G) > expected
+    assert backend.allocation_function(X, y, eps, delta, S, A, G) == pytest.approx(expected, rel=1e-12)
+    assert backend.allocation_function(X, y, eps, delta, S, A, G, alpha=3.0) == pytest.approx(3 * expected)
+    assert backend.allocation_function(2 * X, y, eps, delta, S, A, G) > expected
 
 
 def test_top_up_reaches_the_gamma_hat_fixpoint(backend):
@@ -33,7 +33,7 @@ def test_top_up_reaches_the_gamma_hat_fixpoint(backend):
         model, store, np.random.default_rng(0), 1.0, 0.5, 1.0, 0.1
     )
     assert gamma_hat == store.gamma_hat
-    assert target == math.ceil(backend.allocation(1.0, 0.5, 1.0, 0.1, 6, 2, gamma_hat))
+    assert target == math.ceil(backend.allocation_function(1.0, 0.5, 1.0, 0.1, 6, 2, gamma_hat))
     assert store.n_pair.min() >= target
     assert model.n_calls == store.n_samples
 
@@ -179,7 +179,7 @@ def test_history_records_each_round(backend):
     assert [r.n_calls for r in res.history] == sorted(r.n_calls for r in res.history)
     assert res.history[-1].n_calls == res.n_calls
     for r in res.history:
-        phi = backend.allocation(r.scale, ssp.c_min, 0.5, 0.1, 2, 2, r.gamma_hat, 10.0)
+        phi = backend.allocation_function(r.scale, ssp.c_min, 0.5, 0.1, 2, 2, r.gamma_hat, 10.0)
         assert r.target == math.ceil(phi)
 
 

@@ -43,7 +43,7 @@ def test_allocation_equals_lambdified_phi(backend, args):
     phi = sp.lambdify(PHI_ARGS, bounds.phi(X, y), "math")
     expected = phi(args["X"], args["y"], args["eps"], args["delta"], args["n_states"],
                    args["n_actions"], args["gamma_hat"], args["alpha"])
-    assert backend.allocation(**args) == pytest.approx(expected, rel=1e-12)
+    assert backend.allocation_function(**args) == pytest.approx(expected, rel=1e-12)
 
 
 def test_phi_reduces_to_theorem_1():

@@ -1,13 +1,20 @@
-"""The ``fast`` backend has exactly the public API of ``reference``.
+"""The ``fast`` backend has exactly the public API of ``reference``, through the seam.
 
-Same names, in the same order; every public function with the same signature
-and the same docstring; every class, exception and constant the very same
-object (results and errors are shared, so ``isinstance`` and ``except`` work
-across backends); and the compiled functions raise the reference's error
-class with the reference's message on bad input.
+Same names, in the same order, in the same modules; every public function with
+the same signature and the same docstring; every class, exception and constant
+the very same object (results and errors are shared, so ``isinstance`` and
+``except`` work across backends); the compiled functions raise the
+reference's error class with the reference's message on bad input. Every
+function running on kernels is the reference's kernel function bound to the
+compiled kernel set (written once), and ``fast`` imports no private name of
+``reference``.
 """
 
+import ast
+import dataclasses
+import importlib
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +22,14 @@ import scipy.sparse as sp
 
 import fast
 import reference
+from fast.kernels import COMPILED_KERNELS
+from reference.backend import KernelSet
+from reference.kernels import NUMPY_KERNELS
 
 NAMES = list(reference.__all__)
+FAST_DIR = Path(fast.__file__).parent
+KERNEL_MODULES = ("evi", "evaluation", "algorithms")
+"""The modules of ``reference`` holding kernel functions, mirrored by modules of ``fast``."""
 
 
 def test_same_public_names():
@@ -100,3 +113,75 @@ def test_compiled_functions_raise_the_reference_errors(call):
         raised.append(info.value)
     assert type(raised[0]) is type(raised[1])
     assert str(raised[0]) == str(raised[1])
+
+
+def _module_of(name):
+    """The module of ``reference`` whose ``__all__`` lists ``name``."""
+    for module_name in ("errors", "results", "model", "envs", "evaluation", "generative", "evi",
+                        "allocation", "algorithms", "threads", "backend"):
+        module = importlib.import_module(f"reference.{module_name}")
+        if name in module.__all__:
+            return module_name
+    raise AssertionError(f"{name} is in no module's __all__")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_name_lives_in_the_same_module(name):
+    module_name = _module_of(name)
+    module = getattr(fast, module_name)
+    if module_name in KERNEL_MODULES:
+        assert module.__name__ == f"fast.{module_name}"
+        assert module.__all__ == importlib.import_module(f"reference.{module_name}").__all__
+    assert getattr(module, name) is getattr(fast, name)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if hasattr(getattr(reference, n), "__wrapped__")])
+def test_kernel_functions_are_written_once(name):
+    ours, theirs = getattr(fast, name), getattr(reference, name)
+    assert ours is not theirs
+    assert ours.__wrapped__ is theirs.__wrapped__
+    assert ours.__module__ == f"fast.{_module_of(name)}"
+
+
+def test_fast_imports_no_private_name_of_reference():
+    for path in sorted(FAST_DIR.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reference"):
+                parts = node.module.split(".") + [alias.name for alias in node.names]
+            elif isinstance(node, ast.Import):
+                parts = [p for alias in node.names if alias.name.startswith("reference")
+                         for p in alias.name.split(".")]
+            else:
+                continue
+            assert not any(part.startswith("_") for part in parts), (path.name, parts)
+
+
+def test_the_kernel_sets_are_complete_and_distinct():
+    fields = [f.name for f in dataclasses.fields(KernelSet) if f.name != "name"]
+    assert fields
+    for field in fields:
+        assert callable(getattr(NUMPY_KERNELS, field))
+        assert getattr(COMPILED_KERNELS, field) is not getattr(NUMPY_KERNELS, field)
+
+
+def _kernel_function(kernels, x, y=2, *, z=3):
+    """Doc of the kernel function."""
+    return kernels, x, y, z
+
+
+def test_bind_gives_the_public_signature_and_forwards_by_keyword():
+    bound = NUMPY_KERNELS.bind(_kernel_function)
+    assert inspect.isfunction(bound)
+    assert str(inspect.signature(bound)) == "(x, y=2, *, z=3)"
+    assert bound.__name__ == "_kernel_function" and bound.__doc__ == _kernel_function.__doc__
+    assert bound(1) == (NUMPY_KERNELS, 1, 2, 3)
+    assert bound(x=1, z=5, y=4) == (NUMPY_KERNELS, 1, 4, 5)
+    rebound = COMPILED_KERNELS.bind(bound, module="elsewhere")
+    assert rebound(0) == (COMPILED_KERNELS, 0, 2, 3) and rebound.__module__ == "elsewhere"
+    assert NUMPY_KERNELS.call(rebound, 7, z=1) == (NUMPY_KERNELS, 7, 2, 1)
+    with pytest.raises(TypeError, match="positional argument"):
+        bound(1, 2, 3)
+    with pytest.raises(TypeError, match="kernel function"):
+        NUMPY_KERNELS.bind(lambda x, kernels: x)
+    with pytest.raises(TypeError, match="kernel function"):
+        NUMPY_KERNELS.bind(lambda kernels, *args: args)

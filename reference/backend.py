@@ -1,0 +1,147 @@
+"""The seam between the algorithms and the numerical kernels of a backend.
+
+The algorithms of the paper (EVI's loop, SEARCH, Alg. 1, 3 and 4, value
+iteration, the plug-in baseline) and every argument check are written once, in
+``reference``, as *kernel functions*: functions whose first parameter is a
+:class:`KernelSet`, the few numerical routines whose speed matters (the Lemma 5
+radius, the boxes, one EVI sweep, the optimistic kernel, one VI sweep). Each
+backend binds its own kernel set to them with :meth:`KernelSet.bind`:
+``reference`` the numpy set of :mod:`reference.kernels`, ``fast`` the compiled
+set of ``fast.kernels``. A bound function is a plain Python function with the
+public signature (the kernel function's parameters after ``kernels``, with
+their defaults), name and docstring; it forwards every argument by keyword.
+
+The protocol each kernel follows, and how to add a kernel or a public
+function, is described in ``docs/backends.md``.
+"""
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["KernelSet"]
+
+_FORWARDED_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """The numerical kernels of one backend (the protocol of ``docs/backends.md``).
+
+    Attributes
+    ----------
+    name : str
+        ``"numpy"`` or ``"compiled"``.
+    radius : callable
+        ``radius(counts, delta) -> beta``: the Lemma 5 radius of every next
+        state, from checked dense float64 counts ``(S, A, S+1)``; ``beta`` has
+        the same shape.
+    boxes : callable
+        ``boxes(counts, delta) -> boxes``: the Lemma 5 boxes of checked counts
+        (dense float64 ``(S, A, S+1)`` or canonical float64 CSR
+        ``(S*A, S+1)``), in the kernel set's own layout. The object has
+        ``n_states``, ``n_actions`` and ``upper_mass`` (float64 ``(S, A)``,
+        the sum of the upper ends of each pair's box).
+    evi_sweep : callable
+        ``evi_sweep(boxes, costs, v_ext, v_out, policy_out)``: one EVI sweep
+        at ``v_ext`` (float64 ``(S+1,)``, goal last and 0), writing the new
+        values (float64 ``(S,)``) and the greedy actions (intp ``(S,)``,
+        ties to the lowest action) in place.
+    optimistic_kernel : callable
+        ``optimistic_kernel(boxes, v_ext, policy) -> p``: the minimiser of
+        the inner problem at ``v_ext`` for the pairs ``(s, policy[s])``;
+        float64 ``(S, S+1)``, CSR when the boxes were built from CSR counts.
+    vi_model : callable
+        ``vi_model(ssp) -> model``: a known SSP prepared for :attr:`vi_sweep`.
+    vi_sweep : callable
+        ``vi_sweep(model, costs, v_ext, v_out, policy_out)``: one Bellman
+        sweep of value iteration, with the arguments of :attr:`evi_sweep`.
+    """
+
+    name: str
+    radius: Callable
+    boxes: Callable
+    evi_sweep: Callable
+    optimistic_kernel: Callable
+    vi_model: Callable
+    vi_sweep: Callable
+
+    def bind(self, function, module=None):
+        """Return the public function of a kernel function, running on this kernel set.
+
+        Parameters
+        ----------
+        function : function
+            A kernel function (first parameter ``kernels``), or the public
+            function of one bound to another kernel set.
+        module : str, optional
+            ``__module__`` of the result (where it can be imported and
+            pickled from); default: the kernel function's module.
+
+        Returns
+        -------
+        function
+            ``public(*args, **kwargs) = function(self, ...)`` with every
+            argument forwarded by keyword; its signature is the kernel
+            function's without ``kernels`` (same defaults), its name and
+            docstring are the kernel function's, ``__wrapped__`` is the kernel
+            function and its globals are the kernel function's module (so
+            doctest finds its examples there).
+
+        Raises
+        ------
+        TypeError
+            If ``function`` has no first parameter ``kernels``, or has
+            positional-only or variadic parameters.
+        """
+        implementation = getattr(function, "__wrapped__", function)
+        signature = inspect.signature(implementation)
+        first, *parameters = signature.parameters.values()
+        if first.name != "kernels" or any(p.kind not in _FORWARDED_KINDS for p in parameters):
+            raise TypeError(
+                f"{implementation.__qualname__} is not a kernel function: its first parameter "
+                "must be `kernels` and the others positional-or-keyword or keyword-only."
+            )
+        public = _forwarding_function(implementation, parameters, self)
+        public.__signature__ = signature.replace(parameters=parameters)
+        public.__doc__ = implementation.__doc__
+        public.__module__ = implementation.__module__ if module is None else module
+        public.__wrapped__ = implementation
+        return public
+
+    def call(self, function, *args, **kwargs):
+        """Call the kernel function behind the public ``function`` with this kernel set.
+
+        How one kernel function calls another: ``kernels.call(
+        extended_value_iteration, counts, costs, delta, mu)`` runs EVI on the
+        caller's kernels, whichever backend's public function is named.
+        """
+        return getattr(function, "__wrapped__", function)(self, *args, **kwargs)
+
+
+def _forwarding_function(implementation, parameters, kernels):
+    """A function named like ``implementation`` taking ``parameters`` and forwarding them.
+
+    The source is generated (as :mod:`dataclasses` does) so that the result
+    has a real signature and Python itself reports wrong calls; it is compiled
+    in the globals of ``implementation``'s module.
+    """
+    positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    keyword = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    heading = ", ".join(positional + (["*"] + keyword if keyword else []))
+    forwarded = ", ".join(f"{p.name}={p.name}" for p in parameters)
+    name = implementation.__name__
+    source = (
+        f"def bind(implementation, kernels):\n"
+        f"    def {name}({heading}):\n"
+        f"        return implementation(kernels, {forwarded})\n"
+        f"    return {name}\n"
+    )
+    namespace = {}
+    exec(compile(source, f"<kernel set binding of {name}>", "exec"),
+         implementation.__globals__, namespace)
+    public = namespace["bind"](implementation, kernels)
+    public.__defaults__ = implementation.__defaults__
+    public.__kwdefaults__ = implementation.__kwdefaults__
+    public.__qualname__ = implementation.__qualname__
+    return public

@@ -1,0 +1,144 @@
+"""The numpy kernel set: the reference backend's implementation of the kernel protocol.
+
+Readable array code, one operation over all pairs at a time; the protocol is
+described in :class:`reference.backend.KernelSet` and ``docs/backends.md``.
+CSR counts are densified (refused above :data:`EVI_DENSE_LIMIT_BYTES`), so the
+boxes are always dense ``(S, A, S+1)`` arrays.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import confidence
+from ._checks import check_dense_size
+from .backend import KernelSet
+
+__all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
+
+EVI_DENSE_LIMIT_BYTES = 256 * 1024**2
+"""Largest dense ``(S, A, S+1)`` float64 array the numpy kernels build from CSR counts."""
+
+
+def densify(counts, max_bytes=EVI_DENSE_LIMIT_BYTES):
+    """Dense float64 counts ``(S, A, S+1)`` of CSR counts ``(S*A, S+1)``, within ``max_bytes``.
+
+    Raises
+    ------
+    TooLargeError
+        If the dense array would exceed ``max_bytes``.
+    """
+    S = counts.shape[1] - 1
+    A = counts.shape[0] // S
+    check_dense_size(
+        "the reference EVI densifies `counts` to an array", (S, A, S + 1), max_bytes,
+        "use the `fast` backend.",
+    )
+    return np.asarray(counts.toarray(), dtype=np.float64).reshape(S, A, S + 1)
+
+
+def radius_and_p_hat(counts, delta):
+    """Lemma 5's radius ``beta`` and ``p_hat`` of dense counts, both ``(S, A, S+1)``."""
+    S, A = counts.shape[:2]
+    n_plus = np.maximum(1.0, counts.sum(axis=2, keepdims=True))
+    p_hat = counts / n_plus
+    return confidence.radius(p_hat, confidence.log_term(n_plus, S, A, delta), n_plus), p_hat
+
+
+def radius(counts, delta):
+    """Kernel ``radius``: Lemma 5's ``beta`` of dense counts, shape ``(S, A, S+1)``."""
+    return radius_and_p_hat(counts, delta)[0]
+
+
+def box_ends(counts, delta):
+    """``lo = max(0, p_hat - beta)`` and ``hi = min(1, p_hat + beta)`` of dense counts."""
+    beta, p_hat = radius_and_p_hat(counts, delta)
+    return np.maximum(0.0, p_hat - beta), np.minimum(1.0, p_hat + beta)
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """Dense boxes: lower ends, widths and leftover mass ``1 - sum lo`` of every pair."""
+
+    lo: np.ndarray
+    gap: np.ndarray
+    remaining: np.ndarray
+    upper_mass: np.ndarray
+    sparse_input: bool
+
+    @property
+    def n_states(self):
+        return self.lo.shape[0]
+
+    @property
+    def n_actions(self):
+        return self.lo.shape[1]
+
+
+def boxes(counts, delta):
+    """Kernel ``boxes``: the dense boxes of dense or CSR counts."""
+    sparse_input = sp.issparse(counts)
+    lo, hi = box_ends(densify(counts) if sparse_input else counts, delta)
+    return Boxes(lo=lo, gap=hi - lo, remaining=1.0 - lo.sum(axis=2, keepdims=True),
+                 upper_mass=hi.sum(axis=2), sparse_input=sparse_input)
+
+
+def goal_first_order(v_ext):
+    """Next states by ascending value: a stable sort of ``(g, 0, 1, ..., S-1)``."""
+    S = v_ext.shape[0] - 1
+    goal_first = np.concatenate([[S], np.arange(S)])
+    return goal_first[np.argsort(v_ext[goal_first], kind="stable")]
+
+
+def pour(lo, gaps, remaining, order):
+    """The greedy inner solution: from ``lo``, pour ``remaining`` into ``order``, each up to its gap.
+
+    ``lo`` and ``gaps`` have shape ``(..., S+1)``, ``remaining = 1 - sum lo``
+    shape ``(..., 1)``; the leading dimensions index independent problems.
+    """
+    ordered = gaps[..., order]
+    poured_before = np.cumsum(ordered, axis=-1) - ordered
+    p = lo.copy()
+    p[..., order] += np.clip(remaining - poured_before, 0.0, ordered)
+    return p
+
+
+def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
+    """Kernel ``evi_sweep``: every inner problem at ``v_ext``, then the greedy backup."""
+    p = pour(boxes.lo, boxes.gap, boxes.remaining, goal_first_order(v_ext))
+    q = costs + p @ v_ext
+    policy_out[:] = np.argmin(q, axis=1)
+    v_out[:] = q[np.arange(q.shape[0]), policy_out]
+
+
+def optimistic_kernel(boxes, v_ext, policy):
+    """Kernel ``optimistic_kernel``: the inner solutions at ``v_ext`` of the pairs of ``policy``."""
+    states = np.arange(boxes.n_states)
+    p = pour(boxes.lo[states, policy], boxes.gap[states, policy],
+             boxes.remaining[states, policy], goal_first_order(v_ext))
+    return sp.csr_array(p) if boxes.sparse_input else p
+
+
+def vi_model(ssp):
+    """Kernel ``vi_model``: the CSR kernel ``(S*A, S+1)`` of ``ssp``."""
+    return ssp.kernel_csr()
+
+
+def vi_sweep(kernel, costs, v_ext, v_out, policy_out):
+    """Kernel ``vi_sweep``: ``min_a c(s,a) + sum_s' p(s'|s,a) v(s')``, ties to the lowest action."""
+    q = costs + (kernel @ v_ext).reshape(costs.shape)
+    policy_out[:] = q.argmin(axis=1)
+    v_out[:] = q[np.arange(q.shape[0]), policy_out]
+
+
+NUMPY_KERNELS = KernelSet(
+    name="numpy",
+    radius=radius,
+    boxes=boxes,
+    evi_sweep=evi_sweep,
+    optimistic_kernel=optimistic_kernel,
+    vi_model=vi_model,
+    vi_sweep=vi_sweep,
+)
+"""The kernel set of the ``reference`` backend."""
