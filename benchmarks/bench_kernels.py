@@ -110,7 +110,10 @@ def test_vi_sweep(benchmark, impl, size):
     inst = instance(size)
     benchmark.group = f"vi-sweep {size}"
     if impl == "yardstick":
-        matrix = inst.ssp.kernel_csr() if inst.sparse else inst.ssp.kernel_dense().reshape(-1, inst.n_states + 1)
+        if inst.sparse:
+            matrix = inst.ssp.kernel_csr()
+        else:
+            matrix = inst.ssp.kernel_dense().reshape(-1, inst.n_states + 1)
         result = _run(benchmark, matrix.__matmul__, np.append(inst.values, 0.0))
     else:
         kernels, S = KERNELS[impl], inst.n_states

@@ -7,8 +7,9 @@ typed memoryviews, ``nogil``, OpenMP threads over states, see
 :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
 ``reference``'s kernel functions with that kernel set bound
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
-``fast.evaluation`` and ``fast.algorithms`` mirror the modules of the same
-names, and the modules without kernels are ``reference``'s own. Results,
+``fast.evaluation``, ``fast.range_search``, ``fast.diameter_estimate``,
+``fast.algorithms`` and ``fast.baseline`` mirror the modules of the same names,
+and the modules without kernels are ``reference``'s own. Results,
 result classes and errors are the very same objects in both backends.
 
 Importing this package fails, rather than silently running the reference
@@ -25,8 +26,17 @@ except ImportError as exc:
         "with OpenMP, Cython and numpy); or use the `reference` backend."
     ) from exc
 
-import reference
-from reference import allocation, backend, envs, errors, generative, model, results, threads
+from reference import (
+    allocation,
+    backend,
+    envs,
+    errors,
+    generative,
+    model,
+    results,
+    runs,
+    threads,
+)
 from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
@@ -34,11 +44,19 @@ from reference.errors import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
+from reference.runs import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
-from . import algorithms, evaluation, evi, kernels
+from . import algorithms, baseline, diameter_estimate, evaluation, evi, kernels, range_search
 from .algorithms import *  # noqa: F401,F403
+from .baseline import *  # noqa: F401,F403
+from .diameter_estimate import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
+from .range_search import *  # noqa: F401,F403
 
-__all__ = list(reference.__all__)
+_MODULES = (
+    errors, results, model, envs, evaluation, generative, evi, allocation, runs, range_search,
+    diameter_estimate, algorithms, baseline, threads, backend,
+)
+__all__ = [name for module in _MODULES for name in module.__all__]

@@ -28,6 +28,21 @@ from reference.evaluation import (
 
 from .kernels import COMPILED_KERNELS
 
-__all__ = list(evaluation.__all__)
+__all__ = [
+    "OptimalValuesResult",
+    "PolicyIterationResult",
+    "DiameterResult",
+    "RestrictedValuesResult",
+    "ValueIterationResult",
+    "policy_values",
+    "is_proper",
+    "hitting_times",
+    "optimal_values",
+    "policy_iteration",
+    "diameter",
+    "b_star",
+    "restricted_optimal_values",
+    "value_iteration",
+]
 
 value_iteration = COMPILED_KERNELS.bind(evaluation.value_iteration, module=__name__)

@@ -1,7 +1,8 @@
 """Lemma 5's confidence sets and extended value iteration on the compiled kernels.
 
-The functions of :mod:`reference.evi`, with :data:`fast.kernels.COMPILED_KERNELS`
-bound to its kernel functions; the rest is re-exported unchanged.
+The functions of :mod:`reference.evi`, with
+:data:`fast.kernels.COMPILED_KERNELS` bound to its kernel functions; the rest
+is re-exported unchanged.
 """
 
 from reference import evi
@@ -16,7 +17,16 @@ from reference.evi import (
 
 from .kernels import COMPILED_KERNELS
 
-__all__ = list(evi.__all__)
+__all__ = [
+    "EVIResult",
+    "EVI_MAX_ITER",
+    "EVI_DENSE_LIMIT_BYTES",
+    "bernstein_radius",
+    "bernstein_radius_sum",
+    "confidence_box",
+    "optimistic_inner",
+    "extended_value_iteration",
+]
 
 bernstein_radius = COMPILED_KERNELS.bind(evi.bernstein_radius, module=__name__)
 extended_value_iteration = COMPILED_KERNELS.bind(evi.extended_value_iteration, module=__name__)

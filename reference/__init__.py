@@ -10,7 +10,9 @@ from . import (
     algorithms,
     allocation,
     backend,
+    baseline,
     confidence,
+    diameter_estimate,
     envs,
     errors,
     evaluation,
@@ -18,23 +20,29 @@ from . import (
     generative,
     kernels,
     model,
+    range_search,
     results,
+    runs,
     threads,
 )
 from .algorithms import *  # noqa: F401,F403
 from .allocation import *  # noqa: F401,F403
 from .backend import *  # noqa: F401,F403
+from .baseline import *  # noqa: F401,F403
+from .diameter_estimate import *  # noqa: F401,F403
 from .envs import *  # noqa: F401,F403
 from .errors import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
+from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
+from .runs import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
-    errors, results, model, envs, evaluation, generative, evi, allocation, algorithms, threads,
-    backend,
+    errors, results, model, envs, evaluation, generative, evi, allocation, runs, range_search,
+    diameter_estimate, algorithms, baseline, threads, backend,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -46,7 +46,11 @@ seconds per call.
 """
 
 SIMPLEX_SLACK = 1e-12
-"""A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and ``sum hi >= 1 - SIMPLEX_SLACK``."""
+"""Tolerance of the simplex test of a box.
+
+A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
+``sum hi >= 1 - SIMPLEX_SLACK``.
+"""
 
 
 @dataclass(frozen=True, repr=False)

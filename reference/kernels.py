@@ -92,7 +92,7 @@ def goal_first_order(v_ext):
 
 
 def pour(lo, gaps, remaining, order):
-    """The greedy inner solution: from ``lo``, pour ``remaining`` into ``order``, each up to its gap.
+    """The greedy inner solution: from ``lo``, pour ``remaining`` into ``order``, up to the gaps.
 
     ``lo`` and ``gaps`` have shape ``(..., S+1)``, ``remaining = 1 - sum lo``
     shape ``(..., 1)``; the leading dimensions index independent problems.

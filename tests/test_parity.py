@@ -28,8 +28,17 @@ from reference.kernels import NUMPY_KERNELS
 
 NAMES = list(reference.__all__)
 FAST_DIR = Path(fast.__file__).parent
-KERNEL_MODULES = ("evi", "evaluation", "algorithms")
-"""The modules of ``reference`` holding kernel functions, mirrored by modules of ``fast``."""
+PUBLIC_MODULES = {
+    name: module for name, module in vars(reference).items()
+    if inspect.ismodule(module) and hasattr(module, "__all__")
+    and module.__name__ == f"reference.{name}" and name != "kernels"
+}
+"""The modules of ``reference`` whose ``__all__`` make up the package's."""
+KERNEL_MODULES = {
+    name for name, module in PUBLIC_MODULES.items()
+    if any(hasattr(getattr(module, n), "__wrapped__") for n in module.__all__)
+}
+"""The modules holding kernel functions, mirrored by modules of ``fast``."""
 
 
 def test_same_public_names():
@@ -117,12 +126,23 @@ def test_compiled_functions_raise_the_reference_errors(call):
 
 def _module_of(name):
     """The module of ``reference`` whose ``__all__`` lists ``name``."""
-    for module_name in ("errors", "results", "model", "envs", "evaluation", "generative", "evi",
-                        "allocation", "algorithms", "threads", "backend"):
-        module = importlib.import_module(f"reference.{module_name}")
-        if name in module.__all__:
-            return module_name
-    raise AssertionError(f"{name} is in no module's __all__")
+    (module_name,) = [m for m, module in PUBLIC_MODULES.items() if name in module.__all__]
+    return module_name
+
+
+@pytest.mark.parametrize("backend", [reference, fast], ids=["reference", "fast"])
+def test_every_module_name_binds_the_module(backend):
+    for path in sorted(Path(reference.__file__).parent.glob("[a-z]*.py")):
+        own = backend is fast and (path.stem in KERNEL_MODULES or path.stem == "kernels")
+        module = importlib.import_module(f"{backend.__name__ if own else 'reference'}.{path.stem}")
+        if hasattr(backend, path.stem):
+            assert getattr(backend, path.stem) is module
+
+
+def test_the_package_is_the_union_of_its_modules():
+    assert sorted(NAMES) == sorted(n for m in PUBLIC_MODULES.values() for n in m.__all__)
+    assert {"evi", "evaluation", "range_search", "diameter_estimate", "algorithms",
+            "baseline"} <= KERNEL_MODULES
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -131,11 +151,13 @@ def test_every_name_lives_in_the_same_module(name):
     module = getattr(fast, module_name)
     if module_name in KERNEL_MODULES:
         assert module.__name__ == f"fast.{module_name}"
-        assert module.__all__ == importlib.import_module(f"reference.{module_name}").__all__
+        assert module.__all__ == PUBLIC_MODULES[module_name].__all__
     assert getattr(module, name) is getattr(fast, name)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if hasattr(getattr(reference, n), "__wrapped__")])
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if hasattr(getattr(reference, n), "__wrapped__")]
+)
 def test_kernel_functions_are_written_once(name):
     ours, theirs = getattr(fast, name), getattr(reference, name)
     assert ours is not theirs

@@ -1,0 +1,114 @@
+"""The naive plug-in baseline: plain value iteration on the empirical model.
+
+:func:`plug_in` is a kernel function (:mod:`reference.backend`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import evaluation
+from ._checks import check_int, make_rng
+from .generative import SampleStore
+from .kernels import NUMPY_KERNELS
+from .model import SSP
+from .results import Result
+from .runs import as_model, check_model_costs
+
+__all__ = ["PlugInResult", "plug_in"]
+
+
+@dataclass(frozen=True, repr=False)
+class PlugInResult(Result):
+    """Output of :func:`plug_in`: plain VI on the empirical model.
+
+    Attributes
+    ----------
+    policy : ndarray of int64, shape (S,)
+        Greedy policy of the last VI iterate.
+    values : ndarray of float64, shape (S,)
+        The last VI iterate.
+    n_per_pair : int
+        Samples drawn per pair.
+    n_calls : int
+        Generative-model calls made.
+    calls : ndarray of int64, shape (S, A)
+        Calls per pair.
+    iterations : int
+        VI sweeps.
+    converged : bool
+        Whether VI met its tolerance (False when the empirical model has no
+        proper policy and the iterates diverge).
+    message : str
+        VI's message.
+    """
+
+    policy: np.ndarray
+    values: np.ndarray
+    n_per_pair: int
+    n_calls: int
+    calls: np.ndarray
+    iterations: int
+    converged: bool
+    message: str
+
+
+@NUMPY_KERNELS.bind
+def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
+    """Naive baseline: ``n_per_pair`` samples per pair, then plain VI on the empirical model.
+
+    Parameters
+    ----------
+    model : GenerativeModel or SSP
+        Source of samples.
+    costs : array_like of shape (S, A)
+        Costs in ``[0, 1]``.
+    n_per_pair : int >= 1
+        Budget per pair (total ``S A n_per_pair`` calls).
+    seed : None, int or numpy.random.Generator
+        Randomness of the sampling.
+    tol : float > 0, default 1e-8
+        VI tolerance.
+    max_iter : int, default 100000
+        VI sweep limit.
+
+    Returns
+    -------
+    PlugInResult
+        VI's greedy policy on ``p_hat = N / N(s, a)``:
+
+        .. math::
+
+            V_{k+1}(s) = \\min_a \\Big\\{ c(s,a) + \\sum_{s'} \\hat p(s'|s,a) V_k(s') \\Big\\}.
+
+        When ``p_hat`` has no proper policy the iterates diverge,
+        ``converged`` is False, and the policy can be improper in the true
+        model: the failure EVI avoids (docs/semantics.md, "Confidence sets").
+
+    Raises
+    ------
+    ParameterError
+        On ``n_per_pair < 1``, ``tol <= 0`` or ``max_iter < 1``.
+    ShapeError, NotFiniteError, CostError
+        On costs as in :func:`solve`.
+    """
+    model = as_model(model)
+    costs = check_model_costs(costs, model)
+    n_per_pair = check_int("n_per_pair", n_per_pair, low=1)
+    store = SampleStore(model.n_states, model.n_actions)
+    store.top_up(model, n_per_pair, make_rng(seed))
+    counts = store.counts_csr().astype(np.float64)
+    p_hat = sp.csr_array(sp.diags_array(1.0 / counts.sum(axis=1)) @ counts)
+    empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
+    out = kernels.call(evaluation.value_iteration, empirical, tol, max_iter)
+    return PlugInResult(
+        policy=np.asarray(out.policy, dtype=np.int64),
+        values=np.asarray(out.values),
+        n_per_pair=n_per_pair,
+        n_calls=store.n_samples,
+        calls=store.n_pair,
+        iterations=int(out.iterations),
+        converged=bool(out.converged),
+        message=out.message,
+    )

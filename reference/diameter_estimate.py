@@ -1,0 +1,201 @@
+"""The diameter estimate (Alg. 4, App. C.1).
+
+Every choice follows docs/semantics.md, "Algorithms", where it differs from the
+paper's listing. :func:`estimate_diameter` is a kernel function
+(:mod:`reference.backend`).
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import evi
+from ._checks import check_int
+from .kernels import NUMPY_KERNELS
+from .results import Result
+from .runs import Round, Run, as_model, check_accuracy, converged_evi, run_params
+
+__all__ = ["DiameterEstimate", "estimate_diameter"]
+
+
+@dataclass(frozen=True, repr=False)
+class DiameterEstimate(Result):
+    """Output of the diameter estimate (Alg. 4).
+
+    Attributes
+    ----------
+    d_hat : float
+        The proof's estimate (App. C.1, Lemma 9)
+        ``(1 + 2 eta (1 + eps) ||v||)(1 + eps) ||v||``.
+    d_listing : float
+        The listing's ``(1 + 2 eta ||v||) ||v||``, kept to document the
+        erratum (it can lie below ``D``).
+    v_max : float
+        ``||v_tilde||_inf`` of the last round.
+    w : float
+        The last ``W``.
+    eta : float
+        The last ``eta = eps / W``.
+    eps : float
+        Accuracy.
+    n_calls : int
+        Generative-model calls made.
+    calls : ndarray of int64, shape (S, A)
+        Calls per pair.
+    history : tuple of Round
+        One record per round.
+    """
+
+    d_hat: float
+    d_listing: float
+    v_max: float
+    w: float
+    eta: float
+    eps: float
+    n_calls: int
+    calls: np.ndarray
+    history: tuple
+
+
+def sample_until_radius(run, delta, bound):
+    """Alg. 4's sampling: until every pair has ``sum_s' beta(s, a, s') <= bound``.
+
+    Deterministic schedule: while some pairs fail, every failing pair (in
+    order ``(s, a)``) draws ``max(1, N(s, a))`` more samples, doubling its
+    count.
+    """
+    while True:
+        radius = evi.bernstein_radius_sum(run.store.counts_csr(), delta)
+        failing = np.flatnonzero(radius.reshape(-1) > bound)
+        if failing.size == 0:
+            return
+        more = np.maximum(1, run.store.n_pair.reshape(-1)[failing])
+        run.store.draw_pairs(run.model, failing, more, run.rng)
+
+
+def diameter_rounds(kernels, run, eps, delta, max_iter):
+    """The diameter estimate (Alg. 4) on the run's sample store.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+        Numerical kernels of the backend.
+    run : Run
+        Store, generator, history and checkpoint.
+    eps : float
+        Accuracy.
+    delta : float
+        Confidence level.
+    max_iter : int
+        EVI sweep limit.
+
+    Returns
+    -------
+    d_hat, d_listing, v_max, w, eta : float
+
+    Notes
+    -----
+    ``W = 1/2``, ``||v|| = 1``; while ``||v|| > W``: ``W <- 2W``,
+    ``eta = eps / W``, sample until every pair has
+    ``sum_s' beta(s, a, s') <= eta / 2`` (:func:`sample_until_radius`),
+    ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the proof's value
+    (docs/semantics.md; App. C.1)
+
+    .. math::
+
+        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
+        (1 + \\epsilon)\\|v\\|_\\infty,
+
+    not the listing's ``(1 + 2 eta ||v||) ||v||``, which can lie below ``D``
+    and break Thm. 2: with one state, one action, unit cost,
+    ``p(g) = 0.3`` and ``eps = 1``, the listing gives 3.0 < D = 10/3.
+    """
+    prior = run.rounds("diameter")
+    w = prior[-1].scale if prior else 0.5
+    v_max = prior[-1].max_v if prior else 1.0
+    unit = np.ones((run.store.n_states, run.store.n_actions))
+    while v_max > w:
+        start = time.perf_counter()
+        w *= 2.0
+        sample_until_radius(run, delta, eps / w / 2.0)
+        out = converged_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {w:g}")
+        v_max = float(out.values.max())
+        run.record(
+            Round("diameter", w, int(run.store.n_pair.min()), run.store.gamma_hat,
+                  out.iterations, v_max, run.store.n_samples, time.perf_counter() - start)
+        )
+    eta = eps / w
+    d_hat = (1.0 + 2.0 * eta * (1.0 + eps) * v_max) * (1.0 + eps) * v_max
+    d_listing = (1.0 + 2.0 * eta * v_max) * v_max
+    return d_hat, d_listing, v_max, w, eta
+
+
+@NUMPY_KERNELS.bind
+def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER,
+                      callback=None, checkpoint=None):
+    """Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. C.1).
+
+    Parameters
+    ----------
+    model : GenerativeModel or SSP
+        Source of samples.
+    eps : float in (0, 1]
+        Accuracy.
+    delta : float in (0, 1)
+        Confidence level.
+    seed : None, int or numpy.random.Generator
+        Randomness of the sampling.
+    max_iter : int, default EVI_MAX_ITER
+        EVI sweep limit.
+    callback : callable, optional
+        Called with each :class:`Round`.
+    checkpoint : str or os.PathLike, optional
+        Save/resume file, as in :func:`search`.
+
+    Returns
+    -------
+    DiameterEstimate
+        With probability ``>= 1 - delta`` (Lemma 9),
+
+        .. math::
+
+            D \\le \\hat D \\le \\big(1 + 2 \\epsilon (1 + \\epsilon)\\big)(1 + \\epsilon) D.
+
+    Raises
+    ------
+    ParameterError
+        On ``eps`` outside ``(0, 1]``, ``delta`` outside ``(0, 1)``, or a
+        checkpoint of another run.
+    ConvergenceError
+        If an EVI does not converge within ``max_iter`` sweeps.
+
+    Notes
+    -----
+    ``W = 1/2``, ``||v|| = 1``; while ``||v|| > W``: ``W <- 2W``,
+    ``eta = eps / W``, sample until every pair has
+    ``sum_s' beta(s, a, s') <= eta / 2`` (each failing pair doubling its
+    count), then ``v = EVI(N, c = 1, mu = eps / 2)``. The output is the
+    proof's estimate (App. C.1), which docs/semantics.md prescribes over the
+    listing's:
+
+    .. math::
+
+        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
+        (1 + \\epsilon)\\|v\\|_\\infty .
+
+    Erratum: Alg. 4's listing outputs :math:`(1 + 2 \\eta \\|v\\|_\\infty)
+    \\|v\\|_\\infty` (kept as ``d_listing``), which can lie below ``D`` and
+    break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
+    ``eps = 1`` it gives 3.0 < D = 10/3.
+    """
+    model = as_model(model)
+    eps, delta = check_accuracy(eps, delta)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    run = Run(model, run_params("diameter", model, None, eps, delta, None, None, seed),
+               seed, callback, checkpoint)
+    d_hat, d_listing, v_max, w, eta = diameter_rounds(kernels, run, eps, delta, max_iter)
+    return DiameterEstimate(
+        d_hat=d_hat, d_listing=d_listing, v_max=v_max, w=w, eta=eta, eps=eps,
+        n_calls=run.store.n_samples, calls=run.store.n_pair, history=tuple(run.history),
+    )

@@ -1,0 +1,286 @@
+"""SEARCH (Alg. 2): the doubling search over the range guess ``Delta``.
+
+Every choice follows docs/semantics.md, "Algorithms", where it differs from the
+paper's listing. :func:`search` is a kernel function (:mod:`reference.backend`).
+"""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import evi
+from ._checks import check_int, check_real
+from .allocation import top_up_to_fixpoint
+from .errors import ParameterError
+from .kernels import NUMPY_KERNELS
+from .results import Result
+from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
+
+__all__ = ["SolveResult", "search"]
+
+
+@dataclass(frozen=True, repr=False)
+class SolveResult(Result):
+    """Output of :func:`solve` (Alg. 1 or Alg. 3) and of :func:`search` (Alg. 2).
+
+    Attributes
+    ----------
+    policy : ndarray of int64, shape (S,)
+        The returned policy ``pi_tilde``, greedy with respect to ``values``.
+    values : ndarray of float64, shape (S,)
+        The optimistic values ``v_tilde`` of the last EVI.
+    kernel : ndarray of shape (S, S+1) or CSR matrix
+        The optimistic kernel of ``policy``.
+    delta_final : float
+        The final ``Delta`` of SEARCH (``max v_tilde <= Delta``).
+    d_hat : float or None
+        Alg. 3's diameter estimate (``None`` for Alg. 1 and SEARCH).
+    nu : float or None
+        Alg. 3's cost perturbation ``eps / (2 theta d_hat)``.
+    n_calls : int
+        Generative-model calls made by the run (all phases, including
+        those made before a resumed checkpoint).
+    calls : ndarray of int64, shape (S, A)
+        Calls per pair.
+    history : tuple of Round
+        Every round of every phase, in order.
+    converged : bool
+        Whether the last EVI met its stopping rule (always True: a
+        non-converged EVI raises :class:`ConvergenceError` instead).
+    vacuous : bool
+        Whether the last EVI sent every state straight to the goal, against
+        the samples of ``policy`` for at least one state: the stopping test
+        then said nothing about the dynamics, and ``message`` warns (too small
+        an ``alpha`` for this ``eps``).
+    message : str
+        How the run ended.
+    algorithm : str
+        ``"alg1"``, ``"alg3"`` or ``"search"``.
+    eps, delta : float
+        Accuracy and confidence level asked for.
+    theta : float or None
+        Slack of Alg. 3.
+    alpha : float
+        Constant of the allocation function.
+    seed : int or None
+        The seed given.
+    """
+
+    policy: np.ndarray
+    values: np.ndarray
+    kernel: object
+    delta_final: float
+    d_hat: object
+    nu: object
+    n_calls: int
+    calls: np.ndarray
+    history: tuple
+    converged: bool
+    vacuous: bool
+    message: str
+    algorithm: str
+    eps: float
+    delta: float
+    theta: object
+    alpha: float
+    seed: object
+
+
+def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
+    """SEARCH (Alg. 2) on the run's sample store; returns ``(EVIResult, Delta)``.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+        Numerical kernels of the backend.
+    run : Run
+        Store, generator, history and checkpoint (rounds already in its
+        history are not repeated).
+    costs : ndarray of float64, shape (S, A)
+        The positive cost function ``c'``.
+    eps : float
+        Accuracy given to SEARCH.
+    delta : float
+        Confidence level.
+    alpha : float
+        Constant of the allocation function.
+    max_iter : int
+        EVI sweep limit.
+
+    Notes
+    -----
+    With ``iota = min c'`` and ``Delta = 1/2``, repeat: ``Delta <- 2 Delta``;
+    top every pair up to ``ceil(phi(Delta, iota))`` samples (eq. 6, at the
+    ``Gamma_hat`` fixpoint); run EVI with
+
+    .. math::
+
+        \\mu = \\frac{\\iota \\epsilon}{6 \\Delta};
+
+    stop when ``max v_tilde <= Delta``. A resumed run whose last SEARCH round
+    stopped recomputes that round's EVI from the stored samples (its top-up
+    draws nothing).
+    """
+    iota = float(costs.min())
+    prior = run.rounds("search")
+    scale = prior[-1].scale if prior else 0.5
+    finished = bool(prior) and prior[-1].max_v <= prior[-1].scale
+    while True:
+        start = time.perf_counter()
+        if not finished:
+            scale *= 2.0
+        target, gamma_hat = top_up_to_fixpoint(
+            run.model, run.store, run.rng, scale, iota, eps, delta, alpha
+        )
+        mu = iota * eps / (6.0 * scale)
+        where = f"SEARCH at Delta = {scale:g}"
+        out = converged_evi(kernels, run, costs, delta, mu, max_iter, where)
+        max_v = float(out.values.max())
+        if not finished:
+            run.record(
+                Round("search", scale, target, gamma_hat, out.iterations, max_v,
+                      run.store.n_samples, time.perf_counter() - start)
+            )
+        if max_v <= scale:
+            return out, scale
+
+
+def is_vacuous(store, out):
+    """Whether the stopping test saw no dynamics: EVI sent every state straight to the goal,
+    against the samples of at least one of them.
+
+    With ``p_tilde`` the optimistic kernel of the returned policy and ``p_hat``
+    the empirical one, the run is vacuous when
+
+    .. math::
+
+        \\tilde p(g \\mid s, \\pi(s)) = 1 \\ \\text{for every } s
+        \\quad\\text{and}\\quad \\hat p(g \\mid s, \\pi(s)) < 1 \\ \\text{for some } s:
+
+    then ``v_tilde(s) = c(s, pi(s))`` everywhere and the test
+    ``max v_tilde <= Delta`` is passed whatever the dynamics. A policy whose
+    pairs all truly reach the goal in one step (``p_hat(g) = 1``) is not
+    vacuous.
+    """
+    S, A = store.n_states, store.n_actions
+    kernel = out.kernel
+    goal_tilde = kernel[:, [S]].toarray().ravel() if sp.issparse(kernel) else kernel[:, S]
+    rows = np.arange(S) * A + out.policy
+    goal_hat = store.counts_csr()[rows][:, [S]].toarray().ravel()
+    n_plus = np.maximum(1, store.n_pair.reshape(-1)[rows])
+    return bool(np.all(goal_tilde >= 1.0 - 1e-12) and np.any(goal_hat < n_plus))
+
+
+def solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha, seed):
+    n_rounds = len(run.rounds("search"))
+    message = (
+        f"SEARCH stopped after {n_rounds} round(s) at Delta = {scale:g} with "
+        f"max v_tilde = {float(out.values.max()):.6g} <= Delta; EVI met its stopping rule "
+        f"at j = {out.iterations}."
+    )
+    vacuous = is_vacuous(run.store, out)
+    if vacuous:
+        warning = (
+            f"The confidence sets are vacuous at this sample size: EVI sent every state "
+            f"straight to the goal, against the samples of the returned policy, so the "
+            f"stopping test carried no information about the dynamics. The guarantee needs a "
+            f"larger `alpha` (got {alpha:g}) or a smaller `eps`."
+        )
+        warnings.warn(warning, RuntimeWarning, stacklevel=4)
+        message = f"{message} Warning: {warning}"
+    return SolveResult(
+        policy=out.policy,
+        values=out.values,
+        kernel=out.kernel,
+        delta_final=scale,
+        d_hat=d_hat,
+        nu=nu,
+        n_calls=run.store.n_samples,
+        calls=run.store.n_pair,
+        history=tuple(run.history),
+        converged=bool(out.converged),
+        vacuous=vacuous,
+        message=message,
+        algorithm=algorithm,
+        eps=eps,
+        delta=delta,
+        theta=theta,
+        alpha=alpha,
+        seed=seed,
+    )
+
+
+@NUMPY_KERNELS.bind
+def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
+           callback=None, checkpoint=None):
+    """SEARCH (Alg. 2): doubling guess ``Delta`` of the optimistic value range.
+
+    Parameters
+    ----------
+    model : GenerativeModel or SSP
+        Source of samples (an SSP is wrapped in a :class:`TabularGenerativeModel`).
+    costs : array_like of shape (S, A)
+        The cost function ``c'``, in ``(0, 1]``.
+    eps : float in (0, 1]
+        Accuracy.
+    delta : float in (0, 1)
+        Confidence level.
+    alpha : float > 0, default 1.0
+        Constant of the allocation function (eq. 6).
+    seed : None, int or numpy.random.Generator
+        Randomness of the sampling.
+    max_iter : int, default EVI_MAX_ITER
+        EVI sweep limit.
+    callback : callable, optional
+        Called with each :class:`Round` once it is recorded.
+    checkpoint : str or os.PathLike, optional
+        File updated after every round; if it exists, the run resumes from it
+        and ends with the result of an uninterrupted run.
+
+    Returns
+    -------
+    SolveResult
+        With ``algorithm = "search"``.
+
+    Raises
+    ------
+    ParameterError
+        On ``eps``, ``delta`` or ``alpha`` out of range, a cost equal to 0,
+        or a checkpoint of another run.
+    ShapeError, NotFiniteError, CostError
+        On costs of the wrong shape (sizes disagreeing with the model's),
+        not finite, or outside ``[0, 1]``.
+    ConvergenceError
+        If an EVI does not converge within ``max_iter`` sweeps.
+
+    Notes
+    -----
+    With :math:`\\iota = \\min c'` and :math:`\\Delta = 1/2`, each round doubles
+    :math:`\\Delta`, tops every pair up to :math:`\\lceil \\phi(\\Delta, \\iota) \\rceil`
+    samples (eq. 6, at the :math:`\\hat\\Gamma` fixpoint of docs/semantics.md) and
+    runs EVI; it stops at the first round with
+    :math:`\\|\\tilde v\\|_\\infty \\le \\Delta`:
+
+    .. math::
+
+        \\mu_\\Delta = \\frac{\\iota \\epsilon}{6 \\Delta}, \\qquad
+        (\\tilde v, \\tilde\\pi) = \\mathrm{EVI}(N, c', \\mu_\\Delta), \\qquad
+        \\text{stop when } \\max_s \\tilde v(s) \\le \\Delta.
+    """
+    model = as_model(model)
+    costs = check_model_costs(costs, model)
+    eps, delta = check_accuracy(eps, delta)
+    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    if costs.min() <= 0.0:
+        raise ParameterError(
+            f"`costs` must be positive for SEARCH (iota = min c' > 0); got min "
+            f"{float(costs.min())!r}."
+        )
+    run = Run(model, run_params("search", model, costs, eps, delta, None, alpha, seed),
+               seed, callback, checkpoint)
+    out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
+    return solve_result(run, out, scale, None, None, "search", eps, delta, None, alpha, seed)

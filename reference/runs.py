@@ -1,0 +1,153 @@
+"""One run of the paper's algorithms: samples, generator, history, checkpoint, shared checks.
+
+A :class:`Run` holds the sample store and the random generator of one call of
+:func:`~reference.range_search.search`, :func:`~reference.diameter_estimate.estimate_diameter`
+or :func:`~reference.algorithms.solve`, records each :class:`Round` (calling the
+callback and rewriting the checkpoint), and resumes from a checkpoint of the
+same run. The argument checks the algorithms share, and EVI with the
+convergence they require, are here too.
+"""
+
+import hashlib
+import numbers
+import os
+from dataclasses import asdict, dataclass, field
+
+from . import evi
+from ._checks import check_costs, check_real, make_rng
+from .errors import ConvergenceError, ParameterError
+from .generative import SampleStore, TabularGenerativeModel
+from .model import SSP
+from .results import Result
+
+__all__ = ["Round"]
+
+
+@dataclass(frozen=True, repr=False)
+class Round(Result):
+    """Diagnostics of one round of SEARCH (Alg. 2) or of the diameter estimate (Alg. 4).
+
+    Attributes
+    ----------
+    phase : str
+        ``"search"`` or ``"diameter"``.
+    scale : float
+        The guess of the round: ``Delta`` (SEARCH) or ``W`` (Alg. 4).
+    target : int
+        Fewest samples of any pair after the round's sampling (``ceil(phi)``
+        in SEARCH).
+    gamma_hat : int
+        Largest empirical support after the sampling.
+    evi_iterations : int
+        Index ``j`` at which EVI stopped.
+    max_v : float
+        ``max_s v_tilde(s)``, compared with ``scale`` by the stopping test.
+    n_calls : int
+        Generative-model calls made so far by the run.
+    seconds : float
+        Wall time of the round (ignored when rounds are compared).
+    """
+
+    phase: str
+    scale: float
+    target: int
+    gamma_hat: int
+    evi_iterations: int
+    max_v: float
+    n_calls: int
+    seconds: float = field(compare=False)
+
+
+class Run:
+    """Samples, generator, history and checkpoint of one run; resumes from a checkpoint."""
+
+    def __init__(self, model, params, seed, callback, checkpoint):
+        self.model = model
+        self.callback = callback
+        self.checkpoint = checkpoint
+        self.params = params
+        if checkpoint is not None and os.path.exists(checkpoint):
+            self.store, self.rng, meta = SampleStore.load(checkpoint)
+            _check_same_run(checkpoint, meta.get("params"), params)
+            self.history = [Round(**r) for r in meta["history"]]
+        else:
+            self.store = SampleStore(model.n_states, model.n_actions)
+            self.rng = make_rng(seed)
+            self.history = []
+
+    def rounds(self, phase):
+        """The recorded rounds of one phase (``"search"`` or ``"diameter"``), in order."""
+        return [r for r in self.history if r.phase == phase]
+
+    def record(self, round_):
+        """Append ``round_`` to the history, rewrite the checkpoint, call the callback."""
+        self.history.append(round_)
+        if self.checkpoint is not None:
+            meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
+            self.store.save(self.checkpoint, self.rng, meta)
+        if self.callback is not None:
+            self.callback(round_)
+
+
+def _check_same_run(path, saved, params):
+    """Raise unless the checkpoint's saved ``params`` are this call's ``params``."""
+    for key, value in params.items():
+        if saved is None or saved.get(key) != value:
+            was = None if saved is None else saved.get(key)
+            raise ParameterError(
+                f"`checkpoint` {os.fspath(path)!r} belongs to another run: it has {key} = "
+                f"{was!r}, this call has {key} = {value!r}."
+            )
+
+
+def as_model(model):
+    """The ``model`` argument as a generative model (an SSP is wrapped)."""
+    if isinstance(model, SSP):
+        return TabularGenerativeModel(model)
+    needed = ("n_states", "n_actions", "sample")
+    if not all(hasattr(model, name) for name in needed):
+        raise ParameterError(
+            "`model` must be an SSP or a generative model with `n_states`, `n_actions` "
+            f"and `sample(s, a, n, rng)`; got {type(model).__name__}."
+        )
+    return model
+
+
+def check_model_costs(costs, model):
+    """The ``costs`` argument as float64 ``(S, A)`` in ``[0, 1]``, sizes of ``model``."""
+    return check_costs("costs", costs, model.n_states, model.n_actions, "`model`")
+
+
+def check_accuracy(eps, delta):
+    """``eps`` in ``(0, 1]`` and ``delta`` in ``(0, 1)``, as floats."""
+    eps = check_real("eps", eps, 0.0, 1.0, low_open=True)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    return eps, delta
+
+
+def run_params(algorithm, model, costs, eps, delta, theta, alpha, seed):
+    """What identifies a run in its checkpoint (a resumed run must match every entry)."""
+    digest = None if costs is None else hashlib.sha256(costs.tobytes()).hexdigest()
+    return {
+        "algorithm": algorithm,
+        "n_states": model.n_states,
+        "n_actions": model.n_actions,
+        "costs_sha256": digest,
+        "eps": eps,
+        "delta": delta,
+        "theta": theta,
+        "alpha": alpha,
+        "seed": int(seed) if isinstance(seed, numbers.Integral) else None,
+    }
+
+
+def converged_evi(kernels, run, costs, delta, mu, max_iter, where):
+    """EVI on the run's samples; a :class:`ConvergenceError` naming ``where`` if it fails."""
+    out = kernels.call(evi.extended_value_iteration, run.store.counts_csr(), costs, delta, mu,
+                       max_iter)
+    if not out.converged:
+        raise ConvergenceError(
+            f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "
+            f"{out.message} Raise `max_iter`; no policy is returned from a non-converged EVI."
+        )
+    return out
