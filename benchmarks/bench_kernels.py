@@ -100,7 +100,7 @@ def test_evi_full(benchmark, backend_name, size):
     slow = backend_name == "reference" or inst.n_states >= 2000
     out = _run(benchmark, backend.extended_value_iteration, inst.counts, inst.costs, DELTA,
                EVI_MU, slow=slow)
-    benchmark.extra_info["iterations"] = out.iterations
+    benchmark.extra_info["n_iter"] = out.n_iter
     assert out.converged
 
 

@@ -53,7 +53,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     Returns
     -------
     SolveResult
-        Policy, optimistic values, final ``Delta``, ``d_hat`` and ``nu``
+        Policy, optimistic values, final ``Delta``, ``D_hat`` and ``nu``
         (Alg. 3), calls, and the history of rounds.
 
     Raises
@@ -67,6 +67,13 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         not finite, or outside ``[0, 1]``.
     ConvergenceError
         If an EVI does not converge within ``max_iter`` sweeps.
+
+    Warns
+    -----
+    VacuousSetsWarning
+        When the last EVI sent every state straight to the goal against the
+        returned policy's samples (``vacuous`` is then True and ``message``
+        says so): the stopping test carried no information.
 
     Notes
     -----
@@ -116,8 +123,8 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     theta = check_real("theta", theta, 1.0)
     run = Run(model, run_params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
-    d_hat = diameter_rounds(kernels, run, eps, delta, max_iter)[0]
-    nu = eps / (2.0 * theta * d_hat)
+    D_hat = diameter_rounds(kernels, run, eps, delta, max_iter)[0]
+    nu = eps / (2.0 * theta * D_hat)
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
-    return solve_result(run, out, scale, d_hat, nu, "alg3", eps, delta, theta, alpha, seed)
+    return solve_result(run, out, scale, D_hat, nu, "alg3", eps, delta, theta, alpha, seed)

@@ -7,7 +7,7 @@ from ._checks import check_int, check_real
 __all__ = ["allocation_function", "top_up_to_fixpoint"]
 
 
-def allocation_function(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=1.0):
+def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=1.0):
     """Samples per pair prescribed by the allocation function (eq. 6).
 
     Parameters
@@ -22,7 +22,7 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=
         Confidence level.
     n_states, n_actions : int >= 1
         ``S`` (non-goal states) and ``A``.
-    gamma_hat : int in 0..S+1
+    Gamma_hat : int in 0..S+1
         Largest empirical support ``G = Gamma_hat`` of the current samples.
     alpha : float > 0, default 1.0
         The numerical constant the paper leaves unspecified (docs/semantics.md:
@@ -46,7 +46,7 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, gamma_hat, alpha=
     delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     S = check_int("n_states", n_states, low=1)
     A = check_int("n_actions", n_actions, low=1)
-    G = check_int("gamma_hat", gamma_hat, low=0)
+    G = check_int("Gamma_hat", Gamma_hat, low=0)
     alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
     l1 = math.log(X * S * A / (y * eps * delta))
     l2 = math.log(X * S * A / (y * delta))
@@ -79,13 +79,13 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     -------
     target : int
         The final ``ceil(phi)``: every pair has at least this many samples.
-    gamma_hat : int
+    Gamma_hat : int
         The ``Gamma_hat`` it was computed with.
     """
     S, A = store.n_states, store.n_actions
     while True:
-        gamma_hat = store.gamma_hat
-        target = math.ceil(allocation_function(X, y, eps, delta, S, A, gamma_hat, alpha))
+        Gamma_hat = store.Gamma_hat
+        target = math.ceil(allocation_function(X, y, eps, delta, S, A, Gamma_hat, alpha))
         if store.n_pair.min() >= target:
-            return target, gamma_hat
+            return target, Gamma_hat
         store.top_up(model, target, rng)

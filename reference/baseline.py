@@ -35,7 +35,7 @@ class PlugInResult(Result):
         Generative-model calls made.
     calls : ndarray of int64, shape (S, A)
         Calls per pair.
-    iterations : int
+    n_iter : int
         VI sweeps.
     converged : bool
         Whether VI met its tolerance (False when the empirical model has no
@@ -49,7 +49,7 @@ class PlugInResult(Result):
     n_per_pair: int
     n_calls: int
     calls: np.ndarray
-    iterations: int
+    n_iter: int
     converged: bool
     message: str
 
@@ -108,7 +108,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         n_per_pair=n_per_pair,
         n_calls=store.n_samples,
         calls=store.n_pair,
-        iterations=int(out.iterations),
+        n_iter=int(out.n_iter),
         converged=bool(out.converged),
         message=out.message,
     )

@@ -25,15 +25,15 @@ class DiameterEstimate(Result):
 
     Attributes
     ----------
-    d_hat : float
+    D_hat : float
         The proof's estimate (App. C.1, Lemma 9)
         ``(1 + 2 eta (1 + eps) ||v||)(1 + eps) ||v||``.
-    d_listing : float
+    D_listing : float
         The listing's ``(1 + 2 eta ||v||) ||v||``, kept to document the
         erratum (it can lie below ``D``).
-    v_max : float
+    v_tilde_max : float
         ``||v_tilde||_inf`` of the last round.
-    w : float
+    W : float
         The last ``W``.
     eta : float
         The last ``eta = eps / W``.
@@ -45,17 +45,25 @@ class DiameterEstimate(Result):
         Calls per pair.
     history : tuple of Round
         One record per round.
+    converged : bool
+        Whether the rounds stopped by the test ``||v_tilde|| <= W``: always
+        True on a returned result (a non-converged EVI raises
+        :class:`ConvergenceError`).
+    message : str
+        How the estimate ended.
     """
 
-    d_hat: float
-    d_listing: float
-    v_max: float
-    w: float
+    D_hat: float
+    D_listing: float
+    v_tilde_max: float
+    W: float
     eta: float
     eps: float
     n_calls: int
     calls: np.ndarray
-    history: tuple
+    history: tuple[Round, ...]
+    converged: bool
+    message: str
 
 
 def sample_until_radius(run, delta, bound):
@@ -92,7 +100,7 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
 
     Returns
     -------
-    d_hat, d_listing, v_max, w, eta : float
+    D_hat, D_listing, v_tilde_max, W, eta : float
 
     Notes
     -----
@@ -112,23 +120,23 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
     ``p(g) = 0.3`` and ``eps = 1``, the listing gives 3.0 < D = 10/3.
     """
     prior = run.rounds("diameter")
-    w = prior[-1].scale if prior else 0.5
-    v_max = prior[-1].max_v if prior else 1.0
+    W = prior[-1].scale if prior else 0.5
+    v_tilde_max = prior[-1].v_tilde_max if prior else 1.0
     unit = np.ones((run.store.n_states, run.store.n_actions))
-    while v_max > w:
+    while v_tilde_max > W:
         start = time.perf_counter()
-        w *= 2.0
-        sample_until_radius(run, delta, eps / w / 2.0)
-        out = converged_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {w:g}")
-        v_max = float(out.values.max())
+        W *= 2.0
+        sample_until_radius(run, delta, eps / W / 2.0)
+        out = converged_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {W:g}")
+        v_tilde_max = float(out.v_tilde.max())
         run.record(
-            Round("diameter", w, int(run.store.n_pair.min()), run.store.gamma_hat,
-                  out.iterations, v_max, run.store.n_samples, time.perf_counter() - start)
+            Round("diameter", W, int(run.store.n_pair.min()), run.store.Gamma_hat,
+                  out.n_iter, v_tilde_max, run.store.n_samples, time.perf_counter() - start)
         )
-    eta = eps / w
-    d_hat = (1.0 + 2.0 * eta * (1.0 + eps) * v_max) * (1.0 + eps) * v_max
-    d_listing = (1.0 + 2.0 * eta * v_max) * v_max
-    return d_hat, d_listing, v_max, w, eta
+    eta = eps / W
+    D_hat = (1.0 + 2.0 * eta * (1.0 + eps) * v_tilde_max) * (1.0 + eps) * v_tilde_max
+    D_listing = (1.0 + 2.0 * eta * v_tilde_max) * v_tilde_max
+    return D_hat, D_listing, v_tilde_max, W, eta
 
 
 @NUMPY_KERNELS.bind
@@ -185,7 +193,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
         (1 + \\epsilon)\\|v\\|_\\infty .
 
     Erratum: Alg. 4's listing outputs :math:`(1 + 2 \\eta \\|v\\|_\\infty)
-    \\|v\\|_\\infty` (kept as ``d_listing``), which can lie below ``D`` and
+    \\|v\\|_\\infty` (kept as ``D_listing``), which can lie below ``D`` and
     break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
     ``eps = 1`` it gives 3.0 < D = 10/3.
     """
@@ -194,8 +202,13 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
     max_iter = check_int("max_iter", max_iter, low=1)
     run = Run(model, run_params("diameter", model, None, eps, delta, None, None, seed),
                seed, callback, checkpoint)
-    d_hat, d_listing, v_max, w, eta = diameter_rounds(kernels, run, eps, delta, max_iter)
+    D_hat, D_listing, v_tilde_max, W, eta = diameter_rounds(kernels, run, eps, delta, max_iter)
+    message = (
+        f"Alg. 4 stopped after {len(run.rounds('diameter'))} round(s) at W = {W:g} with "
+        f"||v_tilde|| = {v_tilde_max:.6g} <= W: D_hat = {D_hat:.6g}."
+    )
     return DiameterEstimate(
-        d_hat=d_hat, d_listing=d_listing, v_max=v_max, w=w, eta=eta, eps=eps,
+        D_hat=D_hat, D_listing=D_listing, v_tilde_max=v_tilde_max, W=W, eta=eta, eps=eps,
         n_calls=run.store.n_samples, calls=run.store.n_pair, history=tuple(run.history),
+        converged=True, message=message,
     )

@@ -3,7 +3,8 @@
 Every error about what a caller passed in is a :class:`ValueError` subclass,
 so ``except ValueError`` keeps working; the subclasses let callers (and tests)
 tell the failures apart. Each message names the argument, the expected form
-and what was given.
+and what was given. Warnings are subclasses of :class:`SSPWarning`, to be
+filtered by class, never by message text.
 """
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "ParameterError",
     "TooLargeError",
     "ConvergenceError",
+    "SSPWarning",
+    "VacuousSetsWarning",
 ]
 
 
@@ -53,3 +56,17 @@ class TooLargeError(SSPValueError):
 
 class ConvergenceError(RuntimeError):
     """An iterative method stopped before converging where returning would be wrong."""
+
+
+class SSPWarning(UserWarning):
+    """Base class of every warning emitted by sspgm; filter sspgm's warnings by this class."""
+
+
+class VacuousSetsWarning(SSPWarning, RuntimeWarning):
+    """The confidence sets said nothing about the dynamics where the answer was decided.
+
+    Emitted by :func:`solve` and :func:`search` when the last EVI sent every
+    state straight to the goal against the returned policy's samples (the
+    result's ``vacuous`` field): the stopping test then passed whatever the
+    dynamics are, and the policy carries no guarantee.
+    """

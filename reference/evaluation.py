@@ -84,6 +84,9 @@ class OptimalValuesResult(Result):
         Which value ``values`` is (:data:`BEST_PROPER`).
     status : int
         HiGHS status as reported by :func:`scipy.optimize.linprog` (0 = optimal).
+    converged : bool
+        Whether HiGHS solved the LP: always True on a returned result (a
+        failure raises :class:`ConvergenceError`).
     message : str
         HiGHS message.
     """
@@ -92,6 +95,7 @@ class OptimalValuesResult(Result):
     policy: np.ndarray
     which: str
     status: int
+    converged: bool
     message: str
 
 
@@ -105,7 +109,7 @@ class PolicyIterationResult(Result):
         Exact values :math:`V^\\pi` of the returned policy.
     policy : ndarray of int64, shape (S,)
         The last (proper) policy.
-    iterations : int
+    n_iter : int
         Number of policy evaluations performed.
     converged : bool
         Whether no action improves on ``policy`` by more than the tolerance.
@@ -115,7 +119,7 @@ class PolicyIterationResult(Result):
 
     values: np.ndarray
     policy: np.ndarray
-    iterations: int
+    n_iter: int
     converged: bool
     message: str
 
@@ -132,11 +136,17 @@ class DiameterResult(Result):
         The SSP-diameter :math:`D = \\max_s D_s`.
     policy : ndarray of int64, shape (S,)
         A proper policy attaining every ``D_s`` at once.
+    converged : bool
+        Whether HiGHS solved the LP (always True on a returned result).
+    message : str
+        HiGHS message.
     """
 
     D_s: np.ndarray
     D: float
     policy: np.ndarray
+    converged: bool
+    message: str
 
 
 @dataclass(frozen=True, repr=False)
@@ -159,6 +169,10 @@ class RestrictedValuesResult(Result):
         Number of deterministic policies enumerated, ``A**S``.
     n_feasible : int
         Number of them in :math:`\\Pi_\\theta`.
+    converged : bool
+        Always True: the enumeration is exact.
+    message : str
+        What was enumerated, in words.
     """
 
     values: np.ndarray
@@ -167,6 +181,8 @@ class RestrictedValuesResult(Result):
     theta: float
     n_policies: int
     n_feasible: int
+    converged: bool
+    message: str
 
 
 @dataclass(frozen=True, repr=False)
@@ -181,7 +197,7 @@ class ValueIterationResult(Result):
     policy : ndarray of int64, shape (S,)
         Greedy policy with respect to ``values`` (the argmin that built
         :math:`V_{k+1}`), ties to the lowest action index.
-    iterations : int
+    n_iter : int
         Number of sweeps performed (:math:`k + 1`).
     residual : float
         :math:`\\max_s |V_{k+1}(s) - V_k(s)|`.
@@ -193,7 +209,7 @@ class ValueIterationResult(Result):
 
     values: np.ndarray
     policy: np.ndarray
-    iterations: int
+    n_iter: int
     residual: float
     converged: bool
     message: str
@@ -613,7 +629,7 @@ def _best_proper(kernel, costs):
         )
     return OptimalValuesResult(
         values=values, policy=policy, which=BEST_PROPER, status=int(lp.status),
-        message=str(lp.message),
+        converged=True, message=str(lp.message),
     )
 
 
@@ -689,20 +705,20 @@ def _policy_iteration(ssp, policy, max_iter, solve):
         switch = q[states, best] < q[states, policy] - tol
         if not switch.any():
             return PolicyIterationResult(
-                values=values, policy=policy, iterations=iteration, converged=True,
+                values=values, policy=policy, n_iter=iteration, converged=True,
                 message=f"no action improves by more than {tol:.3g}: policy is optimal "
                 "among proper policies",
             )
         candidate = np.where(switch, best, policy)
         if _closed_classes(_policy_kernel(kernel, A, candidate))[1].any():
             return PolicyIterationResult(
-                values=values, policy=policy, iterations=iteration, converged=False,
+                values=values, policy=policy, n_iter=iteration, converged=False,
                 message="the improvement step would leave the proper policies (rounding "
                 "in a zero-cost cycle); returning the last proper policy",
             )
         policy = candidate
     return PolicyIterationResult(
-        values=values, policy=policy, iterations=max_iter, converged=False,
+        values=values, policy=policy, n_iter=max_iter, converged=False,
         message=f"policy still improving after `max_iter` = {max_iter} evaluations",
     )
 
@@ -723,7 +739,7 @@ def policy_iteration(ssp, policy=None, max_iter=1_000):
     Returns
     -------
     PolicyIterationResult
-        ``values`` (S,), ``policy`` (S,), ``iterations``, ``converged``, ``message``.
+        ``values`` (S,), ``policy`` (S,), ``n_iter``, ``converged``, ``message``.
 
     Raises
     ------
@@ -783,7 +799,8 @@ def diameter(ssp):
     _check_ssp(ssp)
     _require_proper_model(ssp)
     lp = _best_proper(ssp.kernel_csr(), np.ones((ssp.n_states, ssp.n_actions)))
-    return DiameterResult(D_s=lp.values, D=float(lp.values.max()), policy=lp.policy)
+    return DiameterResult(D_s=lp.values, D=float(lp.values.max()), policy=lp.policy,
+                          converged=lp.converged, message=lp.message)
 
 
 def b_star(ssp):
@@ -872,7 +889,8 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     policies = np.array(np.unravel_index(best, (A,) * S), dtype=np.int64).T
     return RestrictedValuesResult(
         values=values[best, states], policies=policies, D_s=D_s, theta=theta,
-        n_policies=n_policies, n_feasible=int(feasible.sum()),
+        n_policies=n_policies, n_feasible=int(feasible.sum()), converged=True,
+        message=f"enumerated {n_policies} policies, {int(feasible.sum())} of them in Pi_theta",
     )
 
 
@@ -893,7 +911,7 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     Returns
     -------
     ValueIterationResult
-        ``values`` (S,) = :math:`V_k`, ``policy`` (S,), ``iterations``,
+        ``values`` (S,) = :math:`V_k`, ``policy`` (S,), ``n_iter``,
         ``residual``, ``converged``, ``message``.
 
     Raises
@@ -939,6 +957,6 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
                 "may diverge"
             )
     return ValueIterationResult(
-        values=v_ext[:S].copy(), policy=greedy.astype(np.int64), iterations=iteration,
+        values=v_ext[:S].copy(), policy=greedy.astype(np.int64), n_iter=iteration,
         residual=residual, converged=converged, message=message,
     )

@@ -59,16 +59,17 @@ class EVIResult(Result):
 
     Attributes
     ----------
-    values : ndarray of float64, shape (S,)
-        ``v_tilde = v_j``, the last iterate before the stopping rule held.
+    v_tilde : ndarray of float64, shape (S,)
+        The optimistic values ``v_tilde = v_j``, the last iterate before the
+        stopping rule held.
     policy : ndarray of int64, shape (S,)
         Greedy policy with respect to ``v_j`` (the argmin building
         ``v_{j+1}``; ties to the lowest action).
-    kernel : ndarray of shape (S, S+1) or scipy.sparse CSR matrix
+    p_tilde : ndarray of float64, shape (S, S+1), or scipy.sparse.csr_array
         Optimistic kernel ``p_tilde(.|s, policy(s))`` minimising the inner
         problem at ``v_j``; CSR when the counts were given as CSR.
-    iterations : int
-        The index ``j``.
+    n_iter : int
+        Sweeps performed, ``j + 1`` (the last one computed ``v_{j+1}``).
     residual : float
         ``max_s |v_{j+1}(s) - v_j(s)|``.
     converged : bool
@@ -77,10 +78,10 @@ class EVIResult(Result):
         How the iteration ended.
     """
 
-    values: np.ndarray
+    v_tilde: np.ndarray
     policy: np.ndarray
-    kernel: object
-    iterations: int
+    p_tilde: np.ndarray | sp.csr_array
+    n_iter: int
     residual: float
     converged: bool
     message: str
@@ -394,10 +395,10 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         if j + 1 < max_iter:
             v_ext[:S] = v_next
     return EVIResult(
-        values=v_ext[:S].copy(),
+        v_tilde=v_ext[:S].copy(),
         policy=policy.astype(np.int64),
-        kernel=kernels.optimistic_kernel(boxes, v_ext, policy),
-        iterations=j,
+        p_tilde=kernels.optimistic_kernel(boxes, v_ext, policy),
+        n_iter=j + 1,
         residual=residual,
         converged=residual <= mu,
         message=_stop_message(j, residual, mu, max_iter),

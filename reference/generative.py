@@ -357,7 +357,7 @@ class SampleStore:
     The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``,
     observed next states only); samples added since it was last read wait in
     a list and are summed into it in one sparse addition when it is read
-    (:meth:`counts_csr`, :attr:`gamma_hat`, :meth:`save`), so merging costs
+    (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`), so merging costs
     nothing per pair. The dense ``(S, A, S+1)`` array is only built by
     :meth:`counts_dense`. Top-ups visit the pairs in the order
     ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
@@ -389,7 +389,7 @@ class SampleStore:
         return int(self._n_pair.sum())
 
     @property
-    def gamma_hat(self):
+    def Gamma_hat(self):
         """Largest empirical support ``Gamma_hat`` (counted over ``S'``)."""
         return int(np.diff(self.counts_csr().indptr).max())
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from . import evi
 from ._checks import check_int, check_real
 from .allocation import top_up_to_fixpoint
-from .errors import ParameterError
+from .errors import ParameterError, VacuousSetsWarning
 from .kernels import NUMPY_KERNELS
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
@@ -29,17 +29,19 @@ class SolveResult(Result):
     Attributes
     ----------
     policy : ndarray of int64, shape (S,)
-        The returned policy ``pi_tilde``, greedy with respect to ``values``.
-    values : ndarray of float64, shape (S,)
-        The optimistic values ``v_tilde`` of the last EVI.
-    kernel : ndarray of shape (S, S+1) or CSR matrix
+        The returned policy ``pi_tilde``, greedy with respect to ``v_tilde``.
+    v_tilde : ndarray of float64, shape (S,)
+        The optimistic values of the last EVI (not the policy's values
+        ``V^pi``, which :func:`policy_values` computes on a known model).
+    p_tilde : ndarray of float64, shape (S, S+1), or scipy.sparse.csr_array
         The optimistic kernel of ``policy``.
-    delta_final : float
-        The final ``Delta`` of SEARCH (``max v_tilde <= Delta``).
-    d_hat : float or None
+    Delta_final : float
+        The final range guess ``Delta`` of SEARCH (``max v_tilde <= Delta``);
+        not to be confused with the confidence level ``delta``.
+    D_hat : float or None
         Alg. 3's diameter estimate (``None`` for Alg. 1 and SEARCH).
     nu : float or None
-        Alg. 3's cost perturbation ``eps / (2 theta d_hat)``.
+        Alg. 3's cost perturbation ``eps / (2 theta D_hat)``.
     n_calls : int
         Generative-model calls made by the run (all phases, including
         those made before a resumed checkpoint).
@@ -48,8 +50,9 @@ class SolveResult(Result):
     history : tuple of Round
         Every round of every phase, in order.
     converged : bool
-        Whether the last EVI met its stopping rule (always True: a
-        non-converged EVI raises :class:`ConvergenceError` instead).
+        Whether SEARCH stopped by its test with a converged EVI: always True
+        on a returned result, since a non-converged EVI raises
+        :class:`ConvergenceError` instead (no policy is returned from it).
     vacuous : bool
         Whether the last EVI sent every state straight to the goal, against
         the samples of ``policy`` for at least one state: the stopping test
@@ -70,23 +73,23 @@ class SolveResult(Result):
     """
 
     policy: np.ndarray
-    values: np.ndarray
-    kernel: object
-    delta_final: float
-    d_hat: object
-    nu: object
+    v_tilde: np.ndarray
+    p_tilde: np.ndarray | sp.csr_array
+    Delta_final: float
+    D_hat: float | None
+    nu: float | None
     n_calls: int
     calls: np.ndarray
-    history: tuple
+    history: tuple[Round, ...]
     converged: bool
     vacuous: bool
     message: str
     algorithm: str
     eps: float
     delta: float
-    theta: object
+    theta: float | None
     alpha: float
-    seed: object
+    seed: int | np.random.Generator | None
 
 
 def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
@@ -127,24 +130,24 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
     iota = float(costs.min())
     prior = run.rounds("search")
     scale = prior[-1].scale if prior else 0.5
-    finished = bool(prior) and prior[-1].max_v <= prior[-1].scale
+    finished = bool(prior) and prior[-1].v_tilde_max <= prior[-1].scale
     while True:
         start = time.perf_counter()
         if not finished:
             scale *= 2.0
-        target, gamma_hat = top_up_to_fixpoint(
+        target, Gamma_hat = top_up_to_fixpoint(
             run.model, run.store, run.rng, scale, iota, eps, delta, alpha
         )
         mu = iota * eps / (6.0 * scale)
         where = f"SEARCH at Delta = {scale:g}"
         out = converged_evi(kernels, run, costs, delta, mu, max_iter, where)
-        max_v = float(out.values.max())
+        v_tilde_max = float(out.v_tilde.max())
         if not finished:
             run.record(
-                Round("search", scale, target, gamma_hat, out.iterations, max_v,
+                Round("search", scale, target, Gamma_hat, out.n_iter, v_tilde_max,
                       run.store.n_samples, time.perf_counter() - start)
             )
-        if max_v <= scale:
+        if v_tilde_max <= scale:
             return out, scale
 
 
@@ -166,20 +169,25 @@ def is_vacuous(store, out):
     vacuous.
     """
     S, A = store.n_states, store.n_actions
-    kernel = out.kernel
-    goal_tilde = kernel[:, [S]].toarray().ravel() if sp.issparse(kernel) else kernel[:, S]
+    p_tilde = out.p_tilde
+    goal_tilde = p_tilde[:, [S]].toarray().ravel() if sp.issparse(p_tilde) else p_tilde[:, S]
     rows = np.arange(S) * A + out.policy
     goal_hat = store.counts_csr()[rows][:, [S]].toarray().ravel()
     n_plus = np.maximum(1, store.n_pair.reshape(-1)[rows])
     return bool(np.all(goal_tilde >= 1.0 - 1e-12) and np.any(goal_hat < n_plus))
 
 
-def solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha, seed):
+def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, seed):
+    """The :class:`SolveResult` of a run whose SEARCH stopped at ``Delta = scale`` with EVI ``out``.
+
+    Warns with :class:`VacuousSetsWarning` (and says so in ``message``) when
+    the run is vacuous (:func:`is_vacuous`).
+    """
     n_rounds = len(run.rounds("search"))
     message = (
         f"SEARCH stopped after {n_rounds} round(s) at Delta = {scale:g} with "
-        f"max v_tilde = {float(out.values.max()):.6g} <= Delta; EVI met its stopping rule "
-        f"at j = {out.iterations}."
+        f"max v_tilde = {float(out.v_tilde.max()):.6g} <= Delta; EVI met its stopping rule "
+        f"at j = {out.n_iter - 1}."
     )
     vacuous = is_vacuous(run.store, out)
     if vacuous:
@@ -189,14 +197,14 @@ def solve_result(run, out, scale, d_hat, nu, algorithm, eps, delta, theta, alpha
             f"stopping test carried no information about the dynamics. The guarantee needs a "
             f"larger `alpha` (got {alpha:g}) or a smaller `eps`."
         )
-        warnings.warn(warning, RuntimeWarning, stacklevel=4)
+        warnings.warn(warning, VacuousSetsWarning, stacklevel=4)
         message = f"{message} Warning: {warning}"
     return SolveResult(
         policy=out.policy,
-        values=out.values,
-        kernel=out.kernel,
-        delta_final=scale,
-        d_hat=d_hat,
+        v_tilde=out.v_tilde,
+        p_tilde=out.p_tilde,
+        Delta_final=scale,
+        D_hat=D_hat,
         nu=nu,
         n_calls=run.store.n_samples,
         calls=run.store.n_pair,
@@ -255,6 +263,13 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         not finite, or outside ``[0, 1]``.
     ConvergenceError
         If an EVI does not converge within ``max_iter`` sweeps.
+
+    Warns
+    -----
+    VacuousSetsWarning
+        When the last EVI sent every state straight to the goal against the
+        returned policy's samples (``vacuous`` is then True and ``message``
+        says so): the stopping test carried no information.
 
     Notes
     -----

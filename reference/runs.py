@@ -36,11 +36,11 @@ class Round(Result):
     target : int
         Fewest samples of any pair after the round's sampling (``ceil(phi)``
         in SEARCH).
-    gamma_hat : int
+    Gamma_hat : int
         Largest empirical support after the sampling.
-    evi_iterations : int
-        Index ``j`` at which EVI stopped.
-    max_v : float
+    evi_n_iter : int
+        Sweeps of the round's EVI (``j + 1`` when it stopped at ``j``).
+    v_tilde_max : float
         ``max_s v_tilde(s)``, compared with ``scale`` by the stopping test.
     n_calls : int
         Generative-model calls made so far by the run.
@@ -51,9 +51,9 @@ class Round(Result):
     phase: str
     scale: float
     target: int
-    gamma_hat: int
-    evi_iterations: int
-    max_v: float
+    Gamma_hat: int
+    evi_n_iter: int
+    v_tilde_max: float
     n_calls: int
     seconds: float = field(compare=False)
 

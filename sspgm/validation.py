@@ -336,8 +336,8 @@ def run_one(spec, progress=False):
     values = backend.policy_values(ssp, result.policy)
     gap = values - target
     error = float(np.max(np.abs(gap)) if spec.theta is None else np.max(gap))
-    d_hat = None if spec.theta is None else float(result.d_hat)
-    delta_final = float(result.delta_final)
+    d_hat = None if spec.theta is None else float(result.D_hat)
+    delta_final = float(result.Delta_final)
     bound = float(_explicit_bound(ssp, spec, delta_final, d_hat, D, B_star))
     diameter_rounds = [r for r in result.history if r.phase == "diameter"]
     calls_diameter = diameter_rounds[-1].n_calls if diameter_rounds else 0

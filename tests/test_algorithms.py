@@ -5,14 +5,16 @@ import math
 import numpy as np
 import pytest
 
+from reference.errors import VacuousSetsWarning
+
 
 def _same_result(a, b):
     assert np.array_equal(a.policy, b.policy)
-    assert np.array_equal(a.values, b.values)
+    assert np.array_equal(a.v_tilde, b.v_tilde)
     assert np.array_equal(a.calls, b.calls)
     assert a.n_calls == b.n_calls
     assert a.history == b.history
-    assert a.delta_final == b.delta_final and a.d_hat == b.d_hat and a.nu == b.nu
+    assert a.Delta_final == b.Delta_final and a.D_hat == b.D_hat and a.nu == b.nu
 
 
 def test_allocation_is_eq_6(backend):
@@ -20,20 +22,21 @@ def test_allocation_is_eq_6(backend):
     l1 = math.log(X * S * A / (y * eps * delta))
     l2 = math.log(X * S * A / (y * delta))
     expected = X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1 + X**2 * G / y**2 * l2**2
-    assert backend.allocation_function(X, y, eps, delta, S, A, G) == pytest.approx(expected, rel=1e-12)
-    assert backend.allocation_function(X, y, eps, delta, S, A, G, alpha=3.0) == pytest.approx(3 * expected)
-    assert backend.allocation_function(2 * X, y, eps, delta, S, A, G) > expected
+    phi = backend.allocation_function
+    assert phi(X, y, eps, delta, S, A, G) == pytest.approx(expected, rel=1e-12)
+    assert phi(X, y, eps, delta, S, A, G, alpha=3.0) == pytest.approx(3 * expected)
+    assert phi(2 * X, y, eps, delta, S, A, G) > expected
 
 
-def test_top_up_reaches_the_gamma_hat_fixpoint(backend):
+def test_top_up_reaches_the_Gamma_hat_fixpoint(backend):
     ssp = backend.garnet(6, 2, 4, seed=3)
     store = backend.SampleStore(6, 2)
     model = backend.TabularGenerativeModel(ssp)
-    target, gamma_hat = backend.top_up_to_fixpoint(
+    target, Gamma_hat = backend.top_up_to_fixpoint(
         model, store, np.random.default_rng(0), 1.0, 0.5, 1.0, 0.1
     )
-    assert gamma_hat == store.gamma_hat
-    assert target == math.ceil(backend.allocation_function(1.0, 0.5, 1.0, 0.1, 6, 2, gamma_hat))
+    assert Gamma_hat == store.Gamma_hat
+    assert target == math.ceil(backend.allocation_function(1.0, 0.5, 1.0, 0.1, 6, 2, Gamma_hat))
     assert store.n_pair.min() >= target
     assert model.n_calls == store.n_samples
 
@@ -82,7 +85,7 @@ def test_alg3_one_sided_guarantee_on_zero_cost_instances(backend):
         good = 0
         for seed in range(20):
             res = backend.solve(ssp, ssp.costs, eps, delta, theta=theta, alpha=10.0, seed=seed)
-            assert res.nu == pytest.approx(eps / (2 * theta * res.d_hat))
+            assert res.nu == pytest.approx(eps / (2 * theta * res.D_hat))
             good += np.all(backend.policy_values(ssp, res.policy) <= v_theta + eps)
         assert good / 20 >= 1 - delta
 
@@ -96,8 +99,8 @@ def test_diameter_estimate_within_lemma_9(backend):
         D = backend.diameter(ssp).D
         for seed in range(5):
             est = backend.estimate_diameter(ssp, eps, 0.1, seed=seed)
-            assert D <= est.d_hat <= factor * D * (1 + 1e-12)
-            assert est.d_hat >= est.d_listing
+            assert D <= est.D_hat <= factor * D * (1 + 1e-12)
+            assert est.D_hat >= est.D_listing
             assert est.n_calls == int(est.calls.sum())
 
 
@@ -107,7 +110,7 @@ def test_same_seed_same_result(backend):
     b = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=2.0, seed=7)
     _same_result(a, b)
     c = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=2.0, seed=8)
-    assert not np.array_equal(a.calls, c.calls) or not np.array_equal(a.values, c.values)
+    assert not np.array_equal(a.calls, c.calls) or not np.array_equal(a.v_tilde, c.v_tilde)
 
 
 class _Stop(Exception):
@@ -152,7 +155,7 @@ def test_checkpoint_of_another_run_is_refused(backend, tmp_path):
     _same_result(resumed, backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0))
 
 
-@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
+@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
 def test_simulator_model_counts_every_call(backend):
     ssp = backend.chain(3, 0.8)
 
@@ -172,14 +175,14 @@ def test_history_records_each_round(backend):
     res = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=1)
     scales = [r.scale for r in res.history]
     assert scales == [2.0**i for i in range(len(scales))]
-    assert res.delta_final == scales[-1]
-    assert all(r.max_v > r.scale for r in res.history[:-1])
-    assert res.history[-1].max_v <= res.delta_final
-    assert np.max(res.values) == res.history[-1].max_v
+    assert res.Delta_final == scales[-1]
+    assert all(r.v_tilde_max > r.scale for r in res.history[:-1])
+    assert res.history[-1].v_tilde_max <= res.Delta_final
+    assert np.max(res.v_tilde) == res.history[-1].v_tilde_max
     assert [r.n_calls for r in res.history] == sorted(r.n_calls for r in res.history)
     assert res.history[-1].n_calls == res.n_calls
     for r in res.history:
-        phi = backend.allocation_function(r.scale, ssp.c_min, 0.5, 0.1, 2, 2, r.gamma_hat, 10.0)
+        phi = backend.allocation_function(r.scale, ssp.c_min, 0.5, 0.1, 2, 2, r.Gamma_hat, 10.0)
         assert r.target == math.ceil(phi)
 
 
@@ -259,10 +262,10 @@ def test_vacuous_confidence_sets_are_reported(backend):
     """With alpha = 1 and eps = 0.5 the first round's boxes all cover [0, 1] on the gridworld:
     SEARCH stops at once, and the result must say the stop carried no information."""
     ssp = backend.gridworld()
-    with pytest.warns(RuntimeWarning, match="vacuous"):
+    with pytest.warns(VacuousSetsWarning, match="vacuous"):
         coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
     assert "vacuous" in coarse.message
-    assert coarse.delta_final == 1.0
+    assert coarse.Delta_final == 1.0
     assert coarse.vacuous
     informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
     assert not informed.vacuous and "vacuous" not in informed.message
@@ -278,12 +281,13 @@ def test_vacuous_flag_separates_uninformed_stops_from_true_one_step_exits(backen
     goal mass too, but that is what its samples show, so the run is not flagged."""
     ssp = backend.tradeoff(cost=0.9, q=0.5)
     v_star = backend.optimal_values(ssp).values
-    with pytest.warns(RuntimeWarning, match="vacuous"):
+    with pytest.warns(VacuousSetsWarning, match="vacuous"):
         coarse = backend.solve(ssp, ssp.costs, 0.2, 0.1, seed=0)
     assert coarse.vacuous and coarse.policy[0] == 1
     assert backend.policy_values(ssp, coarse.policy)[0] - v_star[0] > 0.2
     informed = backend.solve(ssp, ssp.costs, 0.2, 0.1, alpha=10.0, seed=0)
-    kernel = informed.kernel.toarray() if hasattr(informed.kernel, "toarray") else informed.kernel
+    kernel = np.asarray(informed.p_tilde.toarray() if hasattr(informed.p_tilde, "toarray")
+                        else informed.p_tilde)
     assert informed.policy[0] == 0 and kernel[0, -1] == 1.0
     assert not informed.vacuous and "vacuous" not in informed.message
 
@@ -292,8 +296,8 @@ def test_one_true_exit_does_not_hide_a_vacuous_stop(backend):
     """On the deterministic chain only the last state truly reaches the goal in one step; when
     EVI sends every state there at Delta = 1 the run is still vacuous."""
     ssp = backend.chain(4)
-    with pytest.warns(RuntimeWarning, match="vacuous"):
+    with pytest.warns(VacuousSetsWarning, match="vacuous"):
         res = backend.solve(ssp, ssp.costs, 0.2, 0.2, seed=0)
-    kernel = res.kernel.toarray() if hasattr(res.kernel, "toarray") else res.kernel
-    assert np.all(kernel[:, -1] == 1.0) and res.delta_final == 1.0
+    kernel = res.p_tilde.toarray() if hasattr(res.p_tilde, "toarray") else res.p_tilde
+    assert np.all(kernel[:, -1] == 1.0) and res.Delta_final == 1.0
     assert res.vacuous

@@ -31,7 +31,7 @@ def allocation_args(draw):
         delta=draw(st.floats(1e-3, 0.999)),
         n_states=n_states,
         n_actions=draw(st.integers(1, 20)),
-        gamma_hat=draw(st.integers(1, n_states + 1)),
+        Gamma_hat=draw(st.integers(1, n_states + 1)),
         alpha=draw(st.floats(0.1, 10.0)),
     )
 
@@ -42,7 +42,7 @@ def allocation_args(draw):
 def test_allocation_equals_lambdified_phi(backend, args):
     phi = sp.lambdify(PHI_ARGS, bounds.phi(X, y), "math")
     expected = phi(args["X"], args["y"], args["eps"], args["delta"], args["n_states"],
-                   args["n_actions"], args["gamma_hat"], args["alpha"])
+                   args["n_actions"], args["Gamma_hat"], args["alpha"])
     assert backend.allocation_function(**args) == pytest.approx(expected, rel=1e-12)
 
 
@@ -408,18 +408,18 @@ def _diameter_guess(run):
 
 
 @pytest.mark.parametrize("accuracy", [1.0, 0.5])
-@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
+@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
 def test_alg1_calls_within_run_total_and_explicit_total(backend, accuracy):
     for name, ssp in _standard_instances():
         run = backend.solve(ssp, ssp.costs, accuracy, 0.1, seed=0)
         sizes = dict(S=ssp.n_states, A=ssp.n_actions, Gamma=ssp.branching)
-        ceiling = bounds.run_total(accuracy, 0.1, cmin=ssp.c_min, Delta=run.delta_final, **sizes)
+        ceiling = bounds.run_total(accuracy, 0.1, cmin=ssp.c_min, Delta=run.Delta_final, **sizes)
         assert run.n_calls <= ceiling, name
         explicit = bounds.samp_comp(accuracy, None, ssp.c_min, delta=0.1,
-                                    Delta=run.delta_final, bound="explicit1", **sizes)
+                                    Delta=run.Delta_final, bound="explicit1", **sizes)
         assert ceiling <= explicit + ssp.n_states * ssp.n_actions, name
         # under the event of Lemma 5, the final guess is at most final_delta(B*)
-        assert run.delta_final <= bounds.final_delta(float(backend.b_star(ssp))), name
+        assert run.Delta_final <= bounds.final_delta(float(backend.b_star(ssp))), name
 
 
 ALG3_CASES = [("zero_cost_loop", 2.0, 0.5), ("theta_example", 2.0, 0.5), ("tradeoff", 3.0, 0.3),
@@ -427,12 +427,12 @@ ALG3_CASES = [("zero_cost_loop", 2.0, 0.5), ("theta_example", 2.0, 0.5), ("trade
 
 
 @pytest.mark.parametrize("name, slack, accuracy", ALG3_CASES, ids=[c[0] for c in ALG3_CASES])
-@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
+@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
 def test_alg3_calls_within_run_total_and_explicit_total(backend, name, slack, accuracy):
     ssp = INSTANCES[name]()
     run = backend.solve(ssp, ssp.costs, accuracy, 0.1, theta=slack, seed=0)
     sizes = dict(S=ssp.n_states, A=ssp.n_actions, Gamma=ssp.branching)
-    guesses = dict(Delta=run.delta_final, W=_diameter_guess(run), D_hat=run.d_hat)
+    guesses = dict(Delta=run.Delta_final, W=_diameter_guess(run), D_hat=run.D_hat)
     ceiling = bounds.run_total(accuracy, 0.1, cmin=ssp.c_min, theta=slack, **guesses, **sizes)
     assert run.n_calls <= ceiling
     D = float(backend.diameter(ssp).D)
@@ -444,7 +444,7 @@ def test_alg3_calls_within_run_total_and_explicit_total(backend, name, slack, ac
     b_star = float(backend.b_star(ssp))
     reach = bounds.perturbed_range(D, b_star if ssp.c_min > 0 else None,
                                    ssp.c_min if ssp.c_min > 0 else None, run.nu)
-    assert run.delta_final <= bounds.final_delta(float(reach))
+    assert run.Delta_final <= bounds.final_delta(float(reach))
 
 
 def test_run_total_of_alg4_counts_powers_of_two():

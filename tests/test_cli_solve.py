@@ -12,7 +12,7 @@ def _number(pattern, text):
     return float(re.search(pattern, text).group(1))
 
 
-@pytest.mark.filterwarnings("ignore:The confidence sets are vacuous")
+@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
 def test_solve_reports_calls_policy_and_exact_error(backend, capsys):
     status = main(["solve", "chain", "--n", "3", "--p", "0.8", "--eps", "0.5", "--seed", "4",
                    "--backend", backend.__name__])

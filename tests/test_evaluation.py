@@ -379,7 +379,7 @@ def test_optimal_policy_attains_bellman_fixpoint(backend, params, frac):
         backend.policy_values(ssp, lp.policy), lp.values, atol=1e-9 * scale, rtol=0
     )
     restarted = backend.policy_iteration(ssp, policy=lp.policy)
-    assert restarted.iterations == 1
+    assert restarted.n_iter == 1
     np.testing.assert_array_equal(restarted.policy, lp.policy)
 
 
@@ -410,7 +410,7 @@ def test_policy_iteration_from_a_given_proper_policy(backend):
     )
     result = backend.policy_iteration(ssp, policy=start)
     assert result.converged
-    assert result.iterations >= 2
+    assert result.n_iter >= 2
     np.testing.assert_array_equal(result.policy, np.zeros(n))
     np.testing.assert_allclose(result.values, (n - np.arange(n)) / p, rtol=1e-12)
 
@@ -482,7 +482,7 @@ def test_value_iteration_reports_divergence_without_proper_policy(backend):
     ssp = _one_state(backend, [[1.0, 0.0], [1.0, 0.0]], [1.0, 0.5], require_proper=False)
     result = backend.value_iteration(ssp, max_iter=300)
     assert not result.converged
-    assert result.iterations == 300
+    assert result.n_iter == 300
     assert result.residual == pytest.approx(0.5)
     assert "Assumption 1" in result.message
     assert result.values[0] == pytest.approx(0.5 * 299)
@@ -492,7 +492,7 @@ def test_value_iteration_stops_at_max_iter(backend):
     ssp = backend.SSP(_chain_kernel(6, 0.2), np.ones((6, 2)))
     result = backend.value_iteration(ssp, tol=1e-12, max_iter=3)
     assert not result.converged
-    assert result.iterations == 3
+    assert result.n_iter == 3
     assert "`max_iter`" in result.message
 
 

@@ -127,7 +127,7 @@ def test_evi_is_optimistic(backend, seed):
         out = backend.extended_value_iteration(counts, ssp.costs, 0.1, 0.01)
         assert out.converged
         v_star = backend.optimal_values(ssp).values
-        assert np.all(out.values <= v_star + 1e-9)
+        assert np.all(out.v_tilde <= v_star + 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -138,8 +138,8 @@ def test_lemma_4_optimistic_policy_value(backend, seed):
         counts = _sampled_counts(backend, ssp, 100, seed)
         out = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu)
         costs = ssp.costs[np.arange(ssp.n_states), out.policy]
-        value = _policy_value(out.kernel, costs)
-        assert np.all(value <= (1 + 2 * mu / c_min) * out.values + 1e-9)
+        value = _policy_value(out.p_tilde, costs)
+        assert np.all(value <= (1 + 2 * mu / c_min) * out.v_tilde + 1e-9)
 
 
 def test_evi_stopping_rule_and_greedy_policy(backend):
@@ -148,18 +148,18 @@ def test_evi_stopping_rule_and_greedy_policy(backend):
     mu = 1e-3
     out = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu)
     lo, hi = backend.confidence_box(counts, 0.1)
-    v_ext = np.append(out.values, 0.0)
+    v_ext = np.append(out.v_tilde, 0.0)
     q = ssp.costs + backend.optimistic_inner(lo, hi, v_ext) @ v_ext
     assert np.array_equal(out.policy, np.argmin(q, axis=1))
-    assert np.max(np.abs(q.min(axis=1) - out.values)) == pytest.approx(out.residual)
+    assert np.max(np.abs(q.min(axis=1) - out.v_tilde)) == pytest.approx(out.residual)
     assert out.residual <= mu
-    kernel = np.asarray(out.kernel)
+    kernel = np.asarray(out.p_tilde)
     chosen = (np.arange(5), out.policy)
     assert np.allclose(kernel @ v_ext, q[chosen] - ssp.costs[chosen])
     again = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu,
-                                             max_iter=out.iterations + 1)
-    assert again.converged and np.array_equal(again.values, out.values)
-    short = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.iterations)
+                                             max_iter=out.n_iter)
+    assert again.converged and np.array_equal(again.v_tilde, out.v_tilde)
+    short = backend.extended_value_iteration(counts, ssp.costs, 0.1, mu, max_iter=out.n_iter - 1)
     assert not short.converged and "max_iter" in short.message
     assert short.residual > mu
 
@@ -170,10 +170,10 @@ def test_evi_csr_and_dense_agree(backend):
     dense = csr.toarray().reshape(ssp.n_states, ssp.n_actions, ssp.n_states + 1)
     a = backend.extended_value_iteration(csr, ssp.costs, 0.1, 0.01)
     b = backend.extended_value_iteration(dense, ssp.costs, 0.1, 0.01)
-    assert sp.issparse(a.kernel) and not sp.issparse(b.kernel)
-    assert np.allclose(a.values, b.values) and np.array_equal(a.policy, b.policy)
-    assert np.allclose(a.kernel.toarray(), b.kernel)
-    assert a.iterations == b.iterations
+    assert sp.issparse(a.p_tilde) and not sp.issparse(b.p_tilde)
+    assert np.allclose(a.v_tilde, b.v_tilde) and np.array_equal(a.policy, b.policy)
+    assert np.allclose(a.p_tilde.toarray(), b.p_tilde)
+    assert a.n_iter == b.n_iter
 
 
 def test_evi_converges_without_an_empirical_proper_policy(backend):
@@ -181,8 +181,8 @@ def test_evi_converges_without_an_empirical_proper_policy(backend):
     counts[0, :, 0] = 20
     counts[1, :, 1] = 20
     out = backend.extended_value_iteration(counts, np.ones((2, 2)), 0.1, 1e-3)
-    assert out.converged and np.all(np.isfinite(out.values))
-    assert np.all(out.kernel[:, 2] > 0)
+    assert out.converged and np.all(np.isfinite(out.v_tilde))
+    assert np.all(out.p_tilde[:, 2] > 0)
 
 
 def test_evi_rejects_bad_input(backend):

@@ -49,6 +49,6 @@ def test_fast_results_do_not_depend_on_threads(restore_threads, monkeypatch, spa
         fast.set_num_threads(n)
         assert fast._parallel.sweep_threads(1) == n
         runs.append(fast.extended_value_iteration(counts, costs, 0.1, 1e-4))
-    assert np.array_equal(runs[0].values, runs[1].values)
+    assert np.array_equal(runs[0].v_tilde, runs[1].v_tilde)
     assert np.array_equal(runs[0].policy, runs[1].policy)
-    assert runs[0].iterations == runs[1].iterations
+    assert runs[0].n_iter == runs[1].n_iter

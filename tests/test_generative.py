@@ -135,7 +135,7 @@ def test_store_merges_counts_sparsely(backend):
     assert csr.shape == (4, 3) and csr.nnz == 4
     assert np.array_equal(csr.toarray().reshape(2, 2, 3), dense)
     assert np.array_equal(store.n_pair, dense.sum(axis=2))
-    assert store.gamma_hat == 3
+    assert store.Gamma_hat == 3
     with pytest.raises(backend.TooLargeError, match=r"\(2, 2, 3\) needs 96 bytes.*counts_csr"):
         store.counts_dense(max_bytes=95)
     assert store.counts_dense(max_bytes=96).shape == (2, 2, 3)
@@ -167,7 +167,7 @@ def test_save_load_keeps_counts_and_generator(backend, tmp_path, bit_generator):
     assert meta == {"note": [1, 2.5]}
     assert np.array_equal(loaded.counts_dense(), store.counts_dense())
     assert np.array_equal(loaded.n_pair, store.n_pair)
-    assert loaded.gamma_hat == store.gamma_hat
+    assert loaded.Gamma_hat == store.Gamma_hat
     assert np.array_equal(rng2.integers(0, 10**9, 20), rng.integers(0, 10**9, 20))
 
 
@@ -235,7 +235,7 @@ def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
         assert drawn == stores[1].n_samples - before
         assert np.array_equal(stores[0].counts_dense(), stores[1].counts_dense())
         assert np.array_equal(stores[0].n_pair, stores[1].n_pair)
-        assert stores[0].gamma_hat == stores[1].gamma_hat
+        assert stores[0].Gamma_hat == stores[1].Gamma_hat
     assert np.array_equal(models[0].calls, models[1].calls)
     assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
     assert stores[0].counts_csr().has_canonical_format
@@ -295,7 +295,7 @@ def test_store_drops_zero_counts_and_keeps_returned_matrices(backend):
     after = store.counts_csr()
     assert before.nnz == 1 and before[[0], [2]].tolist() == [4]
     assert after.nnz == 1 and after[[0], [2]].tolist() == [7]
-    assert store.gamma_hat == 1 and store.n_pair[0, 0] == 7
+    assert store.Gamma_hat == 1 and store.n_pair[0, 0] == 7
 
 
 @pytest.mark.parametrize("indptr", [[0, 2], [1, 1, 2], [0, 3, 2], [0, 1, 3]])

@@ -144,14 +144,14 @@ def test_lemma_4_optimism_under_the_event(backend, seed, n_states, n_actions, n_
     mu = share * c_min / 2
     out = backend.extended_value_iteration(counts, costs, delta, mu)
     v_star = backend.optimal_values(backend.SSP(P, costs)).values
-    assert np.all(out.values <= v_star + 1e-9)
-    kernel = np.asarray(out.kernel.toarray() if hasattr(out.kernel, "toarray") else out.kernel)
+    assert np.all(out.v_tilde <= v_star + 1e-9)
+    kernel = np.asarray(out.p_tilde.toarray() if hasattr(out.p_tilde, "toarray") else out.p_tilde)
     states = np.arange(n_states)
     assert np.all(lo[states, out.policy] - 1e-12 <= kernel)
     assert np.all(kernel <= hi[states, out.policy] + 1e-12)
     optimistic = np.linalg.solve(np.eye(n_states) - kernel[:, :n_states],
                                  costs[states, out.policy])
-    assert np.all(optimistic <= (1 + 2 * mu / c_min) * out.values + 1e-9)
+    assert np.all(optimistic <= (1 + 2 * mu / c_min) * out.v_tilde + 1e-9)
 
 
 @settings(FIXTURE, max_examples=8)
@@ -233,8 +233,8 @@ def test_lemma_9_corrected(backend, seed, n_states, n_actions, eps):
     ssp = backend.SSP(P, costs)
     D = float(backend.diameter(ssp).D)
     out = backend.estimate_diameter(ssp, eps, 0.1, seed=seed)
-    assert D * (1 - 1e-12) <= out.d_hat <= _lemma_9_upper(eps) * D * (1 + 1e-12)
-    rounds = round(math.log2(out.w)) + 1
+    assert D * (1 - 1e-12) <= out.D_hat <= _lemma_9_upper(eps) * D * (1 + 1e-12)
+    rounds = round(math.log2(out.W)) + 1
     assert rounds <= max(math.ceil(math.log2(D)), 0) + 1
 
 
@@ -244,7 +244,7 @@ def test_lemma_9_printed_iteration_count_fails_on_a_chain(backend):
     ssp = backend.chain(3)
     eps = 0.3
     out = backend.estimate_diameter(ssp, eps, 0.1, seed=0)
-    rounds = round(math.log2(out.w)) + 1
+    rounds = round(math.log2(out.W)) + 1
     assert rounds == 3 == math.ceil(math.log2(3)) + 1
     assert rounds > math.log2(3 * (1 + eps)) + 1
-    assert 3 <= out.d_hat <= _lemma_9_upper(eps) * 3
+    assert 3 <= out.D_hat <= _lemma_9_upper(eps) * 3

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from reference.errors import TooLargeError
+from reference.errors import TooLargeError, VacuousSetsWarning
 from sspgm import BACKENDS, load_backend
 from sspgm.instances import (
     build_instance,
@@ -73,8 +73,8 @@ def _print_round(round_):
     label = "Alg. 4" if round_.phase == "diameter" else "SEARCH"
     print(
         f"  {label:6s} {name} = {round_.scale:<6g} samples/pair >= {round_.target:<10d} "
-        f"Gamma_hat = {round_.gamma_hat:<3d} EVI sweeps = {round_.evi_iterations:<6d} "
-        f"max v = {round_.max_v:<10.6g} calls = {round_.n_calls:<12d} "
+        f"Gamma_hat = {round_.Gamma_hat:<3d} EVI sweeps = {round_.evi_n_iter:<6d} "
+        f"max v = {round_.v_tilde_max:<10.6g} calls = {round_.n_calls:<12d} "
         f"{round_.seconds:.2f} s",
         flush=True,
     )
@@ -123,16 +123,15 @@ def run(args):
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The confidence sets are vacuous",
-                                category=RuntimeWarning)
+        warnings.simplefilter("ignore", VacuousSetsWarning)
         res = backend.solve(
             ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
             seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
         )
     seconds = time.perf_counter() - start
     print(res.message)
-    if res.d_hat is not None:
-        print(f"D_hat = {res.d_hat:.6g}, nu = {res.nu:.6g}")
+    if res.D_hat is not None:
+        print(f"D_hat = {res.D_hat:.6g}, nu = {res.nu:.6g}")
     calls = np.asarray(res.calls)
     print(f"calls used: {res.n_calls} (per pair: min {calls.min()}, max {calls.max()}) "
           f"in {seconds:.2f} s")
