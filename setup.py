@@ -1,20 +1,28 @@
 """Build script: compiles the Cython kernels of the ``fast`` backend.
 
-Every compiler directive is set here, once, for all extensions.
+The directives that fix each kernel's semantics (``language_level``,
+``cdivision``, ``embedsignature``) are in the ``# cython:`` header line of each
+``.pyx`` file; the safety checks are set here, for all extensions, by the build
+mode: off, or on in the debug build (``SSPGM_DEBUG=1``).
 """
+import os
 from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+DEBUG = os.environ.get("SSPGM_DEBUG") == "1"
+"""Debug build: bounds, negative-index and memoryview-initialisation checks on.
+
+Build it with ``SSPGM_DEBUG=1 python setup.py build_ext --inplace --force``;
+its C sources go to ``build/debug``, so the release sources are kept.
+"""
+
 COMPILER_DIRECTIVES = {
-    "language_level": 3,
-    "boundscheck": False,
-    "wraparound": False,
-    "cdivision": True,
-    "initializedcheck": False,
-    "embedsignature": True,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
 }
 
 extensions = [
@@ -29,4 +37,5 @@ extensions = [
     for path in sorted(Path("fast").glob("_*.pyx"))
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES))
+setup(ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
+                            build_dir="build/debug" if DEBUG else None))

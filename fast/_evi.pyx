@@ -1,3 +1,5 @@
+# cython: language_level=3, cdivision=True, embedsignature=True
+# boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
 """Compiled kernels of extended value iteration (Lemma 5 boxes, App. B greedy inner problem).
 
 Private module of the ``fast`` backend; the public functions live in

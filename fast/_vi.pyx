@@ -1,3 +1,5 @@
+# cython: language_level=3, cdivision=True, embedsignature=True
+# boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
 """Compiled Bellman sweep of plain value iteration on a known kernel.
 
 Private module of the ``fast`` backend. The kernel is dense ``(S, A, S+1)`` or
@@ -5,28 +7,12 @@ CSR ``(S*A, S+1)`` given as ``(indptr int64, indices int32, data float64)``;
 ``v`` has shape ``(S+1,)`` with ``v[S] = 0`` at the goal.
 """
 
-from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport prange
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
-from scipy.linalg import cython_blas
+from scipy.linalg.cython_blas cimport ddot
 
 from ._linalg cimport sparse_dot
-
-ctypedef double (*ddot_t)(int* n, double* x, int* incx, double* y, int* incy) noexcept nogil
-
-
-cdef ddot_t _blas_ddot():
-    """BLAS ``ddot`` of the library scipy links, read from scipy's exported C API.
-
-    Taking the pointer at import time (rather than ``cimport``-ing scipy's
-    declarations) keeps scipy a run-time dependency only.
-    """
-    capsule = cython_blas.__pyx_capi__["ddot"]
-    return <ddot_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
-
-
-cdef ddot_t ddot = _blas_ddot()
 
 
 def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const double[::1] v,

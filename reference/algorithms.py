@@ -23,7 +23,7 @@ __all__ = ["solve"]
 @NUMPY_KERNELS.bind
 def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
           max_iter=evi.EVI_MAX_ITER, callback=None, checkpoint=None):
-    """An eps-optimal policy from a generative model: Alg. 1, or Alg. 3 when ``theta`` is given.
+    r"""An eps-optimal policy from a generative model: Alg. 1, or Alg. 3 when ``theta`` is given.
 
     Parameters
     ----------
@@ -84,8 +84,8 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
 
     .. math::
 
-        \\nu = \\frac{\\epsilon}{2 \\theta \\hat D}, \\qquad
-        \\tilde\\pi = \\mathrm{SEARCH}\\big(\\max(c, \\nu), \\epsilon / 2\\big),
+        \nu = \frac{\epsilon}{2 \theta \hat D}, \qquad
+        \tilde\pi = \mathrm{SEARCH}\big(\max(c, \nu), \epsilon / 2\big),
 
     one sample store serving both phases; Thm. 2 as proved (App. E):
     ``V^pi <= V*_theta + eps`` componentwise. Two choices follow docs/semantics.md

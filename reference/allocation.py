@@ -8,7 +8,7 @@ __all__ = ["allocation_function", "top_up_to_fixpoint"]
 
 
 def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=1.0):
-    """Samples per pair prescribed by the allocation function (eq. 6).
+    r"""Samples per pair prescribed by the allocation function (eq. 6).
 
     Parameters
     ----------
@@ -33,10 +33,10 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=
     float
         .. math::
 
-            \\phi(X, y) = \\alpha \\Big( \\frac{X^3 G}{y \\epsilon^2} l_1
-            + \\frac{X^2 S}{y \\epsilon} l_1 + \\frac{X^2 G}{y^2} l_2^2 \\Big),\\quad
-            l_1 = \\log\\frac{X S A}{y \\epsilon \\delta},\\quad
-            l_2 = \\log\\frac{X S A}{y \\delta}
+            \phi(X, y) = \alpha \Big( \frac{X^3 G}{y \epsilon^2} l_1
+            + \frac{X^2 S}{y \epsilon} l_1 + \frac{X^2 G}{y^2} l_2^2 \Big),\quad
+            l_1 = \log\frac{X S A}{y \epsilon \delta},\quad
+            l_2 = \log\frac{X S A}{y \delta}
 
         with natural logarithms. Callers use ``ceil(phi)``.
     """

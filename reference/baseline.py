@@ -56,7 +56,7 @@ class PlugInResult(Result):
 
 @NUMPY_KERNELS.bind
 def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
-    """Naive baseline: ``n_per_pair`` samples per pair, then plain VI on the empirical model.
+    r"""Naive baseline: ``n_per_pair`` samples per pair, then plain VI on the empirical model.
 
     Parameters
     ----------
@@ -80,7 +80,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
 
         .. math::
 
-            V_{k+1}(s) = \\min_a \\Big\\{ c(s,a) + \\sum_{s'} \\hat p(s'|s,a) V_k(s') \\Big\\}.
+            V_{k+1}(s) = \min_a \Big\{ c(s,a) + \sum_{s'} \hat p(s'|s,a) V_k(s') \Big\}.
 
         When ``p_hat`` has no proper policy the iterates diverge,
         ``converged`` is False, and the policy can be improper in the true

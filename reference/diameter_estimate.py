@@ -83,7 +83,7 @@ def sample_until_radius(run, delta, bound):
 
 
 def diameter_rounds(kernels, run, eps, delta, max_iter):
-    """The diameter estimate (Alg. 4) on the run's sample store.
+    r"""The diameter estimate (Alg. 4) on the run's sample store.
 
     Parameters
     ----------
@@ -112,8 +112,8 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
 
     .. math::
 
-        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
-        (1 + \\epsilon)\\|v\\|_\\infty,
+        \hat D = \big(1 + 2 \eta (1 + \epsilon) \|v\|_\infty\big)
+        (1 + \epsilon)\|v\|_\infty,
 
     not the listing's ``(1 + 2 eta ||v||) ||v||``, which can lie below ``D``
     and break Thm. 2: with one state, one action, unit cost,
@@ -142,7 +142,7 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
 @NUMPY_KERNELS.bind
 def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MAX_ITER,
                       callback=None, checkpoint=None):
-    """Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. C.1).
+    r"""Upper estimate of the SSP-diameter ``D`` (Alg. 4, App. C.1).
 
     Parameters
     ----------
@@ -168,7 +168,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
 
         .. math::
 
-            D \\le \\hat D \\le \\big(1 + 2 \\epsilon (1 + \\epsilon)\\big)(1 + \\epsilon) D.
+            D \le \hat D \le \big(1 + 2 \epsilon (1 + \epsilon)\big)(1 + \epsilon) D.
 
     Raises
     ------
@@ -189,11 +189,11 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
 
     .. math::
 
-        \\hat D = \\big(1 + 2 \\eta (1 + \\epsilon) \\|v\\|_\\infty\\big)
-        (1 + \\epsilon)\\|v\\|_\\infty .
+        \hat D = \big(1 + 2 \eta (1 + \epsilon) \|v\|_\infty\big)
+        (1 + \epsilon)\|v\|_\infty .
 
-    Erratum: Alg. 4's listing outputs :math:`(1 + 2 \\eta \\|v\\|_\\infty)
-    \\|v\\|_\\infty` (kept as ``D_listing``), which can lie below ``D`` and
+    Erratum: Alg. 4's listing outputs :math:`(1 + 2 \eta \|v\|_\infty)
+    \|v\|_\infty` (kept as ``D_listing``), which can lie below ``D`` and
     break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
     ``eps = 1`` it gives 3.0 < D = 10/3.
     """

@@ -100,7 +100,7 @@ def check_delta(delta):
 
 @NUMPY_KERNELS.bind
 def bernstein_radius(kernels, counts, delta):
-    """Radii ``beta(s, a, s')`` of the empirical Bernstein confidence set (Lemma 5).
+    r"""Radii ``beta(s, a, s')`` of the empirical Bernstein confidence set (Lemma 5).
 
     Parameters
     ----------
@@ -116,9 +116,9 @@ def bernstein_radius(kernels, counts, delta):
 
         .. math::
 
-            N^+ = \\max(1, N(s,a)),\\quad \\hat p = N(s,a,s') / N^+,\\quad
-            L = \\log\\frac{S A N^+}{\\delta},\\quad
-            \\beta = 4 \\sqrt{\\frac{\\hat p L}{N^+}} + \\frac{28 L}{N^+}.
+            N^+ = \max(1, N(s,a)),\quad \hat p = N(s,a,s') / N^+,\quad
+            L = \log\frac{S A N^+}{\delta},\quad
+            \beta = 4 \sqrt{\frac{\hat p L}{N^+}} + \frac{28 L}{N^+}.
 
     Raises
     ------
@@ -141,7 +141,7 @@ def bernstein_radius(kernels, counts, delta):
 
 
 def bernstein_radius_sum(counts, delta):
-    """Per-pair total radius ``sum_{s'} beta(s, a, s')`` (Lemma 5), without densifying.
+    r"""Per-pair total radius ``sum_{s'} beta(s, a, s')`` (Lemma 5), without densifying.
 
     This is the quantity Alg. 4 drives below ``eta / 2`` (docs/semantics.md).
 
@@ -157,8 +157,8 @@ def bernstein_radius_sum(counts, delta):
     ndarray of float64, shape (S, A)
         .. math::
 
-            \\sum_{s' \\in S'} \\beta(s,a,s') = 4 \\sqrt{\\frac{L}{N^+}}
-            \\sum_{s'} \\sqrt{\\hat p(s')} + \\frac{28 (S+1) L}{N^+}.
+            \sum_{s' \in S'} \beta(s,a,s') = 4 \sqrt{\frac{L}{N^+}}
+            \sum_{s'} \sqrt{\hat p(s')} + \frac{28 (S+1) L}{N^+}.
 
     Raises
     ------
@@ -184,7 +184,7 @@ def bernstein_radius_sum(counts, delta):
 
 
 def confidence_box(counts, delta):
-    """Lower and upper ends of the box ``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` (Lemma 5).
+    r"""Lower and upper ends of the box ``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` (Lemma 5).
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ def confidence_box(counts, delta):
     lo, hi : ndarray of float64, shape (S, A, S+1)
         .. math::
 
-            lo = \\max(0, \\hat p - \\beta), \\qquad hi = \\min(1, \\hat p + \\beta).
+            lo = \max(0, \hat p - \beta), \qquad hi = \min(1, \hat p + \beta).
 
     Raises
     ------
@@ -246,7 +246,7 @@ def check_simplex(upper_mass, counts, delta):
 
 
 def optimistic_inner(lo, hi, v):
-    """Exact minimiser of ``sum_s' p(s') v(s')`` over a box intersected with the simplex.
+    r"""Exact minimiser of ``sum_s' p(s') v(s')`` over a box intersected with the simplex.
 
     The greedy solution of docs/semantics.md (App. B's inner problem): start at
     the lower ends, then pour the remaining mass into next states in ascending
@@ -268,8 +268,8 @@ def optimistic_inner(lo, hi, v):
 
         .. math::
 
-            p = \\arg\\min \\Big\\{ \\sum_{s'} p(s') v(s') :
-            lo \\le p \\le hi,\\ \\sum_{s'} p(s') = 1 \\Big\\}.
+            p = \arg\min \Big\{ \sum_{s'} p(s') v(s') :
+            lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
     """
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
@@ -317,7 +317,7 @@ def _stop_message(j, residual, mu, max_iter):
 
 @NUMPY_KERNELS.bind
 def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX_ITER):
-    """Extended value iteration for SSP with Bernstein confidence sets (App. B).
+    r"""Extended value iteration for SSP with Bernstein confidence sets (App. B).
 
     Parameters
     ----------
@@ -359,8 +359,8 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
 
     .. math::
 
-        v_{i+1}(s) = \\min_a \\Big\\{ c(s,a) + \\min_{p \\in B(s,a) \\cap \\Delta(S')}
-        \\sum_{s' \\in S} p(s') v_i(s') \\Big\\},
+        v_{i+1}(s) = \min_a \Big\{ c(s,a) + \min_{p \in B(s,a) \cap \Delta(S')}
+        \sum_{s' \in S} p(s') v_i(s') \Big\},
 
     stopping at the first ``j`` with ``max_s |v_{j+1}(s) - v_j(s)| <= mu``.
     Lemma 4: under the event of Lemma 5, ``v_tilde <= V*``, and if

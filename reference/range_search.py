@@ -93,7 +93,7 @@ class SolveResult(Result):
 
 
 def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
-    """SEARCH (Alg. 2) on the run's sample store; returns ``(EVIResult, Delta)``.
+    r"""SEARCH (Alg. 2) on the run's sample store; returns ``(EVIResult, Delta)``.
 
     Parameters
     ----------
@@ -121,7 +121,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
 
     .. math::
 
-        \\mu = \\frac{\\iota \\epsilon}{6 \\Delta};
+        \mu = \frac{\iota \epsilon}{6 \Delta};
 
     stop when ``max v_tilde <= Delta``. A resumed run whose last SEARCH round
     stopped recomputes that round's EVI from the stored samples (its top-up
@@ -152,7 +152,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
 
 
 def is_vacuous(store, out):
-    """Whether the stopping test saw no dynamics: EVI sent every state straight to the goal,
+    r"""Whether the stopping test saw no dynamics: EVI sent every state straight to the goal,
     against the samples of at least one of them.
 
     With ``p_tilde`` the optimistic kernel of the returned policy and ``p_hat``
@@ -160,8 +160,8 @@ def is_vacuous(store, out):
 
     .. math::
 
-        \\tilde p(g \\mid s, \\pi(s)) = 1 \\ \\text{for every } s
-        \\quad\\text{and}\\quad \\hat p(g \\mid s, \\pi(s)) < 1 \\ \\text{for some } s:
+        \tilde p(g \mid s, \pi(s)) = 1 \ \text{for every } s
+        \quad\text{and}\quad \hat p(g \mid s, \pi(s)) < 1 \ \text{for some } s:
 
     then ``v_tilde(s) = c(s, pi(s))`` everywhere and the test
     ``max v_tilde <= Delta`` is passed whatever the dynamics. A policy whose
@@ -224,7 +224,7 @@ def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha
 @NUMPY_KERNELS.bind
 def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi.EVI_MAX_ITER,
            callback=None, checkpoint=None):
-    """SEARCH (Alg. 2): doubling guess ``Delta`` of the optimistic value range.
+    r"""SEARCH (Alg. 2): doubling guess ``Delta`` of the optimistic value range.
 
     Parameters
     ----------
@@ -273,17 +273,17 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
 
     Notes
     -----
-    With :math:`\\iota = \\min c'` and :math:`\\Delta = 1/2`, each round doubles
-    :math:`\\Delta`, tops every pair up to :math:`\\lceil \\phi(\\Delta, \\iota) \\rceil`
-    samples (eq. 6, at the :math:`\\hat\\Gamma` fixpoint of docs/semantics.md) and
+    With :math:`\iota = \min c'` and :math:`\Delta = 1/2`, each round doubles
+    :math:`\Delta`, tops every pair up to :math:`\lceil \phi(\Delta, \iota) \rceil`
+    samples (eq. 6, at the :math:`\hat\Gamma` fixpoint of docs/semantics.md) and
     runs EVI; it stops at the first round with
-    :math:`\\|\\tilde v\\|_\\infty \\le \\Delta`:
+    :math:`\|\tilde v\|_\infty \le \Delta`:
 
     .. math::
 
-        \\mu_\\Delta = \\frac{\\iota \\epsilon}{6 \\Delta}, \\qquad
-        (\\tilde v, \\tilde\\pi) = \\mathrm{EVI}(N, c', \\mu_\\Delta), \\qquad
-        \\text{stop when } \\max_s \\tilde v(s) \\le \\Delta.
+        \mu_\Delta = \frac{\iota \epsilon}{6 \Delta}, \qquad
+        (\tilde v, \tilde\pi) = \mathrm{EVI}(N, c', \mu_\Delta), \qquad
+        \text{stop when } \max_s \tilde v(s) \le \Delta.
     """
     model = as_model(model)
     costs = check_model_costs(costs, model)
