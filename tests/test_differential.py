@@ -10,6 +10,10 @@ for its numbers, then runs both backends:
   Q-ties within 1e-9, optimistic kernels in the boxes with the same inner
   value;
 - the Bernstein radius (``RADIUS_EXAMPLES`` = 200): equal within 1e-12 relative;
+- each EVI kernel of the protocol (``docs/backends.md``) on its own, the numpy
+  kernel set against the compiled one (``KERNEL_EXAMPLES`` = 200 each, dense
+  and CSR): the boxes' upper masses, one sweep at a random ``v`` and the
+  optimistic kernel of its policy;
 - plain value iteration on random SSPs, dense and sparse (``VI_EXAMPLES`` =
   150 each): same sweeps, values within 1e-9 relative, policies up to Q-ties;
 - ``solve`` (Alg. 1 and Alg. 3, ``eps = 0.1``) on the same random SSPs with
@@ -18,7 +22,7 @@ for its numbers, then runs both backends:
   rounds and the same policy (or a ``ConvergenceError`` from both, within
   ``SOLVE_MAX_ITER`` sweeps).
 
-About 1,900 examples in all, a few seconds of work each for the largest.
+About 2,300 examples in all, a few seconds of work each for the largest.
 """
 
 import numpy as np
@@ -29,9 +33,13 @@ from hypothesis import strategies as st
 
 import fast
 import reference
+from fast.kernels import COMPILED_KERNELS
+from reference._checks import count_table
+from reference.kernels import NUMPY_KERNELS
 
 EVI_EXAMPLES = 500
 RADIUS_EXAMPLES = 200
+KERNEL_EXAMPLES = 200
 VI_EXAMPLES = 150
 SOLVE_EXAMPLES = 40
 SOLVE_MAX_ITER = 5_000
@@ -124,6 +132,35 @@ def test_bernstein_radius_matches_reference(problem, as_csr):
     ref = reference.bernstein_radius(given_counts, delta)
     assert got.shape == ref.shape
     assert np.allclose(got, ref, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
+@settings(max_examples=KERNEL_EXAMPLES, **SETTINGS)
+@given(problem=count_tables(), seed=st.integers(0, 2**32 - 1))
+def test_evi_kernels_match_one_by_one(problem, seed, as_csr):
+    counts, costs, delta, _ = problem
+    S, A = costs.shape
+    table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
+    rng = np.random.default_rng(seed)
+    v_ext = np.append(rng.choice([0.0, 0.5, 1.0, 3.0], size=S) + rng.random(S) * 1e-3 * (S > 3),
+                      0.0)
+    outs = []
+    for kernels in (NUMPY_KERNELS, COMPILED_KERNELS):
+        boxes = kernels.boxes(table, delta)
+        v_out, policy = np.full(S, np.nan), np.full(S, -1, dtype=np.intp)
+        kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
+        p = kernels.optimistic_kernel(boxes, v_ext, policy)
+        assert sp.issparse(p) == as_csr and p.shape == (S, S + 1)
+        outs.append((boxes.upper_mass, v_out, policy.copy(), _dense(p)))
+    (mass_ref, v_ref, policy_ref, p_ref), (mass, v, policy, p) = outs
+    assert mass.shape == (S, A) and np.allclose(mass, mass_ref, rtol=1e-12, atol=1e-12)
+    assert _close(v, v_ref)
+    q, lo, hi, _ = _evi_q(counts, costs, delta, v_ext[:S])
+    assert _same_policy_up_to_ties(q, policy, policy_ref)
+    states = np.arange(S)
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(p >= lo[states, policy] - 1e-12) and np.all(p <= hi[states, policy] + 1e-12)
+    assert _close(p @ v_ext, q[states, policy] - costs[states, policy])
 
 
 @st.composite
