@@ -451,13 +451,13 @@ def run_total(eps, delta, S, A, Gamma, cmin, Delta, alpha=1.0, theta=None, D_hat
     cmin : float in [0, 1]
         The minimum cost (``> 0`` for Alg. 1).
     Delta : float >= 1
-        The run's final SEARCH guess (``result.delta_final``).
+        The run's final SEARCH guess (``result.Delta_final``).
     alpha : float > 0, default 1.0
         The run's allocation constant.
     theta : float >= 1 or None
         Alg. 3's slack; ``None`` for Alg. 1.
     D_hat : float >= 1, optional
-        Alg. 3's diameter estimate (``result.d_hat``); Alg. 3 only.
+        Alg. 3's diameter estimate (``result.D_hat``); Alg. 3 only.
     W : float >= 1, optional
         Alg. 4's final guess (the ``scale`` of the last ``"diameter"`` round
         of ``result.history``); Alg. 3 only.
