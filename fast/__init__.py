@@ -7,7 +7,7 @@ typed memoryviews, ``nogil``, OpenMP threads over states, see
 :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
 ``reference``'s kernel functions with that kernel set bound
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
-``fast.evaluation``, ``fast.range_search``, ``fast.diameter_estimate``,
+``fast.optimal``, ``fast.range_search``, ``fast.diameter_estimate``,
 ``fast.algorithms`` and ``fast.baseline`` mirror the modules of the same names,
 and the modules without kernels are ``reference``'s own. Results,
 result classes and errors are the very same objects in both backends.
@@ -29,9 +29,12 @@ except ImportError as exc:
 from reference import (
     allocation,
     backend,
+    chains,
     envs,
     errors,
+    evaluation,
     generative,
+    hitting,
     model,
     results,
     runs,
@@ -41,22 +44,24 @@ from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
 from reference.errors import *  # noqa: F401,F403
+from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
+from reference.hitting import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
-from . import algorithms, baseline, diameter_estimate, evaluation, evi, kernels, range_search
+from . import algorithms, baseline, diameter_estimate, evi, kernels, optimal, range_search
 from .algorithms import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403
-from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
+from .optimal import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 
 _MODULES = (
-    errors, results, model, envs, evaluation, generative, evi, allocation, runs, range_search,
-    diameter_estimate, algorithms, baseline, threads, backend,
+    errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
+    allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -11,6 +11,7 @@ from . import (
     allocation,
     backend,
     baseline,
+    chains,
     confidence,
     diameter_estimate,
     envs,
@@ -18,8 +19,10 @@ from . import (
     evaluation,
     evi,
     generative,
+    hitting,
     kernels,
     model,
+    optimal,
     range_search,
     results,
     runs,
@@ -35,14 +38,16 @@ from .errors import *  # noqa: F401,F403
 from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
+from .hitting import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
+from .optimal import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .runs import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
-    errors, results, model, envs, evaluation, generative, evi, allocation, runs, range_search,
-    diameter_estimate, algorithms, baseline, threads, backend,
+    errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
+    allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

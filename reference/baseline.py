@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import evaluation
+from . import optimal
 from ._checks import check_int, make_rng
 from .generative import SampleStore
 from .kernels import NUMPY_KERNELS
@@ -101,7 +101,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
     counts = store.counts_csr().astype(np.float64)
     p_hat = sp.csr_array(sp.diags_array(1.0 / counts.sum(axis=1)) @ counts)
     empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
-    out = kernels.call(evaluation.value_iteration, empirical, tol, max_iter)
+    out = kernels.call(optimal.value_iteration, empirical, tol, max_iter)
     return PlugInResult(
         policy=np.asarray(out.policy, dtype=np.int64),
         values=np.asarray(out.values),

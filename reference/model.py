@@ -107,6 +107,9 @@ class SSP:
                 p_{ssp}(s'|s,a) = \\gamma\\, p(s'|s,a), \\qquad
                 p_{ssp}(g|s,a) = 1 - \\gamma, \\qquad
                 V_{ssp}(s) = \\mathbb{E}\\Big[\\sum_{t \\ge 0} \\gamma^t c(s_t, a_t)\\Big].
+
+            Assumption 1 holds by construction (every pair reaches the goal with
+            probability ``1 - gamma``), so it is not checked again.
         """
         gamma = check_real("gamma", gamma, 0.0, 1.0, low_open=True, high_open=True)
         if sp.issparse(P):
@@ -123,10 +126,11 @@ class SSP:
             if P.ndim != 3 or P.shape[0] != P.shape[2]:
                 raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}.")
             _check_rows_dense(P, "P")
-            goal = np.full(P.shape[:2] + (1,), 1.0 - gamma)
-            Pssp = np.concatenate([gamma * P, goal], axis=2)
+            Pssp = np.empty(P.shape[:2] + (P.shape[2] + 1,))
+            np.multiply(P, gamma, out=Pssp[:, :, :-1])
+            Pssp[:, :, -1] = 1.0 - gamma
         meta = {"gamma": gamma, **(meta or {})}
-        return cls(Pssp, c, name=name or "discounted", meta=meta)
+        return cls(Pssp, c, require_proper=False, name=name or "discounted", meta=meta)
 
     @property
     def n_states(self):
@@ -311,7 +315,16 @@ class SSP:
 
 
 def _check_rows_dense(P, name):
-    """Raise unless every row ``P[s, a, :]`` is a finite probability vector; name the first bad."""
+    """Raise unless every row ``P[s, a, :]`` is a finite probability vector; name the first bad.
+
+    Valid input is accepted in two passes (the smallest entry, which is NaN if
+    any entry is, and the row sums, infinite if an entry is); the detailed
+    checks below run only to name what is wrong.
+    """
+    if P.size and P.min() >= 0.0:
+        sums = P.sum(axis=-1)
+        if np.all(np.abs(sums - 1.0) <= ROW_SUM_TOL):
+            return
     if not np.all(np.isfinite(P)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(P))[0])
         raise NotFiniteError(

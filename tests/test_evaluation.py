@@ -1,18 +1,21 @@
 """Exact planning tools: policy values, LP, policy iteration, value iteration, diameter, V*_theta.
 
-Ground truth comes from hand derivations (written next to each instance) or
-from the agreement of independent methods (LP, policy iteration, value
-iteration, direct Bellman residuals).
+Ground truth comes from hand derivations (written next to each instance), exact
+rational arithmetic (``fractions.Fraction``) on small ill-conditioned chains, an
+independent subtraction-free elimination written here on large ones, or the
+agreement of independent methods (LP, policy iteration, value iteration, direct
+Bellman residuals).
 """
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy.sparse.linalg import spsolve
 
-from reference import evaluation
+from reference import chains
 
 
 def _examples(n):
@@ -30,6 +33,139 @@ def _chain_kernel(n, p):
         P[s, 0, s] += 1.0 - p
         P[s, 1, max(s - 1, 0)] = 1.0
     return P
+
+
+def _drift(backend, n, p, sparse):
+    """The drift chain: states ``0..n-1`` on a line, the goal left of 0, unit costs.
+
+    Action 0 moves right w.p. ``p`` and left w.p. ``1 - p``; action 1 the reverse.
+    Moving right from ``n - 1`` stays put (the right end reflects).
+    """
+    rows, cols, probs = [], [], []
+    for s in range(n):
+        for a, right in enumerate((p, 1.0 - p)):
+            rows += [2 * s + a] * 2
+            cols += [min(s + 1, n - 1), s - 1 if s > 0 else n]
+            probs += [right, 1.0 - right]
+    P = sp.csr_array((probs, (rows, cols)), shape=(2 * n, n + 1))
+    P.sum_duplicates()
+    P = P if sparse else P.toarray().reshape(n, 2, n + 1)
+    return backend.SSP(P, np.ones((n, 2)))
+
+
+def _slippery_grid(backend, rows, cols, success, sparse):
+    """A grid with the goal in the bottom-left cell; actions up, down, left, right, unit costs.
+
+    The intended move happens w.p. ``success`` and each of the three others w.p.
+    ``(1 - success) / 3``; a move into the border stays put. Every policy is proper, and
+    "up everywhere" pushes away from the goal: its values grow like
+    ``(3 success / (1 - success)) ** rows`` (about 1e34 on 40 x 25 at ``success = 0.7``).
+    """
+    goal = (rows - 1) * cols
+    S = rows * cols - 1
+
+    def index(r, c):
+        k = r * cols + c
+        return S if k == goal else k - (k > goal)
+
+    moves = ((-1, 0), (1, 0), (0, -1), (0, 1))
+    entries = []
+    for r in range(rows):
+        for c in range(cols):
+            if r * cols + c == goal:
+                continue
+            for a in range(4):
+                for b, (dr, dc) in enumerate(moves):
+                    nr, nc = r + dr, c + dc
+                    if not (0 <= nr < rows and 0 <= nc < cols):
+                        nr, nc = r, c
+                    prob = success if a == b else (1.0 - success) / 3
+                    entries.append((4 * index(r, c) + a, index(nr, nc), prob))
+    i, j, v = zip(*entries)
+    P = sp.csr_array((v, (i, j)), shape=(4 * S, S + 1))
+    P.sum_duplicates()
+    P = P if sparse else P.toarray().reshape(S, 4, S + 1)
+    return backend.SSP(P, np.ones((S, 4)))
+
+
+def _exact_values(ssp, policy):
+    """Values of a proper policy with positive costs in exact rational arithmetic.
+
+    The chain is read as stored: state ``s`` leaves with the summed probability of its
+    goal entry and of its moves to other states, ``d(s)``, and
+    ``d(s) V(s) - sum_{s' != s} P(s'|s) V(s') = c(s)`` is solved by Gaussian elimination
+    over ``fractions.Fraction``.
+    """
+    S = ssp.n_states
+    chain = ssp.kernel_csr()[np.arange(S) * ssp.n_actions + np.asarray(policy)].toarray()
+    M = [[Fraction(0)] * S + [Fraction(float(ssp.costs[s, policy[s]]))] for s in range(S)]
+    for s in range(S):
+        off = [Fraction(float(x)) for x in chain[s]]
+        M[s][s] = sum(off[t] for t in range(S + 1) if t != s)
+        for t in range(S):
+            if t != s:
+                M[s][t] = -off[t]
+    for k in range(S):
+        pivot = next(r for r in range(k, S) if M[r][k] != 0)
+        M[k], M[pivot] = M[pivot], M[k]
+        for r in range(k + 1, S):
+            if M[r][k] != 0:
+                ratio = M[r][k] / M[k][k]
+                M[r] = [x - ratio * y for x, y in zip(M[r], M[k])]
+    V = [Fraction(0)] * S
+    for k in range(S - 1, -1, -1):
+        V[k] = (M[k][S] - sum(M[k][t] * V[t] for t in range(k + 1, S))) / M[k][k]
+    return V
+
+
+def _relative_error(values, exact):
+    """Largest relative error of floats against exact rationals, computed exactly."""
+    return float(max(abs(Fraction(float(v)) - x) / x for v, x in zip(values, exact)))
+
+
+def _drift_by_recursion(n, p):
+    """Values of "always action 0" on the drift chain, written independently and subtraction-free.
+
+    Eliminating the states from the right end, state ``s`` keeps only its move left (w.p.
+    ``q = 1 - p``) and a cost ``a(s) = 1 + (p / q) a(s + 1)``, ``a(n - 1) = 1``; so
+    ``V(s) = V(s - 1) + a(s) / q`` with ``V(-1) = 0``.
+    """
+    q = 1.0 - p
+    a = np.empty(n)
+    a[-1] = 1.0
+    for s in range(n - 2, -1, -1):
+        a[s] = 1.0 + (p / q) * a[s + 1]
+    return np.cumsum(a / q)
+
+
+def _dense_elimination(ssp, policy):
+    """Values of a proper policy with positive costs by textbook dense GTH, in state order.
+
+    Written independently of the package: the leaving probability of each state is summed
+    from the goal and the states not yet eliminated, never taken as ``1 - P(s|s)``.
+    """
+    S = ssp.n_states
+    chain = ssp.kernel_csr()[np.arange(S) * ssp.n_actions + np.asarray(policy)].toarray()
+    Q, exits = chain[:, :S].copy(), chain[:, S].copy()
+    cost = ssp.costs[np.arange(S), policy].astype(float)
+    leave = np.empty(S)
+    for k in range(S):
+        leave[k] = exits[k] + Q[k, k + 1:].sum()
+        w = Q[k + 1:, k] / leave[k]
+        Q[k + 1:, k + 1:] += np.outer(w, Q[k, k + 1:])
+        exits[k + 1:] += w * exits[k]
+        cost[k + 1:] += w * cost[k]
+    V = np.empty(S)
+    for k in range(S - 1, -1, -1):
+        V[k] = (cost[k] + Q[k, k + 1:] @ V[k + 1:]) / leave[k]
+    return V
+
+
+def _relative_bellman_residual(ssp, values):
+    """``max_s |min_a Q(s, a) - V(s)| / V(s)``, from the CSR kernel, written independently."""
+    S, A = ssp.n_states, ssp.n_actions
+    q = ssp.costs + (ssp.kernel_csr() @ np.append(values, 0.0)).reshape(S, A)
+    return float(np.max(np.abs(q.min(axis=1) - values) / values))
 
 
 def _one_state(backend, rows, costs, **kwargs):
@@ -190,15 +326,21 @@ def test_leak_into_costly_closed_class_is_infinite(backend, leak):
 
 
 def test_policy_values_sparse_never_densified(backend, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a CSR kernel was densified")
-
+    # Small reduced blocks of one policy may go dense; the (S*A, S+1) kernel never does.
     ssp = backend.garnet(60, 3, 4, seed=3, sparse=True)
     expected_lp = backend.optimal_values(backend.garnet(60, 3, 4, seed=3)).values
+
+    def guarded(original):
+        def densify(self, *args, **kwargs):
+            if self.shape == ssp.kernel_csr().shape:
+                raise AssertionError("a CSR kernel was densified")
+            return original(self, *args, **kwargs)
+        return densify
+
     for cls in (sp.csr_array, sp.csr_matrix):
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
-    monkeypatch.setattr(type(ssp), "kernel_dense", refuse)
+        monkeypatch.setattr(cls, "toarray", guarded(cls.toarray))
+        monkeypatch.setattr(cls, "todense", guarded(cls.todense))
+    monkeypatch.setattr(type(ssp), "kernel_dense", guarded(type(ssp).kernel_dense))
     lp = backend.optimal_values(ssp)
     pi = backend.policy_iteration(ssp)
     vi = backend.value_iteration(ssp, tol=1e-11)
@@ -243,85 +385,96 @@ def _random_walk(backend, n):
     return backend.SSP(P, np.ones((n, 1)))
 
 
-def _refuse(*args, **kwargs):
-    raise AssertionError("the sparse LU ran")
+def _refuse_elimination(*args, **kwargs):
+    raise AssertionError("the elimination ran")
 
 
 def test_large_garnet_is_solved_iteratively(backend, monkeypatch):
-    # Above ITERATIVE_MIN_STATES (default) on a random sparse graph, BiCGSTAB alone answers.
-    S = 2 * evaluation.ITERATIVE_MIN_STATES
+    # Above ITERATIVE_MIN_STATES on a random sparse graph, certified BiCGSTAB alone answers.
+    S = 2 * chains.ITERATIVE_MIN_STATES
     ssp = backend.garnet(S, 2, 5, seed=4, sparse=True)
     policy = np.zeros(S, dtype=np.int64)
     expected = _dense_values(ssp, policy)
-    monkeypatch.setattr(evaluation, "spsolve", _refuse)
-    np.testing.assert_allclose(backend.policy_values(ssp, policy), expected, rtol=1e-9)
+    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    np.testing.assert_allclose(backend.policy_values(ssp, policy), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_iterative_and_direct_solves_agree(backend, monkeypatch, sparse):
+def test_the_three_solvers_agree(backend, monkeypatch, sparse):
+    # Dense LU (dense model), BiCGSTAB (sparse model, forced) and elimination (forced by a
+    # certificate nothing passes) give the same values as an independent LAPACK solve.
     ssp = backend.garnet(300, 3, 4, seed=5, sparse=sparse)
     policy = backend.policy_iteration(ssp).policy
     expected = _dense_values(ssp, policy)
     direct = backend.policy_values(ssp, policy)
-    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
-    monkeypatch.setattr(evaluation, "spsolve", _refuse)
-    iterative = backend.policy_values(ssp, policy)
-    np.testing.assert_allclose(direct, expected, rtol=1e-9)
-    np.testing.assert_allclose(iterative, expected, rtol=1e-9)
+    monkeypatch.setattr(chains, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    certified = backend.policy_values(ssp, policy)
+    monkeypatch.undo()
+    monkeypatch.setattr(chains, "CERTIFIED_RTOL", 0.0)
+    eliminated = backend.policy_values(ssp, policy)
+    for values in (direct, certified, eliminated):
+        np.testing.assert_allclose(values, expected, rtol=1e-12)
 
 
 @_examples(40)
 @given(params=garnet_params, frac=st.floats(0, 1), policy_seed=st.integers(0, 10**6),
        zero_rate=st.sampled_from([0.0, 0.5]))
-def test_iterative_path_keeps_the_support_semantics(
+def test_every_path_keeps_the_support_semantics(
     backend, monkeypatch, params, frac, policy_seed, zero_rate
 ):
-    # Random (possibly improper) policies, some zero costs: the iterative path gives the same
-    # +inf / 0 / finite split as the direct one, and the same finite values.
+    # Random (possibly improper) policies, some zero costs: the iterative path and the
+    # elimination give the same +inf / 0 / finite split as the default path, and the same values.
     base = _garnet(backend, params, frac, 0.1)
     rng = np.random.default_rng(policy_seed)
     ssp = backend.SSP(base.P, np.where(rng.random(base.costs.shape) < zero_rate, 0.0, base.costs))
     policy = rng.integers(0, ssp.n_actions, ssp.n_states)
-    with monkeypatch.context() as patch:
-        patch.setattr(evaluation, "ITERATIVE_MIN_STATES", 10**9)
-        direct = backend.policy_values(ssp, policy)
-    with monkeypatch.context() as patch:
-        patch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
-        iterative = backend.policy_values(ssp, policy)
-    np.testing.assert_array_equal(np.isinf(iterative), np.isinf(direct))
-    np.testing.assert_array_equal(iterative == 0.0, direct == 0.0)
-    np.testing.assert_allclose(iterative, direct, rtol=1e-9)
+    default = backend.policy_values(ssp, policy)
+    for name, value in (("ITERATIVE_MIN_STATES", 1), ("CERTIFIED_RTOL", 0.0)):
+        with monkeypatch.context() as patch:
+            patch.setattr(chains, name, value)
+            other = backend.policy_values(ssp, policy)
+        np.testing.assert_array_equal(np.isinf(other), np.isinf(default))
+        np.testing.assert_array_equal(other == 0.0, default == 0.0)
+        np.testing.assert_allclose(other, default, rtol=1e-12)
 
 
-def test_slow_chain_falls_back_to_sparse_lu(backend, monkeypatch):
-    # A random walk needs about n BiCGSTAB iterations, more than KRYLOV_MAXITER: LU answers.
-    n = 2 * evaluation.KRYLOV_MAXITER
+def test_slow_chain_is_eliminated(backend, monkeypatch):
+    # A random walk needs about n BiCGSTAB iterations, more than KRYLOV_MAXITER: the
+    # elimination answers, exactly up to rounding.
+    n = 2 * chains.KRYLOV_MAXITER
     ssp = _random_walk(backend, n)
     calls = []
+    eliminate = chains._gth
 
-    def counting_spsolve(*args):
+    def counting(*args):
         calls.append(args[0].shape)
-        return spsolve(*args)
+        return eliminate(*args)
 
-    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", 1)
-    monkeypatch.setattr(evaluation, "spsolve", counting_spsolve)
+    monkeypatch.setattr(chains, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(chains, "_gth", counting)
     s = np.arange(n)
     np.testing.assert_allclose(
-        backend.policy_values(ssp, np.zeros(n, int)), (n - s) * (n + s + 1), rtol=1e-9
+        backend.policy_values(ssp, np.zeros(n, int)), (n - s) * (n + s + 1), rtol=1e-13
     )
     assert calls == [(n, n)]
 
 
-@pytest.mark.filterwarnings("ignore::scipy.sparse.linalg.MatrixRankWarning")
-@pytest.mark.parametrize("threshold", [1, 10**9])
-def test_system_singular_in_double_precision_raises(backend, monkeypatch, threshold):
-    # p(goal) = 1e-17 next to p(stay) = 1: transient on the support graph, but 1 - Q = 0 in
-    # floating point, so no finite answer is right.
-    monkeypatch.setattr(evaluation, "ITERATIVE_MIN_STATES", threshold)
+def test_tiny_exit_is_read_from_the_goal_entry(backend):
+    # p(goal) = 1e-17 next to p(stay) = 1: 1 - p(stay) rounds to 0, but the chain leaves with
+    # probability 1e-17 per step, so the expected cost is 1e17 (the row's rounding defect,
+    # within the validation tolerance, is attributed to staying put).
     ssp = _one_state(backend, [[1.0, 1e-17]], [1.0])
     assert backend.is_proper(ssp, [0])
-    with pytest.raises(backend.ConvergenceError, match="singular in double precision"):
-        backend.policy_values(ssp, [0])
+    np.testing.assert_allclose(backend.policy_values(ssp, [0]), [1e17], rtol=1e-15)
+    np.testing.assert_allclose(backend.hitting_times(ssp, [0]), [1e17], rtol=1e-15)
+
+
+def test_values_beyond_float64_raise_naming_the_states(backend):
+    # Drift chain with p = 0.9 towards the wall: V grows like 9**N, beyond 1e308 at N = 400.
+    ssp = _drift(backend, 400, 0.9, sparse=True)
+    with pytest.raises(backend.ConvergenceError, match=r"state \d+ .*float64 range"):
+        backend.policy_values(ssp, np.zeros(400, int))
 
 
 @_examples(40)
@@ -534,3 +687,171 @@ def test_exact_solvers_refuse_models_without_proper_policy(backend, name):
     ssp = _one_state(backend, [[1.0, 0.0]], [1.0], require_proper=False)
     with pytest.raises(backend.NoProperPolicyError, match="`ssp`"):
         getattr(backend, name)(ssp)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n, p", [(25, 0.52), (25, 0.9), (18, 0.9), (30, 0.7)])
+def test_drift_chain_matches_exact_arithmetic(backend, n, p, sparse):
+    # Both constant policies, values up to 9**25 ~ 7e23: relative error at rounding level.
+    ssp = _drift(backend, n, p, sparse)
+    for action in (0, 1):
+        policy = np.full(n, action)
+        exact = _exact_values(ssp, policy)
+        assert _relative_error(backend.policy_values(ssp, policy), exact) <= 1e-13
+        assert _relative_error(backend.hitting_times(ssp, policy), exact) <= 1e-13
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_slippery_grid_matches_exact_arithmetic(backend, sparse):
+    # 6 x 4 grid, 23 states: "up everywhere" costs about 1e10, the optimal policy about 10.
+    ssp = _slippery_grid(backend, 6, 4, 0.97, sparse)
+    up = np.zeros(ssp.n_states, int)
+    exact = _exact_values(ssp, up)
+    assert float(max(exact)) > 1e9
+    assert _relative_error(backend.policy_values(ssp, up), exact) <= 1e-13
+    best = backend.optimal_values(ssp)
+    assert _relative_error(best.values, _exact_values(ssp, best.policy)) <= 1e-13
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_drift_chain_999_states_matches_an_independent_elimination(backend, sparse):
+    # The instance on which a backward-error-checked solve returned 1.2e16 for 1.7e37.
+    n, p = 999, 0.52
+    ssp = _drift(backend, n, p, sparse)
+    values = backend.policy_values(ssp, np.zeros(n, int))
+    np.testing.assert_allclose(values, _drift_by_recursion(n, p), rtol=1e-12)
+    assert values.max() > 1e37
+
+
+def test_drift_chain_large_sparse(backend):
+    # 20000 states, values up to 1e18: the sparse elimination against the recursion.
+    n, p = 20_000, 0.5003
+    ssp = _drift(backend, n, p, sparse=True)
+    np.testing.assert_allclose(
+        backend.policy_values(ssp, np.zeros(n, int)), _drift_by_recursion(n, p), rtol=1e-11
+    )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_ill_conditioned_grid_matches_an_independent_elimination(backend, sparse):
+    # 30 x 20 grid, success 0.7: "up everywhere" costs about 1e25.
+    ssp = _slippery_grid(backend, 30, 20, 0.7, sparse)
+    up = np.zeros(ssp.n_states, int)
+    values = backend.policy_values(ssp, up)
+    assert values.min() > 1e24
+    np.testing.assert_allclose(values, _dense_elimination(ssp, up), rtol=1e-12)
+
+
+@st.composite
+def _stiff_chains(draw):
+    """One-action chains on 1..5 states with probabilities spread over 12 orders of magnitude."""
+    S = draw(st.integers(1, 5))
+    weights = np.array(draw(st.lists(
+        st.sampled_from([0.0, 0.0, 1.0, 1e-3, 1e-6, 1e-9, 1e-12]),
+        min_size=S * (S + 1), max_size=S * (S + 1),
+    ))).reshape(S, S + 1)
+    weights[:, S] = np.maximum(weights[:, S], draw(st.sampled_from([0.0, 1e-12, 1e-6])))
+    weights[np.arange(S), np.arange(S)] += draw(st.sampled_from([0.0, 1.0]))
+    weights[weights.sum(axis=1) == 0, S] = 1.0
+    costs = np.array(draw(st.lists(st.sampled_from([0.0, 1e-9, 0.5, 1.0]),
+                                   min_size=S, max_size=S)))
+    return weights / weights.sum(axis=1, keepdims=True), costs
+
+
+@_examples(60)
+@given(chain=_stiff_chains())
+def test_values_are_never_negative_and_exact_on_stiff_chains(backend, chain):
+    P, costs = chain
+    S = P.shape[0]
+    ssp = backend.SSP(P.reshape(S, 1, S + 1), costs.reshape(S, 1), require_proper=False)
+    values = backend.policy_values(ssp, np.zeros(S, int))
+    assert np.all(values >= 0.0)
+    finite = np.isfinite(values) & (values > 0)
+    if backend.is_proper(ssp, np.zeros(S, int)) and costs.min() > 0:
+        assert finite.all()
+        exact = _exact_values(ssp, np.zeros(S, int))
+        assert _relative_error(values, exact) <= 1e-12
+        # The certificate never accepts an LU answer further than CERTIFIED_RTOL from exact.
+        Q, exits = P[:, :S].copy(), P[:, S].copy()
+        np.fill_diagonal(Q, 0.0)
+        lu, times = chains._lu_values(Q.copy(), exits, costs)
+        accepted = chains._certified(Q, exits, costs, lu, times)
+        if accepted.any():
+            assert _relative_error(lu[accepted], np.array(exact)[accepted]) <= chains.CERTIFIED_RTOL
+
+
+def test_too_large_elimination_raises_naming_the_states(backend, monkeypatch):
+    # With no certified solve and a dense block above the limit, the answer is refused.
+    ssp = _drift(backend, 60, 0.9, sparse=False)
+    monkeypatch.setattr(chains, "CERTIFIED_RTOL", 0.0)
+    monkeypatch.setattr(chains, "ELIMINATION_MAX_STATES", 10)
+    with pytest.raises(backend.ConvergenceError, match=r"60 states \[0, 1, .*\].*dense block"):
+        backend.policy_values(ssp, np.zeros(60, int))
+
+
+@pytest.mark.parametrize("p", [0.52, 0.7])
+def test_policy_iteration_reaches_v_star_on_the_drift_chain(backend, p):
+    # With p > 1/2, action 1 (left w.p. p) is optimal everywhere.
+    n = 999
+    ssp = _drift(backend, n, p, sparse=True)
+    result = backend.policy_iteration(ssp)
+    assert result.converged
+    np.testing.assert_array_equal(result.policy, np.ones(n))
+    np.testing.assert_allclose(result.values, backend.policy_values(ssp, np.ones(n, int)),
+                               rtol=1e-15)
+    assert _relative_bellman_residual(ssp, result.values) <= 1e-12
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_policy_iteration_and_polished_lp_reach_v_star_on_the_grid(backend, sparse):
+    ssp = _slippery_grid(backend, 40, 25, 0.7, sparse)
+    pi = backend.policy_iteration(ssp)
+    best = backend.optimal_values(ssp)
+    assert pi.converged and best.converged
+    assert best.lp_gap <= 1e-6
+    np.testing.assert_allclose(pi.values, best.values, rtol=1e-12)
+    for result in (pi, best):
+        assert _relative_bellman_residual(ssp, result.values) <= 1e-12
+        np.testing.assert_allclose(backend.policy_values(ssp, result.policy), result.values,
+                                   rtol=1e-15)
+    assert pi.values.max() < 200
+
+
+@_examples(25)
+@given(params=garnet_params, frac=st.floats(0, 1), c_min=st.sampled_from([0.05, 1.0]))
+def test_polished_lp_satisfies_bellman_to_1e12(backend, params, frac, c_min):
+    ssp = _garnet(backend, params, frac, c_min)
+    best = backend.optimal_values(ssp)
+    assert best.converged
+    assert _relative_bellman_residual(ssp, best.values) <= 1e-12
+    np.testing.assert_array_equal(backend.policy_values(ssp, best.policy), best.values)
+
+
+def test_policy_iteration_max_iter_returns_the_last_evaluated_policy(backend):
+    # From "always action 0" (the bad one) on the drift chain, PI needs two evaluations.
+    n, p = 50, 0.6
+    ssp = _drift(backend, n, p, sparse=False)
+    start = np.zeros(n, int)
+    one = backend.policy_iteration(ssp, policy=start, max_iter=1)
+    assert not one.converged and one.n_iter == 1
+    assert "`max_iter` = 1" in one.message
+    np.testing.assert_array_equal(one.policy, start)
+    np.testing.assert_array_equal(one.values, backend.policy_values(ssp, start))
+    full = backend.policy_iteration(ssp, policy=start)
+    assert full.converged and full.n_iter == 2
+    np.testing.assert_array_equal(full.policy, np.ones(n))
+    np.testing.assert_array_equal(full.values, backend.policy_values(ssp, full.policy))
+
+
+def test_results_are_read_only(backend):
+    ssp = _drift(backend, 5, 0.6, sparse=False)
+    results = (backend.policy_iteration(ssp), backend.optimal_values(ssp),
+               backend.value_iteration(ssp), backend.diameter(ssp),
+               backend.restricted_optimal_values(ssp, 2.0))
+    for result in results:
+        assert isinstance(result.converged, bool) and isinstance(result.message, str)
+        for name in result.keys():
+            value = getattr(result, name)
+            if isinstance(value, np.ndarray):
+                with pytest.raises(ValueError, match="read-only"):
+                    value[...] = 0

@@ -141,7 +141,7 @@ def test_every_module_name_binds_the_module(backend):
 
 def test_the_package_is_the_union_of_its_modules():
     assert sorted(NAMES) == sorted(n for m in PUBLIC_MODULES.values() for n in m.__all__)
-    assert {"evi", "evaluation", "range_search", "diameter_estimate", "algorithms",
+    assert {"evi", "optimal", "range_search", "diameter_estimate", "algorithms",
             "baseline"} <= KERNEL_MODULES
 
 
