@@ -27,7 +27,7 @@ from reference import chains
 
 N_ACTIONS = 4
 GAMMA = 0.95
-ROUNDS = 30
+ROUNDS = 100
 SPARSE_SIZES = (10_000, 100_000)
 GRID_SHAPES = ((40, 25), (100, 100))
 
