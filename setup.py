@@ -1,16 +1,29 @@
-"""Build script: compiles the Cython kernels of the ``fast`` backend.
+"""Build script: compiles the Cython kernels of the ``fast`` backend, when it can.
 
 The directives that fix each kernel's semantics (``language_level``,
 ``cdivision``, ``embedsignature``) are in the ``# cython:`` header line of each
 ``.pyx`` file; the safety checks are set here, for all extensions, by the build
-mode: off, or on in the debug build (``SSPGM_DEBUG=1``).
+mode (``COMPILER_DIRECTIVES``): off, or on in the debug build
+(``SSPGM_DEBUG=1``). Every compiler flag is in ``EXTRA_COMPILE_ARGS``.
+
+The compiled extensions are optional. Without a working C compiler the build
+goes on without them: ``reference``, ``bounds`` and the ``sspgm`` command line
+install as usual, and ``import fast`` raises an ImportError that says how to
+build it. Whether the compiler supports OpenMP is tried on a tiny program
+first; without it the kernels are built single-threaded (``fast.OPENMP`` is
+False and ``sspgm --version`` says so).
 """
+
 import os
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, ExecError, PlatformError
 
 DEBUG = os.environ.get("SSPGM_DEBUG") == "1"
 """Debug build: bounds, negative-index and memoryview-initialisation checks on.
@@ -25,17 +38,73 @@ COMPILER_DIRECTIVES = {
     "initializedcheck": DEBUG,
 }
 
+EXTRA_COMPILE_ARGS = ["-O3"]
+
+OPENMP_FLAGS = ["-fopenmp"]
+
+OPENMP_PROBE = """\
+#include <omp.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    return n > 0 ? 0 : 1;
+}
+"""
+
+
+def _warn(message):
+    print(f"sspgm build: {message}", file=sys.stderr, flush=True)
+
+
+class OptionalBuildExt(build_ext):
+    """``build_ext`` that probes OpenMP and skips the extensions when no compiler works."""
+
+    def build_extensions(self):
+        openmp = self._compiles_with_openmp()
+        for ext in self.extensions:
+            ext.extra_compile_args = EXTRA_COMPILE_ARGS + (OPENMP_FLAGS if openmp else [])
+            ext.extra_link_args = OPENMP_FLAGS if openmp else []
+        if not openmp:
+            _warn("the C compiler has no OpenMP: the `fast` kernels are built single-threaded.")
+        try:
+            super().build_extensions()
+        except (CCompilerError, ExecError, PlatformError) as exc:
+            _warn(
+                f"the compiled `fast` backend could not be built ({type(exc).__name__}: {exc}); "
+                "installing `reference`, `bounds` and the `sspgm` command line without it. "
+                "`import fast` will say how to build it."
+            )
+
+    def _compiles_with_openmp(self):
+        """Whether a tiny OpenMP program compiles and links with ``OPENMP_FLAGS``."""
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / "probe_openmp.c"
+            source.write_text(OPENMP_PROBE)
+            try:
+                objects = self.compiler.compile(
+                    [str(source)], output_dir=tmp, extra_postargs=OPENMP_FLAGS
+                )
+                self.compiler.link_executable(
+                    objects, "probe_openmp", output_dir=tmp, extra_postargs=OPENMP_FLAGS
+                )
+            except (CCompilerError, ExecError, PlatformError):
+                return False
+        return True
+
+
 extensions = [
     Extension(
         f"fast.{path.stem}",
         [str(path)],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fopenmp"],
-        extra_link_args=["-fopenmp"],
     )
     for path in sorted(Path("fast").glob("_*.pyx"))
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
-                            build_dir="build/debug" if DEBUG else None))
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
+                          build_dir="build/debug" if DEBUG else None),
+    cmdclass={"build_ext": OptionalBuildExt},
+)

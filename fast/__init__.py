@@ -3,8 +3,9 @@
 Extended value iteration (dense and CSR counts), the Bernstein radius and the
 value-iteration sweep run in Cython kernels (``fast._evi``, ``fast._vi``;
 typed memoryviews, ``nogil``, OpenMP threads over states, see
-:func:`set_num_threads`), gathered in the kernel set
-:data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
+:func:`set_num_threads`; ``OPENMP`` is False when the C compiler had no
+OpenMP at build time, and the sweeps then run on one thread), gathered in the
+kernel set :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
 ``reference``'s kernel functions with that kernel set bound
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
 ``fast.optimal``, ``fast.range_search``, ``fast.diameter_estimate``,
@@ -17,13 +18,15 @@ code, when the compiled extensions are missing.
 """
 
 try:
-    from . import _evi, _vi  # noqa: F401
+    from . import _build, _evi, _vi  # noqa: F401
 except ImportError as exc:
     raise ImportError(
-        "the `fast` backend needs its compiled Cython extensions (fast/_evi, fast/_vi), which "
-        f"could not be imported ({exc}). Build them from the repository root with "
-        "`pip install -e .` or `python setup.py build_ext --inplace` (needs a C compiler "
-        "with OpenMP, Cython and numpy); or use the `reference` backend."
+        "the `fast` backend needs its compiled Cython extensions (fast._build, fast._evi, "
+        "fast._vi), which are missing or cannot be loaded (sspgm was installed without a "
+        "working C compiler, or their build failed). They are built when sspgm is installed "
+        "where a C compiler works (OpenMP optional): from the repository root, "
+        "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "
+        "backend."
     ) from exc
 
 from reference import (
@@ -53,6 +56,7 @@ from reference.runs import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
 from . import algorithms, baseline, diameter_estimate, evi, kernels, optimal, range_search
+from ._build import OPENMP
 from .algorithms import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403

@@ -6,6 +6,8 @@ The numerical code lives in the ``reference`` (numpy/scipy) and ``fast``
 
 import importlib
 
+__version__ = "0.1.0"
+
 __all__ = ["BACKENDS", "load_backend"]
 
 BACKENDS = ("reference", "fast")

@@ -1,40 +1,212 @@
-"""The ``sspgm`` command line: one sub-command per module of :mod:`sspgm.commands`."""
+"""The ``sspgm`` command line: one sub-command per module of :mod:`sspgm.commands`.
+
+Only the module of the sub-command being run is imported, so ``sspgm --help``
+stays fast (numpy, scipy and sympy are never loaded for it).
+
+Exit status: 0 on success; 1 when ``solve``'s answer fails one of its checks
+(see :mod:`sspgm.commands.solve`); 2 on any error the user can cause (bad
+arguments or input, a missing optional dependency, an unreadable or unwritable
+file, a method that did not converge, an overflow, not enough memory), printed
+as one line without a traceback; 130 on Ctrl-C.
+"""
 
 import argparse
 import importlib
 import sys
 
-COMMANDS = ("info", "solve", "bounds", "validate")
+__all__ = ["COMMANDS", "EXTRAS", "MissingExtraError", "import_extra", "main", "build_parser"]
+
+COMMANDS = {
+    "info": "describe an instance: S, A, Gamma, c_min, D, B*, V* and an optimal policy",
+    "solve": "compute an eps-optimal policy from the generative model of an instance",
+    "bounds": "evaluate the sample-complexity bounds",
+    "validate": "check the theorems on instances (sweep, summary, plots)",
+}
+"""Sub-command name -> the one-line help shown by ``sspgm --help``."""
+
+EXTRAS = {
+    "validate": "the sweeps, progress bars and plots of `sspgm validate`",
+    "gym": "gymnasium's CliffWalking, FrozenLake and Taxi instances",
+    "dask": "`sspgm validate --scheduler` on a Dask cluster",
+}
+"""Optional-dependency group (``pip install 'sspgm[NAME]'``) -> what it enables."""
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
 
 
-def build_parser():
-    """Return the top-level parser with every sub-command registered."""
+class MissingExtraError(ImportError):
+    """An optional dependency is not installed; the message names the extra that brings it."""
+
+
+def import_extra(module, extra):
+    """Import and return ``module``, an optional dependency of the extra ``extra``.
+
+    Parameters
+    ----------
+    module : str
+        Dotted name of the module to import, e.g. ``"tqdm.auto"``.
+    extra : str
+        The optional-dependency group of ``pyproject.toml`` that installs it
+        (a key of :data:`EXTRAS`).
+
+    Returns
+    -------
+    module
+        The imported module.
+
+    Raises
+    ------
+    MissingExtraError
+        If the module cannot be imported; the message names the module, the
+        extra and the command that installs it. The command line prints it
+        as one line and exits with status 2.
+
+    Examples
+    --------
+    >>> import_extra("json", "validate").__name__
+    'json'
+    >>> import_extra("not_a_module", "validate")
+    Traceback (most recent call last):
+    ...
+    sspgm.cli.MissingExtraError: `not_a_module` is not installed: ... `pip install 'sspgm[validate]'`.
+    """
+    if extra not in EXTRAS:
+        raise ValueError(f"`extra` must be one of {tuple(EXTRAS)}; got {extra!r}.")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise MissingExtraError(
+            f"`{top}` is not installed: it comes with the `{extra}` extra ({EXTRAS[extra]}); "
+            f"install it with `pip install 'sspgm[{extra}]'`."
+        ) from exc
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_report` and exit."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(message=version_report() + "\n")
+
+
+def version_report():
+    """The lines of ``sspgm --version``: versions, backends, OpenMP and threads.
+
+    Returns
+    -------
+    str
+        The version of sspgm and of Python, numpy, scipy and sympy; then one
+        line per backend: ``reference`` is always there; ``fast`` is either
+        compiled (with or without OpenMP, and the threads its sweeps use) or
+        not built, with the reason.
+    """
+    from importlib import metadata
+
+    from sspgm import __version__
+
+    deps = ", ".join(f"{name} {metadata.version(name)}" for name in ("numpy", "scipy", "sympy"))
+    lines = [
+        f"sspgm {__version__}",
+        f"Python {sys.version.split()[0]}, {deps}",
+        "backend reference: available (numpy/scipy, single-threaded)",
+    ]
+    try:
+        import fast
+    except ImportError as exc:
+        lines.append(f"backend fast: not built: {_one_line(exc)}")
+    else:
+        if fast.OPENMP:
+            lines.append(f"backend fast: compiled, OpenMP yes, {fast.get_num_threads()} threads")
+        else:
+            lines.append("backend fast: compiled, OpenMP no (the C compiler had none at build "
+                         "time): single-threaded")
+    return "\n".join(lines)
+
+
+def build_parser(command=None):
+    """Return the top-level parser.
+
+    Parameters
+    ----------
+    command : str or None, default None
+        The sub-command about to run: its module is imported and its full
+        parser registered. The other sub-commands are registered by name and
+        help line only, so that nothing heavy is imported for them.
+    """
     parser = argparse.ArgumentParser(
         prog="sspgm",
         description="Stochastic shortest path with a generative model "
         "(Tarbouriech et al., ALT 2021).",
+        epilog="Optional extras: "
+        + "; ".join(f"sspgm[{name}]: {what}" for name, what in EXTRAS.items())
+        + ". Exit status: 0 success, 1 an answer that fails its checks (solve), "
+        "2 an error in the arguments or input, 130 interrupted.",
     )
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the version, the backends, OpenMP and threads, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"sspgm.commands.{name}").register(sub)
+    for name, help_line in COMMANDS.items():
+        if name == command:
+            importlib.import_module(f"sspgm.commands.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
 
 
+def _requested_command(argv):
+    """The first argument that is not an option (the top level has no option values)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def _one_line(exc):
+    """``exc`` as one line of text, without the exception class for the usual errors."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror if exc.filename is None else f"{exc.filename}: {exc.strerror}"
+    elif isinstance(exc, MemoryError):
+        text = f"not enough memory: {exc}" if str(exc) else "not enough memory"
+    elif isinstance(exc, OverflowError):
+        text = f"numeric overflow: {exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _is_user_error(exc):
+    """Whether ``exc`` is an error the user can cause (printed as one line, exit status 2)."""
+    if isinstance(exc, (ValueError, OverflowError, MemoryError, OSError, ImportError)):
+        return True
+    errors = sys.modules.get("reference.errors")
+    return errors is not None and isinstance(exc, errors.ConvergenceError)
+
+
 def main(argv=None):
-    """Run the command line; returns the process exit status."""
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, "accepts_extra", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.extra = extra
+    """Run the command line; returns the process exit status (see the module docstring)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _requested_command(argv)
     try:
+        parser = build_parser(command)
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, "accepts_extra", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
         return args.run(args) or 0
-    except ValueError as exc:
-        print(f"sspgm {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print(f"sspgm {command}: interrupted" if command else "sspgm: interrupted",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        if not _is_user_error(exc):
+            raise
+        print(f"sspgm {command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import sympy as sp
 
 import bounds
 from bounds import ParameterError
+from sspgm.cli import COMMANDS
 
 FAMILY_CMIN = ("thm1", "eq4", "lower", "explicit1")
 FAMILY_THETA = ("thm2", "thm2_proved", "eq5", "lemma9", "explicit4", "explicit3")
@@ -25,7 +26,7 @@ def register(subparsers):
     """Add the ``bounds`` parser to ``subparsers``."""
     p = subparsers.add_parser(
         "bounds",
-        help="evaluate the sample-complexity bounds",
+        help=COMMANDS["bounds"],
         description=__doc__.split("\n\n")[1],
     )
     p.add_argument("--eps", type=float, required=True, help="accuracy in (0, 1]")

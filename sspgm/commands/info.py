@@ -5,6 +5,7 @@ import argparse
 import numpy as np
 
 from sspgm import BACKENDS, load_backend
+from sspgm.cli import COMMANDS
 from sspgm.instances import (
     build_instance,
     describe_instance_help,
@@ -18,7 +19,7 @@ def register(subparsers):
     """Add the ``info`` sub-command."""
     parser = subparsers.add_parser(
         "info",
-        help="describe an instance: S, A, Gamma, c_min, D, B*, V* and an optimal policy",
+        help=COMMANDS["info"],
         usage="sspgm info [-h] [--backend {reference,fast}] [--show N] [INSTANCE] "
         "[--param value ...]",
         description="Build an instance and print its sizes, constants (Gamma, c_min, "

@@ -3,16 +3,24 @@
 The instance is known, so after the run the policy's exact error is printed:
 ``max_s |V^pi(s) - V*(s)|`` for Alg. 1 (Thm. 1), and the one-sided
 ``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, docs/semantics.md).
+
+The exit status is 0 when the answer passes every check of :func:`answer_checks`
+and :data:`EXIT_FAILED_CHECK` when it fails one (each failure is named on
+standard error); errors in the arguments exit with status 2.
 """
 
 import argparse
+import os
+import sys
+import tempfile
 import time
 import warnings
 
 import numpy as np
 
-from reference.errors import TooLargeError, VacuousSetsWarning
+from reference.errors import ParameterError, TooLargeError, VacuousSetsWarning
 from sspgm import BACKENDS, load_backend
+from sspgm.cli import COMMANDS
 from sspgm.instances import (
     build_instance,
     describe_instance_help,
@@ -20,18 +28,23 @@ from sspgm.instances import (
     split_instance_args,
 )
 
+EXIT_FAILED_CHECK = 1
+"""Exit status of a run whose answer fails a check (e.g. its exact error exceeds eps)."""
+
 
 def register(subparsers):
     """Add the ``solve`` sub-command."""
     parser = subparsers.add_parser(
         "solve",
-        help="compute an eps-optimal policy from the generative model of an instance",
+        help=COMMANDS["solve"],
         usage="sspgm solve [-h] [--eps EPS] [--delta DELTA] [--theta THETA] [--alpha ALPHA] "
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
         "[--show N] [INSTANCE] [--param value ...]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
-        "then print the calls used, the policy and its exact error against eps.",
+        "then print the calls used, the policy and its exact error against eps. "
+        "Exit status: 0 when the exact error is within eps, 1 when it is not, 2 on an "
+        "error in the arguments or input, 130 when interrupted.",
         epilog=describe_instance_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -91,7 +104,12 @@ def _print_policy(ssp, policy, show):
         print(f"  ... {ssp.n_states - shown} more states")
 
 
-def _print_error(backend, ssp, res):
+def _exact_error(backend, ssp, res):
+    """Print the policy's exact error against eps; returns whether it is within eps.
+
+    Returns None when the error cannot be computed (``V*_theta`` too large to
+    enumerate): the answer is then neither confirmed nor refuted.
+    """
     v_pi = np.asarray(backend.policy_values(ssp, res.policy))
     if res.theta is None:
         v_star = np.asarray(backend.optimal_values(ssp).values)
@@ -102,11 +120,56 @@ def _print_error(backend, ssp, res):
             v_theta = np.asarray(backend.restricted_optimal_values(ssp, res.theta).values)
         except TooLargeError as exc:
             print(f"exact error: not computed (V*_theta needs enumeration: {exc})")
-            return
+            return None
         error = float(np.max(v_pi - v_theta))
         what = "max_s (V^pi(s) - V*_theta(s)), one-sided (Thm. 2)"
-    verdict = "within eps" if error <= res.eps else "ABOVE eps"
+    within = error <= res.eps
+    verdict = "within eps" if within else "ABOVE eps"
     print(f"exact error: {what} = {error:.6g} ({verdict} = {res.eps:g})")
+    return within
+
+
+def answer_checks(backend, ssp, res):
+    """The checks of a run's answer, printed as they are computed.
+
+    Returns
+    -------
+    dict
+        Check name -> True (passed), False (failed) or None (could not be
+        decided). ``sspgm solve`` exits with :data:`EXIT_FAILED_CHECK` when
+        any check is False.
+    """
+    return {"exact error within eps": _exact_error(backend, ssp, res)}
+
+
+def check_checkpoint_path(path):
+    """Refuse, before the first round, a checkpoint path that can be neither resumed nor written.
+
+    Raises
+    ------
+    ParameterError
+        If ``path`` is a directory, its directory does not exist, or an
+        existing file cannot be read or a new one cannot be created next to it
+        (the checkpoint is written to a temporary file there, then renamed).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ParameterError(f"`--checkpoint` must be a file; got the directory {path!r}.")
+    if not os.path.isdir(directory):
+        raise ParameterError(
+            f"`--checkpoint` must be in an existing directory; {directory!r} is not one."
+        )
+    try:
+        if os.path.exists(path):
+            with open(path, "rb"):
+                pass
+        fd, probe = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise ParameterError(
+            f"`--checkpoint` {path!r} cannot be used: {exc.strerror or exc}."
+        ) from exc
 
 
 def run(args):
@@ -114,6 +177,8 @@ def run(args):
     name, tokens = split_instance_args(args.extra)
     ssp, kwargs = build_instance(name, tokens)
     backend = load_backend(args.backend)
+    if args.checkpoint is not None:
+        check_checkpoint_path(args.checkpoint)
     params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
     algorithm = "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
     print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
@@ -136,5 +201,9 @@ def run(args):
     print(f"calls used: {res.n_calls} (per pair: min {calls.min()}, max {calls.max()}) "
           f"in {seconds:.2f} s")
     _print_policy(ssp, np.asarray(res.policy), args.show)
-    _print_error(backend, ssp, res)
+    failed = [check for check, passed in answer_checks(backend, ssp, res).items()
+              if passed is False]
+    if failed:
+        print(f"sspgm solve: the answer fails: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_FAILED_CHECK
     return 0
