@@ -280,6 +280,13 @@ def samp_comp_lower(eps, B, S=None, A=None, terms=False):
     Returns
     -------
     float, sympy.Expr, or a tuple of them
+
+    Examples
+    --------
+    :math:`S A B^3 / \\epsilon^2 = 20 \\cdot 4 \\cdot 10^3 / 0.1^2`:
+
+    >>> samp_comp_lower(0.1, 10, S=20, A=4)
+    8000000.0
     """
     values = _common(eps=eps, S=S, A=A)
     values["B"] = _real("B", B, low=1.0)

@@ -155,6 +155,17 @@ def gridworld(rows=3, cols=4, success=0.8, goal=(0, 3), walls=((1, 1),), cost=1.
     deterministic and ``V*(x) = cost * dist(x, goal)``, the shortest-path
     distance in the grid graph (in the default 3 x 4 layout: 3, 2, 1 on the
     top row, 4, 2, 1 on the middle row, 5, 4, 3, 2 on the bottom row).
+
+    Examples
+    --------
+    The default 3 x 4 grid has 12 cells, one wall and the goal: 10 states.
+
+    >>> from reference import gridworld
+    >>> ssp = gridworld()
+    >>> ssp.n_states, ssp.n_actions, ssp.branching
+    (10, 4, 3)
+    >>> ssp.meta["state_to_cell"][:3]
+    ((0, 0), (0, 1), (0, 2))
     """
     rows = check_int("rows", rows, 1)
     cols = check_int("cols", cols, 1)
@@ -224,6 +235,18 @@ def chain(n=10, p=1.0, n_actions=2):
     .. math::
 
         V^*(s) = \\frac{n - s}{p}, \\qquad D = B^* = \\frac{n}{p}.
+
+    Examples
+    --------
+    With ``p = 1/2`` each step forward takes 2 tries in expectation, so the
+    state ``s`` of a 3-chain is ``2 (3 - s)`` away from the goal:
+
+    >>> from reference import chain, optimal_values
+    >>> ssp = chain(3, p=0.5)
+    >>> optimal_values(ssp).values
+    array([6., 4., 2.])
+    >>> ssp.meta["D"], ssp.meta["B_star"]
+    (6.0, 6.0)
     """
     n = check_int("n", n, 1)
     p = check_real("p", p, 0.0, 1.0, low_open=True)
@@ -424,6 +447,15 @@ def garnet(n_states, n_actions, branching, c_min=0.1, seed=0, sparse=False):
     chosen member is replaced by it), so under "action 0 everywhere" the goal
     is reachable from every state and, the chain being finite, reached
     almost surely. No closed-form values.
+
+    Examples
+    --------
+    >>> from reference import garnet
+    >>> ssp = garnet(100, 4, 3, seed=0, sparse=True)
+    >>> ssp.is_sparse, ssp.n_states, ssp.branching
+    (True, 100, 3)
+    >>> ssp.c_min >= 0.1
+    True
     """
     n_states = check_int("n_states", n_states, 1)
     n_actions = check_int("n_actions", n_actions, 1)
@@ -511,6 +543,13 @@ def trap(r=0.01, p_trap=0.5, shortcut_cost=0.5):
     the trap's optimistic value is finite but large, of order ``N / (28 L)``,
     and SEARCH keeps doubling ``Delta`` and sampling while it exceeds
     ``Delta``.
+
+    Examples
+    --------
+    >>> from reference import trap
+    >>> ssp = trap()
+    >>> ssp.meta["V_star"], ssp.meta["optimal_policy"]
+    (array([  1., 100.]), array([1, 1]))
     """
     r = check_real("r", r, 0.0, 1.0, low_open=True)
     p_trap = check_real("p_trap", p_trap, 0.0, 1.0)

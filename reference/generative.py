@@ -191,6 +191,16 @@ class TabularGenerativeModel(_CountingModel):
     and the next states with ``k_i > 0`` are returned. It counts ``n`` calls.
     Any backend reproduces the reference samples by making exactly this call
     with the same generator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reference import TabularGenerativeModel, chain
+    >>> model = TabularGenerativeModel(chain(3, p=0.8))
+    >>> model.sample(0, 0, 100, np.random.default_rng(0))
+    (array([0, 1]), array([21, 79]))
+    >>> model.n_calls
+    100
     """
 
     def __init__(self, ssp):
@@ -296,6 +306,21 @@ class SimulatorGenerativeModel(_CountingModel):
     ParameterError
         From :meth:`sample`, if ``step`` returns anything but an integer in
         ``0..S``; the message names the pair.
+
+    Examples
+    --------
+    A simulator of a 3-chain whose only action moves forward with probability
+    0.8 (state 3 is the goal):
+
+    >>> import numpy as np
+    >>> from reference import SimulatorGenerativeModel
+    >>> def step(s, a, rng):
+    ...     return s + 1 if rng.random() < 0.8 else s
+    >>> model = SimulatorGenerativeModel(step, 3, 1)
+    >>> model.sample(2, 0, 10, np.random.default_rng(0))
+    (array([2, 3]), array([3, 7]))
+    >>> model.n_calls
+    10
     """
 
     def __init__(self, step, n_states, n_actions):

@@ -66,6 +66,28 @@ class SSP:
 
         Z = \\{ s \\in Z : \\exists a,\\ \\mathrm{supp}\\, p(\\cdot|s,a) \\subseteq Z \\cup \\{g\\}
         \\text{ and } s \\text{ reaches } g \\text{ through such pairs} \\}.
+
+    Examples
+    --------
+    One state and two actions: action 0 reaches the goal at cost 1; action 1
+    reaches it with probability 1/2 at cost 1/4, so it costs
+    :math:`V = 1/4 + V/2`, that is 1/2, in expectation.
+
+    >>> import numpy as np
+    >>> from reference import SSP, optimal_values
+    >>> ssp = SSP(np.array([[[0.0, 1.0], [0.5, 0.5]]]), [[1.0, 0.25]])
+    >>> ssp.n_states, ssp.n_actions, ssp.branching
+    (1, 2, 2)
+    >>> best = optimal_values(ssp)
+    >>> best.values, best.policy
+    (array([0.5]), array([1]))
+
+    Invalid input is refused with a message naming the argument:
+
+    >>> SSP(np.array([[[0.5, 0.4]]]), [[1.0]])
+    Traceback (most recent call last):
+    ...
+    reference.errors.ProbabilityError: each row `P`[s, a, :] must sum to 1 ...
     """
 
     def __init__(self, P, c, *, require_proper=True, name=None, meta=None):
@@ -110,6 +132,19 @@ class SSP:
 
             Assumption 1 holds by construction (every pair reaches the goal with
             probability ``1 - gamma``), so it is not checked again.
+
+        Examples
+        --------
+        One state that loops on itself at cost 1 with ``gamma = 0.9``: its
+        discounted value is :math:`1 / (1 - 0.9) = 10`.
+
+        >>> import numpy as np
+        >>> from reference import SSP, policy_values
+        >>> ssp = SSP.from_discounted(np.ones((1, 1, 1)), [[1.0]], gamma=0.9)
+        >>> ssp.P
+        array([[[0.9, 0.1]]])
+        >>> policy_values(ssp, [0])
+        array([10.])
         """
         gamma = check_real("gamma", gamma, 0.0, 1.0, low_open=True, high_open=True)
         if sp.issparse(P):

@@ -91,7 +91,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=version_report() + "\n")
+        print(version_report())
+        parser.exit()
 
 
 def version_report():
