@@ -301,6 +301,16 @@ def tradeoff(cost=0.1, q=0.5):
 
     and ``B* < D`` exactly when ``cost < q``: the bounds in ``B*`` and in
     ``D`` then differ. ``meta["slow_hitting_time"] = 1 / q``.
+
+    Examples
+    --------
+    The slow action costs :math:`0.1 / 0.5 = 0.2` in expectation, less than the
+    fast one:
+
+    >>> from reference import optimal_values, tradeoff
+    >>> best = optimal_values(tradeoff())
+    >>> best.values, best.policy
+    (array([0.2]), array([1]))
     """
     cost = check_real("cost", cost, 0.0, 1.0)
     q = check_real("q", q, 0.0, 1.0, low_open=True)
@@ -333,6 +343,15 @@ def zero_cost_loop():
     ``D = B* = 1``), while the improper policy ``meta["improper_policy"] =
     [0]`` has value ``meta["V_improper"] = [0]``: with ``c_min = 0`` the
     infimum over all policies is not attained by a proper one.
+
+    Examples
+    --------
+    The free loop (action 0) never reaches the goal, yet costs 0:
+
+    >>> from reference import policy_values, zero_cost_loop
+    >>> ssp = zero_cost_loop()
+    >>> ssp.c_min, policy_values(ssp, [0]), policy_values(ssp, [1])
+    (0.0, array([0.]), array([1.]))
     """
     meta = {
         "V_star": np.array([1.0]),
@@ -374,6 +393,13 @@ def theta_example(p_goal=0.05, exit_cost=0.5):
     e.g. ``V*_theta = 0.5`` for ``theta = 5`` with the defaults, while the
     free action (outside ``Pi_5``) has value 0. ``meta`` records
     ``theta = 5`` and ``V_star_theta`` for it, and ``free_hitting_time``.
+
+    Examples
+    --------
+    >>> from reference import theta_example
+    >>> ssp = theta_example()
+    >>> ssp.meta["V_star"], ssp.meta["V_star_theta"], ssp.meta["theta"]
+    (array([0.]), array([0.5]), 5.0)
     """
     p_goal = check_real("p_goal", p_goal, 0.0, 1.0, low_open=True)
     exit_cost = check_real("exit_cost", exit_cost, 0.0, 1.0)
@@ -601,6 +627,15 @@ def random_discounted(n_states, n_actions, gamma=0.9, seed=0):
     .. math::
 
         D = \\frac{1}{1 - \\gamma}, \\qquad V_{ssp} = (I - \\gamma P_\\pi)^{-1} c_\\pi.
+
+    Examples
+    --------
+    Every pair reaches the goal with probability :math:`1 - \\gamma`:
+
+    >>> from reference import random_discounted
+    >>> ssp = random_discounted(5, 2, gamma=0.9, seed=0)
+    >>> bool((abs(ssp.P[:, :, -1] - 0.1) < 1e-12).all())
+    True
     """
     n_states = check_int("n_states", n_states, 1)
     n_actions = check_int("n_actions", n_actions, 1)
