@@ -14,7 +14,10 @@ import argparse
 import importlib
 import sys
 
-__all__ = ["COMMANDS", "EXTRAS", "MissingExtraError", "import_extra", "main", "build_parser"]
+__all__ = [
+    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "import_extra", "main",
+    "build_parser", "version_report",
+]
 
 COMMANDS = {
     "info": "describe an instance: S, A, Gamma, c_min, D, B*, V* and an optimal policy",
@@ -30,6 +33,18 @@ EXTRAS = {
     "dask": "`sspgm validate --scheduler` on a Dask cluster",
 }
 """Optional-dependency group (``pip install 'sspgm[NAME]'``) -> what it enables."""
+
+EXTRA_MODULES = {
+    "matplotlib": "validate",
+    "tqdm": "validate",
+    "joblib": "validate",
+    "gymnasium": "gym",
+    "dask": "dask",
+    "distributed": "dask",
+}
+"""Top-level module of an optional dependency -> the extra that installs it. A
+``ModuleNotFoundError`` for one of them reaching :func:`main` is reported with
+the extra to install, as :func:`import_extra` does."""
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -76,11 +91,15 @@ def import_extra(module, extra):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        top = module.split(".")[0]
-        raise MissingExtraError(
-            f"`{top}` is not installed: it comes with the `{extra}` extra ({EXTRAS[extra]}); "
-            f"install it with `pip install 'sspgm[{extra}]'`."
-        ) from exc
+        raise MissingExtraError(_missing_extra_message(module, extra)) from exc
+
+
+def _missing_extra_message(module, extra):
+    top = module.split(".")[0]
+    return (
+        f"`{top}` is not installed: it comes with the `{extra}` extra ({EXTRAS[extra]}); "
+        f"install it with `pip install 'sspgm[{extra}]'`."
+    )
 
 
 class _VersionAction(argparse.Action):
@@ -166,7 +185,10 @@ def _requested_command(argv):
 
 def _one_line(exc):
     """``exc`` as one line of text, without the exception class for the usual errors."""
-    if isinstance(exc, OSError) and exc.strerror:
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if missing and missing.split(".")[0] in EXTRA_MODULES:
+        text = _missing_extra_message(missing, EXTRA_MODULES[missing.split(".")[0]])
+    elif isinstance(exc, OSError) and exc.strerror:
         text = exc.strerror if exc.filename is None else f"{exc.filename}: {exc.strerror}"
     elif isinstance(exc, MemoryError):
         text = f"not enough memory: {exc}" if str(exc) else "not enough memory"

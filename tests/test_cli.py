@@ -163,3 +163,19 @@ def test_missing_extra_in_a_command_is_one_line_and_exit_2(backend, capsys, monk
     err = capsys.readouterr().err
     assert err.startswith("sspgm solve: error: `sspgm_no_such_module` is not installed")
     assert err.endswith("`pip install 'sspgm[validate]'`.\n") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("module, extra", [("tqdm", "validate"), ("tqdm.auto", "validate"),
+                                           ("gymnasium", "gym"), ("distributed", "dask")])
+def test_an_optional_module_not_found_names_its_extra(backend, capsys, monkeypatch, module,
+                                                      extra):
+    def missing_module(*args, **kwargs):
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+    monkeypatch.setattr(backend, "solve", missing_module)
+    assert main(["solve", "chain", "--backend", backend.__name__]) == 2
+    top = module.split(".")[0]
+    assert capsys.readouterr().err == (
+        f"sspgm solve: error: `{top}` is not installed: it comes with the `{extra}` extra "
+        f"({EXTRAS[extra]}); install it with `pip install 'sspgm[{extra}]'`.\n"
+    )
