@@ -66,7 +66,8 @@ class OptionalBuildExt(build_ext):
             ext.extra_compile_args = EXTRA_COMPILE_ARGS + (OPENMP_FLAGS if openmp else [])
             ext.extra_link_args = OPENMP_FLAGS if openmp else []
         if not openmp:
-            _warn("the C compiler has no OpenMP: the `fast` kernels are built single-threaded.")
+            _warn("no OpenMP with this C compiler (or no working compiler): the `fast` kernels "
+                  "are built single-threaded.")
         try:
             super().build_extensions()
         except (CCompilerError, ExecError, PlatformError) as exc:
