@@ -64,10 +64,13 @@ def get_num_threads():
     -------
     int
         The last value given to :func:`set_num_threads`, or the default (read
-        from the environment when first needed, or when ``None`` is set). In
-        ``fast`` built without OpenMP (``fast.OPENMP`` is False: the C
-        compiler had none at build time) the compiled sweeps run on one
-        thread whatever the setting, and this returns 1.
+        from the environment when first needed, or when ``None`` is set).
+
+    Notes
+    -----
+    ``fast`` built without OpenMP (``fast.OPENMP`` is False: the C compiler
+    had none at build time, and ``sspgm --version`` says so) runs every
+    compiled sweep on one thread, whatever this setting.
     """
     if _setting["n_threads"] is None:
         _setting["n_threads"] = default_num_threads()
