@@ -11,7 +11,17 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import CostError, NotFiniteError, ParameterError, ShapeError, TooLargeError
+import scipy.sparse as sp
+
+from .errors import (
+    CostError,
+    NotFiniteError,
+    NumericRangeError,
+    ParameterError,
+    ShapeError,
+    SparseFormatError,
+    TooLargeError,
+)
 
 
 def _describe(value):
@@ -385,3 +395,329 @@ def make_rng(seed):
     raise ParameterError(
         f"`seed` must be None, a non-negative integer or a numpy Generator; got {seed!r}."
     )
+
+
+INT64_MAX = 2**63 - 1
+"""Largest number of samples (or calls) a count can hold: counts are int64."""
+
+
+def check_real_dtype(name, value):
+    """Refuse an array whose dtype is not real numbers, naming the dtype.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the message.
+    value : array_like or scipy.sparse matrix
+        The argument. Booleans, integers and floats of any width pass;
+        ``float32`` and narrower are converted to float64 by the callers.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ShapeError
+        On strings, bytes or other non-numeric data.
+    ParameterError
+        On a complex, object or other non-real numeric dtype (a complex
+        array is never silently cut to its real part).
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(value).dtype
+    dtype = np.dtype(dtype)
+    if dtype.kind in "USVMm":
+        raise ShapeError(f"`{name}` must be a numeric array; got dtype {dtype}.")
+    if not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)
+            or dtype == np.bool_):
+        raise ParameterError(
+            f"`{name}` must hold real numbers (an integer or float dtype); got dtype {dtype}."
+        )
+
+
+def _index_array(name, part, array):
+    """``array`` as an int64 1-d array after checking it holds integers."""
+    array = np.asarray(array)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise SparseFormatError(
+            f"`{name}.{part}` must be a 1-d integer array; got shape {array.shape} and dtype "
+            f"{array.dtype}."
+        )
+    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+        raise SparseFormatError(f"`{name}.{part}` holds an index above 2^63 - 1.")
+    return array.astype(np.int64)
+
+
+def _check_range(name, part, array, bound, what):
+    """Raise unless every entry of ``array`` lies in ``0..bound-1``; name the first offender."""
+    bad = np.flatnonzero((array < 0) | (array >= bound))
+    if bad.size:
+        k = int(bad[0])
+        raise SparseFormatError(
+            f"`{name}.{part}` must hold {what} in 0..{bound - 1}; got {int(array[k])} at "
+            f"position {k} ({bad.size} such entries)."
+        )
+
+
+def _compressed_parts(name, matrix, n_major, n_minor, what):
+    """Checked ``(indptr, indices, data)`` of a CSR/CSC/BSR matrix, cut to ``indptr[-1]``."""
+    indptr = _index_array(name, "indptr", matrix.indptr)
+    indices = _index_array(name, "indices", matrix.indices)
+    data = np.asarray(matrix.data)
+    if indptr.size != n_major + 1:
+        raise SparseFormatError(
+            f"`{name}.indptr` must have {n_major + 1} entries for shape {matrix.shape}; got "
+            f"{indptr.size}."
+        )
+    if indptr[0] != 0:
+        raise SparseFormatError(f"`{name}.indptr` must start at 0; got {int(indptr[0])}.")
+    drops = np.flatnonzero(np.diff(indptr) < 0)
+    if drops.size:
+        k = int(drops[0])
+        raise SparseFormatError(
+            f"`{name}.indptr` must never decrease; got indptr[{k + 1}] = {int(indptr[k + 1])} "
+            f"< indptr[{k}] = {int(indptr[k])}."
+        )
+    nnz = int(indptr[-1])
+    if indices.size < nnz or data.shape[:1] != (indices.size,):
+        raise SparseFormatError(
+            f"`{name}` must have as many indices as data entries, at least indptr[-1] = {nnz}; "
+            f"got {indices.size} indices and {data.shape[0] if data.ndim else 0} data entries."
+        )
+    indices = indices[:nnz]
+    _check_range(name, "indices", indices, n_minor, what)
+    return indptr, indices, data[:nnz]
+
+
+def check_sparse_structure(name, matrix, n_cols=None):
+    """Return a scipy sparse matrix as canonical CSR after checking its raw structure.
+
+    Nothing of ``matrix`` but its raw arrays is read before the checks pass,
+    so malformed indices never reach scipy's or the compiled kernels' C code.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the messages.
+    matrix : scipy.sparse matrix or array, any format
+        The argument.
+    n_cols : int, optional
+        Required number of columns.
+
+    Returns
+    -------
+    scipy.sparse.csr_array of float64
+        Same shape; indices sorted and int64, explicit zeros kept. Duplicate
+        entries (the same row and column stored twice) are **summed**, as
+        scipy's own conversions do.
+
+    Raises
+    ------
+    ParameterError
+        On a non-real dtype (:func:`check_real_dtype`).
+    ShapeError
+        If ``matrix`` is not 2-d or has another number of columns than ``n_cols``.
+    SparseFormatError
+        On index arrays that are not integer, an ``indptr`` of the wrong
+        length, not starting at 0 or decreasing, lengths that disagree, or a
+        row or column index outside the shape (negative ones included).
+    """
+    check_real_dtype(name, matrix)
+    shape = tuple(int(n) for n in matrix.shape)
+    if len(shape) != 2:
+        raise ShapeError(f"`{name}` must be a 2-d sparse matrix; got shape {shape}.")
+    if n_cols is not None and shape[1] != n_cols:
+        raise ShapeError(f"`{name}` must have {n_cols} columns; got shape {shape}.")
+    fmt = matrix.format
+    if fmt == "csr":
+        indptr, indices, data = _compressed_parts(name, matrix, shape[0], shape[1],
+                                                  "column indices")
+        out = sp.csr_array((data.astype(np.float64), indices, indptr), shape=shape)
+    elif fmt == "csc":
+        indptr, indices, data = _compressed_parts(name, matrix, shape[1], shape[0],
+                                                  "row indices")
+        out = sp.csc_array((data.astype(np.float64), indices, indptr), shape=shape).tocsr()
+    elif fmt == "bsr":
+        R, C = matrix.blocksize
+        indptr, indices, data = _compressed_parts(name, matrix, shape[0] // R, shape[1] // C,
+                                                  "block column indices")
+        out = sp.bsr_array((data.astype(np.float64), indices, indptr), shape=shape).tocsr()
+    elif fmt == "coo":
+        row = _index_array(name, "row", matrix.row)
+        col = _index_array(name, "col", matrix.col)
+        data = np.asarray(matrix.data)
+        if not row.size == col.size == data.shape[0]:
+            raise SparseFormatError(
+                f"`{name}` must have one row and one column index per entry; got {row.size} "
+                f"rows, {col.size} columns and {data.shape[0]} entries."
+            )
+        _check_range(name, "row", row, shape[0], "row indices")
+        _check_range(name, "col", col, shape[1], "column indices")
+        out = sp.coo_array((data.astype(np.float64), (row, col)), shape=shape).tocsr()
+    else:
+        out = sp.csr_array(matrix.tocsr(), dtype=np.float64)
+    out.sum_duplicates()
+    out.indptr = out.indptr.astype(np.int64)
+    out.indices = out.indices.astype(np.int64)
+    return out
+
+
+def check_csr_counts(counts, name="counts"):
+    """Return sample counts given as a sparse matrix, checked, as canonical CSR float64.
+
+    The check every entry point taking sparse counts (the EVI and radius
+    functions of both backends) makes before any compiled code reads them.
+
+    Parameters
+    ----------
+    counts : scipy.sparse matrix, shape (S*A, S+1)
+        ``N(s, a, s')`` at row ``s*A + a``, column ``s'`` (the goal last).
+    name : str, default "counts"
+        Argument name used in the messages.
+
+    Returns
+    -------
+    csr : scipy.sparse.csr_array of float64, shape (S*A, S+1)
+        Indices sorted (int64), duplicate entries **summed** (two stored
+        counts of one ``(s, a, s')`` are samples of it both).
+    n_states, n_actions : int
+        ``S`` and ``A``, both ``>= 1``.
+
+    Raises
+    ------
+    ShapeError
+        On a shape that is not ``(S*A, S+1)`` with ``S, A >= 1``.
+    SparseFormatError, ParameterError
+        As :func:`check_sparse_structure` (malformed indices, non-real dtype).
+    NotFiniteError
+        On a NaN or infinite count.
+    ParameterError
+        On a negative count.
+    NumericRangeError
+        If some pair holds more than ``2^63 - 1`` samples, more than any run
+        can draw (its confidence terms would lose all precision).
+    """
+    shape = tuple(counts.shape)
+    if len(shape) != 2 or shape[1] < 2 or shape[0] < shape[1] - 1 or shape[0] % (shape[1] - 1):
+        raise ShapeError(
+            f"`{name}` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {shape}."
+        )
+    S = shape[1] - 1
+    A = shape[0] // S
+    csr = check_sparse_structure(name, counts)
+    values = csr.data
+    for bad, error, what in ((~np.isfinite(values), NotFiniteError, "finite counts"),
+                             (values < 0, ParameterError, "counts >= 0")):
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise error(
+                f"`{name}` must hold {what}; got {float(values[k])!r} at (s, a, s') = "
+                f"{csr_position(csr, k, A)}."
+            )
+    rows = np.repeat(np.arange(shape[0]), np.diff(csr.indptr))
+    totals = np.bincount(rows, weights=values, minlength=shape[0])
+    over = np.flatnonzero(~(totals <= INT64_MAX))
+    if over.size:
+        s, a = divmod(int(over[0]), A)
+        raise NumericRangeError(
+            f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[over[0]]):.3g} "
+            f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
+        )
+    return csr, S, A
+
+
+def check_log_term(n_states, n_actions, max_samples, delta):
+    r"""Refuse a confidence level whose logarithm term overflows float64.
+
+    The radii of Lemma 5 use
+
+    .. math::
+
+        L = \log \frac{S A N^+}{\delta}, \qquad N^+ = \max(1, N(s, a)),
+
+    whose argument overflows (and the radius turns to NaN) when
+    ``delta`` is tiny or the counts huge.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        ``S`` and ``A``.
+    max_samples : float
+        The largest ``N(s, a)`` (``0`` before any sample).
+    delta : float in (0, 1)
+        Confidence level, already checked.
+
+    Returns
+    -------
+    float
+        The largest ``L``, finite.
+
+    Raises
+    ------
+    NumericRangeError
+        If ``S A N^+ / delta`` is not a finite float64; the message gives the
+        smallest ``delta`` these counts allow.
+    """
+    n_plus = max(1.0, float(max_samples))
+    with np.errstate(over="ignore"):
+        argument = np.float64(n_states) * n_actions * n_plus / np.float64(delta)
+    if not np.isfinite(argument):
+        smallest = n_states * n_actions * n_plus / np.finfo(np.float64).max
+        raise NumericRangeError(
+            f"the confidence term log(S A N / delta) overflows float64 with S = {n_states}, "
+            f"A = {n_actions}, N = {n_plus:.3g} and `delta` = {delta!r}; `delta` must be at "
+            f"least {smallest:.3g} for these counts."
+        )
+    return float(np.log(argument))
+
+
+def check_call_budget(made, more):
+    """Refuse to draw ``more`` samples on top of ``made`` if the total overflows int64.
+
+    Parameters
+    ----------
+    made : int
+        Calls already made.
+    more : int
+        Calls about to be made.
+
+    Returns
+    -------
+    int
+        ``made + more``, at most ``2^63 - 1``.
+
+    Raises
+    ------
+    TooLargeError
+        If ``made + more > 2^63 - 1``, before any of them is drawn.
+    """
+    total = int(made) + int(more)
+    if total > INT64_MAX:
+        raise TooLargeError(
+            f"drawing {int(more):.3e} more samples on top of the {int(made):.3e} calls made "
+            f"would bring the run to {total:.3e} calls, above 2^63 - 1 = {INT64_MAX:.3e}, the "
+            "most an int64 count holds; nothing was drawn. The run asks for more samples than "
+            "can be counted: use a larger `eps`, a larger `c_min` or a smaller `alpha`."
+        )
+    return total
+
+
+def exact_sum(values):
+    """The exact sum of an integer array as a Python int (no int64 wrap-around).
+
+    Parameters
+    ----------
+    values : ndarray of int
+
+    Returns
+    -------
+    int
+    """
+    values = np.asarray(values)
+    if not values.size:
+        return 0
+    if float(np.abs(values).sum(dtype=np.float64)) < 2.0**62:
+        return int(values.sum(dtype=np.int64))
+    return sum(values.ravel().tolist())

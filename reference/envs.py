@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from ._checks import check_int, check_real, make_rng
 from .errors import NoProperPolicyError, ParameterError
-from .model import SSP
+from .model import SSP, check_dense_kernel_size
 
 __all__ = [
     "GRID_ACTIONS",
@@ -176,6 +176,7 @@ def gridworld(rows=3, cols=4, success=0.8, goal=(0, 3), walls=((1, 1),), cost=1.
     n_states = len(cells)
     index[goal] = n_states
     slip = (1.0 - success) / 2.0
+    check_dense_kernel_size(n_states, len(GRID_ACTIONS))
     P = np.zeros((n_states, len(GRID_ACTIONS), n_states + 1))
     for s, (r, c) in enumerate(cells):
         for a in range(len(GRID_ACTIONS)):
@@ -252,6 +253,7 @@ def chain(n=10, p=1.0, n_actions=2):
     p = check_real("p", p, 0.0, 1.0, low_open=True)
     n_actions = check_int("n_actions", n_actions, 1)
     states = np.arange(n)
+    check_dense_kernel_size(n, n_actions)
     P = np.zeros((n, n_actions, n + 1))
     P[states, 0, states + 1] += p
     P[states, 0, states] += 1.0 - p
@@ -519,6 +521,7 @@ def garnet(n_states, n_actions, branching, c_min=0.1, seed=0, sparse=False):
             (probs.ravel(), support.ravel(), indptr), shape=(n_rows, n_states + 1)
         )
     else:
+        check_dense_kernel_size(n_states, n_actions)
         P = np.zeros((n_rows, n_states + 1))
         np.put_along_axis(P, support, probs, axis=1)
         P = P.reshape(n_states, n_actions, n_states + 1)
@@ -640,6 +643,7 @@ def random_discounted(n_states, n_actions, gamma=0.9, seed=0):
     n_states = check_int("n_states", n_states, 1)
     n_actions = check_int("n_actions", n_actions, 1)
     gamma = check_real("gamma", gamma, 0.0, 1.0, low_open=True, high_open=True)
+    check_dense_kernel_size(n_states, n_actions)
     rng = make_rng(seed)
     P = _random_simplex_rows(rng, n_states * n_actions, n_states)
     costs = rng.uniform(0.0, 1.0, size=(n_states, n_actions))

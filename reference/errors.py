@@ -19,6 +19,11 @@ __all__ = [
     "ConvergenceError",
     "SSPWarning",
     "VacuousSetsWarning",
+    "SparseFormatError",
+    "NumericRangeError",
+    "GenerativeModelError",
+    "CheckpointError",
+    "UnfingerprintedModelWarning",
 ]
 
 
@@ -70,3 +75,27 @@ class VacuousSetsWarning(SSPWarning, RuntimeWarning):
     result's ``vacuous`` field): the stopping test then passed whatever the
     dynamics are, and the policy carries no guarantee.
     """
+
+
+class SparseFormatError(SSPValueError):
+    """A sparse matrix has a malformed structure: ``indptr`` not starting at 0 or decreasing,
+    indices out of range, index arrays of a non-integer dtype or of inconsistent lengths."""
+
+
+class NumericRangeError(SSPValueError):
+    """A computation would leave the range of float64: a confidence logarithm
+    ``log(S A N / delta)`` or a count total that overflows."""
+
+
+class GenerativeModelError(SSPValueError):
+    """A generative model raised, or broke its contract (counts not summing to the number
+    asked, wrong shapes or dtypes); the message names the pair and the round."""
+
+
+class CheckpointError(SSPValueError):
+    """A checkpoint file is malformed, or was written by a run on another model."""
+
+
+class UnfingerprintedModelWarning(SSPWarning):
+    """A checkpoint is resumed with a model that declares no identity, so it cannot be
+    checked against the model whose samples it holds."""

@@ -8,17 +8,33 @@ every algorithm is the number of such calls, counted exactly (docs/semantics.md,
 """
 
 import functools
+import hashlib
 import json
 import numbers
 import os
-import tempfile
+import warnings
+import zipfile
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import check_dense_size, check_int
-from .errors import ParameterError, ShapeError
+from ._checks import (
+    INT64_MAX,
+    check_call_budget,
+    check_dense_size,
+    check_int,
+    check_sparse_structure,
+    exact_sum,
+)
+from .errors import (
+    CheckpointError,
+    GenerativeModelError,
+    ParameterError,
+    ShapeError,
+    SSPValueError,
+    UnfingerprintedModelWarning,
+)
 from .model import DENSE_LIMIT_BYTES, SSP
 
 __all__ = [
@@ -27,7 +43,13 @@ __all__ = [
     "SimulatorGenerativeModel",
     "SampleStore",
     "load_rng_state",
+    "model_fingerprint",
+    "compare_fingerprints",
+    "CHECKPOINT_FORMAT",
 ]
+
+CHECKPOINT_FORMAT = 2
+"""Version of the file :meth:`SampleStore.save` writes; :meth:`SampleStore.load` reads only it."""
 
 
 @runtime_checkable
@@ -51,6 +73,10 @@ class GenerativeModel(Protocol):
     call with the draws ``sample`` would make pair after pair (see
     :meth:`TabularGenerativeModel.sample_pairs`); :meth:`SampleStore.top_up`
     uses it when present. It is not part of the protocol.
+
+    A model may also carry an ``identity`` string, a name that determines
+    its dynamics: checkpoints record it (:func:`model_fingerprint`) and a
+    resumed run refuses a model with another one.
     """
 
     n_states: int
@@ -119,6 +145,8 @@ def _check_pairs(pairs, n, n_states, n_actions):
         raise ShapeError(
             f"`n` must have one entry per pair, shape {pairs.shape}; got {n.shape}."
         )
+    if n.dtype == np.uint64 and n.size and n.max() > INT64_MAX:
+        raise ParameterError(f"`n` must be at most 2^63 - 1; got {int(n.max())}.")
     n = np.broadcast_to(n, pairs.shape).astype(np.int64)
     if (n < 0).any():
         raise ParameterError(f"`n` must be >= 0; got {_listing(n[n < 0])}.")
@@ -162,8 +190,8 @@ class _CountingModel:
 
     @property
     def n_calls(self):
-        """Total number of samples drawn so far."""
-        return int(self.calls.sum())
+        """Total number of samples drawn so far (an exact Python int)."""
+        return exact_sum(self.calls)
 
     def _check_request(self, s, a, n):
         s, a = _check_pair(s, a, self.n_states, self.n_actions)
@@ -236,6 +264,23 @@ class TabularGenerativeModel(_CountingModel):
         return support[keep].astype(np.int64), draw[keep].astype(np.int64)
 
     @functools.cached_property
+    def fingerprint(self):
+        """The model's fingerprint: SHA-256 of its kernel's support and of its probabilities.
+
+        See :func:`model_fingerprint`.
+        """
+        kernel = self._kernel
+        support = hashlib.sha256(kernel.indptr.astype("<i8").tobytes())
+        support.update(kernel.indices.astype("<i8").tobytes())
+        return {
+            "kind": "kernel",
+            "n_states": self.n_states,
+            "n_actions": self.n_actions,
+            "support_sha256": support.hexdigest(),
+            "probabilities_sha256": hashlib.sha256(kernel.data.astype("<f8").tobytes()).hexdigest(),
+        }
+
+    @functools.cached_property
     def _kernel(self):
         """The kernel as CSR ``(S*A, S+1)``: the supports and probabilities of ``ssp.row``."""
         return self.ssp.kernel_csr()
@@ -300,12 +345,23 @@ class SimulatorGenerativeModel(_CountingModel):
         Number ``S`` of non-goal states.
     n_actions : int
         Number ``A`` of actions.
+    identity : str, optional
+        A name that determines the simulator's dynamics (its environment and
+        every parameter of it, e.g. ``"FrozenLake-v1 map=4x4 slippery"``).
+        Checkpoints record it, and resuming one with a simulator of another
+        identity is refused. Without it the simulator is *unfingerprinted*:
+        a checkpoint cannot be checked against it, and resuming one warns
+        with :class:`UnfingerprintedModelWarning`.
 
     Raises
     ------
-    ParameterError
+    GenerativeModelError
         From :meth:`sample`, if ``step`` returns anything but an integer in
         ``0..S``; the message names the pair.
+
+    Notes
+    -----
+    Every call of ``step`` is counted, including one that raises.
 
     Examples
     --------
@@ -323,11 +379,16 @@ class SimulatorGenerativeModel(_CountingModel):
     10
     """
 
-    def __init__(self, step, n_states, n_actions):
+    def __init__(self, step, n_states, n_actions, identity=None):
         if not callable(step):
             raise ParameterError(f"`step` must be callable; got {type(step).__name__}.")
+        if identity is not None and not isinstance(identity, str):
+            raise ParameterError(
+                f"`identity` must be a string or None; got {type(identity).__name__}."
+            )
         super().__init__(n_states, n_actions)
         self.step = step
+        self.identity = identity
 
     def sample(self, s, a, n, rng):
         """Call ``step(s, a, rng)`` ``n`` times and tally the next states.
@@ -351,24 +412,129 @@ class SimulatorGenerativeModel(_CountingModel):
         s, a, n = self._check_request(s, a, n)
         draws = np.empty(n, dtype=np.int64)
         for i in range(n):
-            nxt = self.step(s, a, rng)
             self.calls[s, a] += 1
-            draws[i] = self._check_state(s, a, nxt)
+            draws[i] = self._check_state(s, a, self.step(s, a, rng))
         next_states, counts = np.unique(draws, return_counts=True)
         return next_states.astype(np.int64), counts.astype(np.int64)
 
     def _check_state(self, s, a, nxt):
         ok = isinstance(nxt, numbers.Integral) and not isinstance(nxt, bool)
         if not ok or not 0 <= nxt <= self.n_states:
-            raise ParameterError(
+            raise GenerativeModelError(
                 f"`step` must return a next state in 0..{self.n_states} (goal = "
                 f"{self.n_states}); for the pair (s, a) = ({s}, {a}) it returned {nxt!r}."
             )
         return int(nxt)
 
 
+def model_fingerprint(model):
+    """The fingerprint of a generative model, recorded in every checkpoint.
+
+    Parameters
+    ----------
+    model : GenerativeModel
+
+    Returns
+    -------
+    dict
+        JSON-serialisable, with ``kind`` and the sizes ``n_states``,
+        ``n_actions``, and:
+
+        - ``kind = "kernel"`` (a :class:`TabularGenerativeModel`): the SHA-256
+          of the kernel's support (which next states each pair reaches) and of
+          its probabilities, both from its canonical CSR form, so a dense and a
+          sparse kernel of one SSP share a fingerprint;
+        - ``kind = "declared"`` (a model with an ``identity`` string, such as
+          ``SimulatorGenerativeModel(..., identity=...)``): that identity;
+        - ``kind = "unfingerprinted"`` (any other model): its class name only;
+          nothing about its dynamics can be checked.
+    """
+    sizes = {"n_states": int(model.n_states), "n_actions": int(model.n_actions)}
+    if isinstance(model, TabularGenerativeModel):
+        return dict(model.fingerprint)
+    identity = getattr(model, "identity", None)
+    if identity is not None:
+        return {"kind": "declared", **sizes, "identity": str(identity)}
+    kind = type(model)
+    return {"kind": "unfingerprinted", **sizes, "type": f"{kind.__module__}.{kind.__qualname__}"}
+
+
+def _describe_model(fingerprint):
+    kind = fingerprint.get("kind")
+    if kind == "kernel":
+        return f"a known kernel (support {fingerprint.get('support_sha256', '?')[:12]}...)"
+    if kind == "declared":
+        return f"a model of identity {fingerprint.get('identity')!r}"
+    return f"an unfingerprinted {fingerprint.get('type', 'model')}"
+
+
+def compare_fingerprints(saved, current, where):
+    """Raise unless the model that wrote a checkpoint is the model resuming it.
+
+    Parameters
+    ----------
+    saved : dict or None
+        The fingerprint the checkpoint holds (:attr:`SampleStore.fingerprint`).
+    current : dict
+        :func:`model_fingerprint` of the resuming model.
+    where : str
+        The checkpoint, named in the messages.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    CheckpointError
+        Naming what differs: the sizes, the kind of model, the kernel's support
+        (which next states the pairs reach), its probabilities, or the declared
+        identity; or that the checkpoint holds no fingerprint.
+
+    Warns
+    -----
+    UnfingerprintedModelWarning
+        When both models are unfingerprinted: the samples are resumed
+        unchecked.
+    """
+    advice = "resume with the model that wrote it, or delete the file to start afresh."
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"{where} holds no model fingerprint, so its samples cannot be "
+                              f"matched to `model`; delete the file to start afresh.")
+    for key in ("n_states", "n_actions"):
+        if saved.get(key) != current[key]:
+            raise CheckpointError(
+                f"{where} holds samples of another model: it has {key} = {saved.get(key)!r}, "
+                f"`model` has {key} = {current[key]!r}; {advice}"
+            )
+    if saved.get("kind") != current["kind"]:
+        raise CheckpointError(
+            f"{where} holds samples of {_describe_model(saved)}, and `model` is "
+            f"{_describe_model(current)}; {advice}"
+        )
+    if current["kind"] == "unfingerprinted":
+        warnings.warn(
+            f"{where} and `model` declare no identity ({current['type']}), so the checkpoint "
+            "cannot be checked against the model; pass `identity=` to the simulator to have it "
+            "checked.",
+            UnfingerprintedModelWarning,
+            stacklevel=3,
+        )
+        return
+    what = {
+        "support_sha256": "the kernel's support differs (some pair reaches other next states)",
+        "probabilities_sha256": "the kernel's transition probabilities differ",
+        "identity": (f"the declared identity differs: {saved.get('identity')!r} in the file, "
+                     f"{current.get('identity')!r} for `model`"),
+    }
+    for key, difference in what.items():
+        if key in current and saved.get(key) != current[key]:
+            raise CheckpointError(f"{where} holds samples of another model: {difference}; "
+                                  f"{advice}")
+
+
 class SampleStore:
-    """Counts ``N(s, a, s')`` of every sample drawn, kept sparse.
+    r"""Counts ``N(s, a, s')`` of every sample drawn, kept sparse, and the calls made.
 
     Parameters
     ----------
@@ -376,6 +542,16 @@ class SampleStore:
         Number ``S`` of non-goal states.
     n_actions : int
         Number ``A`` of actions.
+    fingerprint : dict, optional
+        :func:`model_fingerprint` of the model the samples come from, saved
+        with the counts so that a resumed run can be checked against its
+        model (:meth:`check_model`).
+
+    Attributes
+    ----------
+    context : str
+        Where the store is being filled (e.g. ``"SEARCH round 3 (Delta = 8)"``),
+        named in every :class:`GenerativeModelError`; empty by default.
 
     Notes
     -----
@@ -390,18 +566,36 @@ class SampleStore:
 
     .. math::
 
-        \\hat\\Gamma = \\max_{s,a} |\\{ s' : N(s, a, s') > 0 \\}|
+        \hat\Gamma = \max_{s,a} |\{ s' : N(s, a, s') > 0 \}|
 
     (``0`` before any sample), the ``G`` of eq. 6.
+
+    Every sampling goes through :meth:`draw_pairs`, which checks the model's
+    answers (the counts of each pair sum to the number asked, next states
+    in ``0..S``, integer dtypes) and refuses, before drawing, a batch that
+    would bring the calls made past ``2^63 - 1``. :attr:`calls_made` counts
+    every call asked of the model, including those of a round lost when a
+    run was killed before its checkpoint (see :meth:`track_calls`).
     """
 
-    def __init__(self, n_states, n_actions):
+    def __init__(self, n_states, n_actions, fingerprint=None):
         self.n_states = check_int("n_states", n_states, low=1)
         self.n_actions = check_int("n_actions", n_actions, low=1)
+        if fingerprint is not None and not isinstance(fingerprint, dict):
+            raise ParameterError(
+                f"`fingerprint` must be a dict (see `model_fingerprint`) or None; got "
+                f"{type(fingerprint).__name__}."
+            )
+        self.fingerprint = fingerprint
+        self.context = ""
         shape = (self.n_states * self.n_actions, self.n_states + 1)
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
         self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
+        self._calls_made = 0
+        self._calls_redrawn = 0
+        self._ledger = None
+        self._loaded_from = None
 
     @property
     def n_pair(self):
@@ -410,13 +604,55 @@ class SampleStore:
 
     @property
     def n_samples(self):
-        """Total number of samples stored."""
-        return int(self._n_pair.sum())
+        """Total number of samples stored (an exact Python int)."""
+        return exact_sum(self._n_pair)
+
+    @property
+    def calls_made(self):
+        """Calls asked of models through this store, since the run began.
+
+        Includes the calls of a batch interrupted midway (counted in full)
+        and, after :meth:`load`, those a killed run made after its last
+        checkpoint, as found in the calls ledger (:meth:`track_calls`).
+        Equals :attr:`n_samples` plus :attr:`calls_redrawn` when every batch
+        completed.
+        """
+        return self._calls_made
+
+    @property
+    def calls_redrawn(self):
+        """Calls made by runs killed after their last checkpoint, whose samples were lost.
+
+        The resumed run draws those samples again (the generator is restored
+        to its state at the checkpoint), so these calls are made twice.
+        """
+        return self._calls_redrawn
 
     @property
     def Gamma_hat(self):
         """Largest empirical support ``Gamma_hat`` (counted over ``S'``)."""
         return int(np.diff(self.counts_csr().indptr).max())
+
+    def check_model(self, model, where="the checkpoint"):
+        """Raise unless ``model`` is the model whose samples this store holds.
+
+        Parameters
+        ----------
+        model : GenerativeModel
+            The model about to add samples.
+        where : str, default "the checkpoint"
+            How the store is named in the message (e.g. the file's path).
+
+        Raises
+        ------
+        CheckpointError
+            See :func:`compare_fingerprints`.
+        """
+        compare_fingerprints(self.fingerprint, model_fingerprint(model), where)
+
+    def _where(self, pair):
+        s, a = divmod(int(pair), self.n_actions)
+        return f"the pair (s, a) = ({s}, {a})" + (f" in {self.context}" if self.context else "")
 
     def _merge(self, rows, next_states, counts):
         """Queue checked samples: ``counts[i]`` more of ``next_states[i]`` in row ``rows[i]``."""
@@ -425,6 +661,9 @@ class SampleStore:
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
+
+        They count as calls (:attr:`calls_made`): samples obtained elsewhere,
+        from as many calls.
 
         Parameters
         ----------
@@ -437,6 +676,7 @@ class SampleStore:
         """
         s, a = _check_pair(s, a, self.n_states, self.n_actions)
         next_states, counts = _check_samples(next_states, counts, self.n_states)
+        self._record_calls(check_call_budget(self._calls_made, exact_sum(counts)))
         rows = np.full(next_states.size, s * self.n_actions + a, dtype=np.int64)
         self._merge(rows, next_states, counts)
 
@@ -452,11 +692,13 @@ class SampleStore:
         n : int
             Number of samples; nothing is drawn when ``n <= 0``.
         rng : numpy.random.Generator
-            Passed to ``model.sample``.
+            Passed to ``model.sample`` (or ``model.sample_pairs``, which
+            makes the same draws).
         """
+        s, a = _check_pair(s, a, self.n_states, self.n_actions)
+        n = check_int("n", n)
         if n > 0:
-            next_states, counts = model.sample(s, a, n, rng)
-            self.add(s, a, next_states, counts)
+            self.draw_pairs(model, [s * self.n_actions + a], n, rng)
 
     def draw_pairs(self, model, pairs, n, rng):
         """Draw ``n[i]`` samples of every pair ``pairs[i]``, in the order given, and store them.
@@ -465,7 +707,8 @@ class SampleStore:
         :meth:`TabularGenerativeModel.sample_pairs`) when the model has it, and
         otherwise ``model.sample`` pair after pair (skipping ``n[i] = 0``);
         either way the model makes the same draws as :meth:`draw` called pair
-        after pair. The samples are merged in one operation.
+        after pair. The samples are merged in one operation; when a pair
+        fails, those of the pairs before it are kept.
 
         Parameters
         ----------
@@ -477,32 +720,114 @@ class SampleStore:
             Samples per pair, ``>= 0``.
         rng : numpy.random.Generator
             Passed to the model.
+
+        Raises
+        ------
+        TooLargeError
+            Before drawing, if the calls made would pass ``2^63 - 1``.
+        GenerativeModelError
+            If the model raises (the original exception is the cause) or
+            answers with anything but integer next states in ``0..S`` and
+            non-negative integer counts summing to ``n[i]`` for every pair;
+            the message names the pair and :attr:`context`.
         """
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        total = exact_sum(n)
+        if total == 0:
+            return
+        made = check_call_budget(self._calls_made, total)
+        self._record_calls(made)
         sample_pairs = getattr(model, "sample_pairs", None)
         if sample_pairs is not None:
-            indptr, next_states, counts = sample_pairs(pairs, n, rng)
-            next_states, counts = _check_samples(next_states, counts, self.n_states)
-            indptr = np.asarray(indptr, dtype=np.int64)
-            lengths = np.diff(indptr)
-            if (indptr.shape != (pairs.size + 1,) or indptr[0] != 0
-                    or indptr[-1] != counts.size or (lengths < 0).any()):
-                raise ShapeError(
-                    f"`sample_pairs` must return an `indptr` of shape ({pairs.size + 1},), "
-                    f"non-decreasing from 0 to {counts.size}; got {_listing(indptr)}."
-                )
-            self._merge(np.repeat(pairs, lengths), next_states, counts)
+            self._draw_batched(sample_pairs, pairs, n, rng)
             return
         drawn = []
         try:
             for pair, n_i in zip(pairs.tolist(), n.tolist()):
                 if n_i > 0:
-                    nxt, cnt = model.sample(*divmod(pair, self.n_actions), n_i, rng)
-                    nxt, cnt = _check_samples(nxt, cnt, self.n_states)
+                    try:
+                        answer = model.sample(*divmod(pair, self.n_actions), n_i, rng)
+                    except Exception as exc:
+                        raise self._model_raised(exc, f"sampling {self._where(pair)}") from exc
+                    nxt, cnt = self._check_answer(answer, pair, n_i)
                     drawn.append((np.full(nxt.size, pair, dtype=np.int64), nxt, cnt))
         finally:
             if drawn:
                 self._merge(*(np.concatenate(part) for part in zip(*drawn)))
+
+    def _draw_batched(self, sample_pairs, pairs, n, rng):
+        where = (f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}")
+        try:
+            answer = sample_pairs(pairs, n, rng)
+            indptr, next_states, counts = answer
+        except Exception as exc:
+            raise self._model_raised(exc, f"sampling {where}") from exc
+        indptr = _integer_answer(indptr, "indptr", where)
+        next_states, counts = self._check_samples_answer(next_states, counts, where)
+        lengths = np.diff(indptr) if indptr.ndim == 1 and indptr.size else np.array([-1])
+        if (indptr.shape != (pairs.size + 1,) or indptr[0] != 0
+                or indptr[-1] != counts.size or (lengths < 0).any()):
+            raise GenerativeModelError(
+                f"`sample_pairs` must return an `indptr` of shape ({pairs.size + 1},), "
+                f"non-decreasing from 0 to {counts.size}; got {_listing(indptr.ravel())} for "
+                f"{where}."
+            )
+        cumulative = np.concatenate([[0], np.cumsum(counts)])
+        short = np.flatnonzero(cumulative[indptr[1:]] - cumulative[indptr[:-1]] != n)
+        if short.size:
+            i = int(short[0])
+            got = int(cumulative[indptr[i + 1]] - cumulative[indptr[i]])
+            raise GenerativeModelError(
+                f"the model returned {got} sample(s) where {int(n[i])} were asked, for "
+                f"{self._where(pairs[i])}; the counts of every pair must sum to the number "
+                "asked."
+            )
+        self._merge(np.repeat(pairs, lengths), next_states, counts)
+
+    def _model_raised(self, exc, what):
+        if isinstance(exc, GenerativeModelError):
+            return GenerativeModelError(f"{exc} (while {what})")
+        return GenerativeModelError(
+            f"the generative model raised {type(exc).__name__} while {what}: {exc}"
+        )
+
+    def _check_samples_answer(self, next_states, counts, where):
+        next_states = _integer_answer(next_states, "next_states", where)
+        counts = _integer_answer(counts, "counts", where)
+        if next_states.ndim != 1 or next_states.shape != counts.shape:
+            raise GenerativeModelError(
+                f"the model must return `next_states` and `counts` as 1-d arrays of one "
+                f"length; got shapes {next_states.shape} and {counts.shape} for {where}."
+            )
+        outside = next_states[(next_states < 0) | (next_states > self.n_states)]
+        if outside.size:
+            raise GenerativeModelError(
+                f"the model returned next states outside 0..{self.n_states}: "
+                f"{_listing(outside)}, for {where}."
+            )
+        if (counts < 0).any():
+            raise GenerativeModelError(
+                f"the model returned negative counts {_listing(counts[counts < 0])} for {where}."
+            )
+        return next_states, counts
+
+    def _check_answer(self, answer, pair, n):
+        where = self._where(pair)
+        try:
+            next_states, counts = answer
+        except (TypeError, ValueError):
+            raise GenerativeModelError(
+                f"`sample` must return a pair (next_states, counts); got "
+                f"{type(answer).__name__} for {where}."
+            ) from None
+        next_states, counts = self._check_samples_answer(next_states, counts, where)
+        got = exact_sum(counts)
+        if got != n:
+            raise GenerativeModelError(
+                f"the model returned {got} sample(s) where {n} were asked, for {where}; the "
+                "counts must sum to the number asked."
+            )
+        return next_states, counts
 
     def top_up(self, model, target, rng):
         """Bring every pair to at least ``target`` samples, pairs in order ``(s, a)``.
@@ -523,11 +848,57 @@ class SampleStore:
         -------
         int
             Number of samples drawn.
+
+        Raises
+        ------
+        TooLargeError
+            Before drawing, if the calls made would pass ``2^63 - 1``.
         """
-        need = check_int("target", target) - self._n_pair.reshape(-1)
-        pairs = np.flatnonzero(need > 0)
-        self.draw_pairs(model, pairs, need[pairs], rng)
-        return int(need[pairs].sum())
+        target = check_int("target", target)
+        held = self._n_pair.reshape(-1)
+        below = held < target if target <= INT64_MAX else np.ones(held.size, dtype=bool)
+        need_total = target * int(below.sum()) - exact_sum(held[below])
+        check_call_budget(self._calls_made, need_total)
+        pairs = np.flatnonzero(below)
+        self.draw_pairs(model, pairs, target - held[pairs], rng)
+        return need_total
+
+    def track_calls(self, path):
+        """Record the calls made in a ledger next to the checkpoint ``path``, before each batch.
+
+        The ledger ``path + ".calls"`` receives, before every batch is drawn,
+        the calls made once it completes (8 bytes, fsync'ed); :meth:`save`
+        empties it, since the checkpoint then holds the count. A run killed
+        after its last checkpoint thus leaves the calls it made in the ledger,
+        and :meth:`load` adds them to :attr:`calls_made` and
+        :attr:`calls_redrawn`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The checkpoint file. The ledger is kept if this store was loaded
+            from ``path`` (a resumed run) and emptied otherwise (a new run),
+            which also checks at once that the directory is writable.
+
+        Raises
+        ------
+        OSError
+            If the ledger cannot be created.
+        """
+        path = os.path.abspath(os.fspath(path))
+        ledger = path + _LEDGER_SUFFIX
+        if self._loaded_from != path:
+            with open(ledger, "wb"):
+                pass
+        self._ledger = ledger
+
+    def _record_calls(self, made):
+        if self._ledger is not None:
+            with open(self._ledger, "ab") as fh:
+                fh.write(int(made).to_bytes(8, "little", signed=True))
+                fh.flush()
+                os.fsync(fh.fileno())
+        self._calls_made = made
 
     def counts_csr(self):
         """Counts as a CSR matrix of shape ``(S*A, S+1)``, row ``s*A + a``.
@@ -573,6 +944,11 @@ class SampleStore:
     def save(self, path, rng, meta=None):
         """Write the counts, the generator's state and ``meta`` to ``path`` atomically.
 
+        The file is written to ``path + ".tmp"``, flushed to disk (``fsync``)
+        and renamed over ``path``; the directory is then synced, so a crash
+        leaves either the old file or the new one. A stale ``.tmp`` of an
+        interrupted save is overwritten.
+
         Parameters
         ----------
         path : str or os.PathLike
@@ -584,48 +960,265 @@ class SampleStore:
         """
         csr = self.counts_csr()
         header = {
+            "format": CHECKPOINT_FORMAT,
             "n_states": self.n_states,
             "n_actions": self.n_actions,
+            "fingerprint": self.fingerprint,
+            "calls_made": self._calls_made,
+            "calls_redrawn": self._calls_redrawn,
             "rng_state": rng.bit_generator.state,
             "meta": meta or {},
         }
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        path = os.path.abspath(os.fspath(path))
+        tmp = path + _TMP_SUFFIX
         try:
-            with os.fdopen(fd, "wb") as fh:
+            with open(tmp, "wb") as fh:
                 np.savez(
                     fh,
                     header=np.array(json.dumps(header, default=_jsonable)),
                     indptr=csr.indptr.astype(np.int64),
                     indices=csr.indices.astype(np.int64),
                     data=csr.data.astype(np.int64),
+                    n_pair=self._n_pair.reshape(-1),
                 )
+                fh.flush()
+                os.fsync(fh.fileno())
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
                 os.remove(tmp)
             raise
+        _sync_directory(os.path.dirname(path))
+        if self._ledger == path + _LEDGER_SUFFIX:
+            with open(self._ledger, "wb"):
+                pass
 
     @classmethod
     def load(cls, path):
-        """Read a file written by :meth:`save`.
+        """Read a file written by :meth:`save`, checked as strictly as user input.
+
+        A stale ``path + ".tmp"`` left by a save that was killed is removed,
+        and calls recorded in the ledger ``path + ".calls"`` beyond those the
+        file holds (a round lost before its checkpoint) are added to
+        :attr:`calls_made` and :attr:`calls_redrawn`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
 
         Returns
         -------
         store : SampleStore
-            The counts.
+            The counts, the fingerprint and the calls made.
         rng : numpy.random.Generator
             A generator in the saved state.
         meta : dict
             The saved ``meta``.
+
+        Raises
+        ------
+        CheckpointError
+            If the file is not one :meth:`save` writes in the current format
+            (:data:`CHECKPOINT_FORMAT`), or its header or arrays are malformed:
+            sizes, dtypes, shapes, an ``indptr`` not starting at 0 or
+            decreasing, next states outside ``0..S``, negative counts,
+            per-pair totals disagreeing with the saved ``N(s, a)``, fewer calls
+            than samples, or a generator state numpy refuses.
+        OSError
+            If the file cannot be read (missing, a directory, no permission).
         """
-        with np.load(path, allow_pickle=False) as archive:
-            header = json.loads(str(archive["header"]))
-            indptr, indices, data = archive["indptr"], archive["indices"], archive["data"]
-        store = cls(header["n_states"], header["n_actions"])
-        store._csr = sp.csr_array((data, indices, indptr), shape=store._csr.shape)
-        store._n_pair = store._csr.sum(axis=1).reshape(store.n_states, store.n_actions)
-        return store, load_rng_state(header["rng_state"]), header["meta"]
+        path = os.path.abspath(os.fspath(path))
+        where = f"`checkpoint` {path!r}"
+        if os.path.exists(path + _TMP_SUFFIX):
+            os.remove(path + _TMP_SUFFIX)
+        header, arrays = _read_archive(path, where)
+        S, A = (_header_int(header, key, where, low=1) for key in ("n_states", "n_actions"))
+        indptr, indices, data, n_pair = arrays
+        if indptr.shape != (S * A + 1,) or n_pair.shape != (S * A,):
+            raise CheckpointError(
+                f"{where} is malformed: with S = {S} and A = {A}, `indptr` must have shape "
+                f"({S * A + 1},) and `n_pair` shape ({S * A},); got {indptr.shape} and "
+                f"{n_pair.shape}."
+            )
+        store = cls(S, A)
+        try:
+            csr = _checked_counts(indptr, indices, data, (S * A, S + 1))
+        except SSPValueError as exc:
+            raise CheckpointError(f"{where} is malformed: {exc}") from None
+        totals = np.bincount(np.repeat(np.arange(S * A), np.diff(csr.indptr)),
+                             weights=csr.data.astype(np.float64), minlength=S * A)
+        if (totals > INT64_MAX).any() or (n_pair < 0).any():
+            raise CheckpointError(f"{where} is malformed: some pair holds a negative count or "
+                                  "more than 2^63 - 1 samples.")
+        row_sums = np.asarray(csr.sum(axis=1)).ravel()
+        bad = np.flatnonzero(row_sums != n_pair)
+        if bad.size:
+            s, a = divmod(int(bad[0]), A)
+            raise CheckpointError(
+                f"{where} is malformed: the counts of the pair (s, a) = ({s}, {a}) sum to "
+                f"{int(row_sums[bad[0]])}, but the file records N(s, a) = {int(n_pair[bad[0]])}."
+            )
+        store._csr = csr
+        store._n_pair = n_pair.reshape(S, A).copy()
+        made = _header_int(header, "calls_made", where, low=0)
+        redrawn = _header_int(header, "calls_redrawn", where, low=0)
+        if made > INT64_MAX or made < store.n_samples + redrawn:
+            raise CheckpointError(
+                f"{where} is malformed: it records {made} calls made ({redrawn} redrawn) for "
+                f"{store.n_samples} samples."
+            )
+        lost = max(0, _read_ledger(path + _LEDGER_SUFFIX, where) - made)
+        store._calls_made = made + lost
+        store._calls_redrawn = redrawn + lost
+        fingerprint = header.get("fingerprint")
+        if fingerprint is not None and not isinstance(fingerprint, dict):
+            raise CheckpointError(f"{where} is malformed: its model fingerprint is not a dict.")
+        store.fingerprint = fingerprint
+        meta = header.get("meta")
+        if not isinstance(meta, dict):
+            raise CheckpointError(f"{where} is malformed: its `meta` is not a dict.")
+        store._loaded_from = path
+        try:
+            rng = load_rng_state(header.get("rng_state"))
+        except ParameterError as exc:
+            raise CheckpointError(f"{where} is malformed: {exc}") from None
+        return store, rng, meta
+
+
+_TMP_SUFFIX = ".tmp"
+_LEDGER_SUFFIX = ".calls"
+_ARRAYS = ("indptr", "indices", "data", "n_pair")
+_BIT_GENERATORS = {
+    name: getattr(np.random, name) for name in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+}
+
+
+def _integer_answer(values, name, where):
+    """A model's answer ``values`` as an int64 array, refusing non-integer dtypes."""
+    array = np.asarray(values)
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise GenerativeModelError(
+            f"the model must return integer `{name}`; got dtype {array.dtype} for {where}."
+        )
+    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+        raise GenerativeModelError(f"the model returned `{name}` above 2^63 - 1 for {where}.")
+    return array.astype(np.int64)
+
+
+def _read_archive(path, where):
+    """The header dict and the four int64 arrays of a store file, or a CheckpointError."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as exc:
+        raise CheckpointError(
+            f"{where} is not a sample-store file ({type(exc).__name__}: {exc})."
+        ) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"{where} is not a sample-store file (a single array, not .npz).")
+    with archive:
+        missing = [key for key in ("header",) + _ARRAYS if key not in archive.files]
+        if "header" in missing:
+            raise CheckpointError(f"{where} is not a sample-store file (no header).")
+        try:
+            header = json.loads(str(archive["header"][()]))
+        except Exception as exc:
+            raise CheckpointError(
+                f"{where} has an unreadable header ({type(exc).__name__}: {exc})."
+            ) from None
+        if not isinstance(header, dict):
+            raise CheckpointError(f"{where} has a malformed header (not a JSON object).")
+        if header.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(
+                f"{where} is in format {header.get('format', 1)!r}, written by an earlier "
+                f"sspgm without a model fingerprint or a calls count; this version reads "
+                f"format {CHECKPOINT_FORMAT} only. Delete the file to start the run afresh."
+            )
+        if missing:
+            raise CheckpointError(f"{where} is malformed: it lacks the arrays {missing}.")
+        arrays = []
+        for key in _ARRAYS:
+            try:
+                array = archive[key]
+            except Exception as exc:
+                raise CheckpointError(
+                    f"{where} is corrupt: its array `{key}` cannot be read "
+                    f"({type(exc).__name__}: {exc})."
+                ) from None
+            if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+                raise CheckpointError(
+                    f"{where} is malformed: `{key}` must be a 1-d integer array; got shape "
+                    f"{array.shape} and dtype {array.dtype}."
+                )
+            if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+                raise CheckpointError(f"{where} is malformed: `{key}` exceeds 2^63 - 1.")
+            arrays.append(array.astype(np.int64))
+    return header, arrays
+
+
+def _header_int(header, key, where, low):
+    value = header.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise CheckpointError(
+            f"{where} is malformed: its header must give `{key}` as an integer >= {low}; got "
+            f"{value!r}."
+        )
+    return value
+
+
+def _checked_counts(indptr, indices, data, shape):
+    """Saved counts as canonical int64 CSR after the checks of user-given sparse counts."""
+    if (data < 0).any():
+        k = int(np.flatnonzero(data < 0)[0])
+        raise ParameterError(f"`data` must hold counts >= 0; got {int(data[k])} at entry {k}.")
+    check_sparse_structure("counts", _RawCSR(indptr, indices, data, shape))
+    nnz = int(indptr[-1])
+    csr = sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    return csr
+
+
+class _RawCSR:
+    """The raw arrays of a CSR matrix, for :func:`check_sparse_structure` to read unbuilt."""
+
+    format = "csr"
+
+    def __init__(self, indptr, indices, data, shape):
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+        self.dtype = data.dtype
+
+
+def _read_ledger(ledger, where):
+    """The last complete record of a calls ledger (0 when there is none)."""
+    try:
+        with open(ledger, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return 0
+    complete = len(raw) - len(raw) % 8
+    if not complete:
+        return 0
+    last = int.from_bytes(raw[complete - 8:complete], "little", signed=True)
+    if last < 0:
+        raise CheckpointError(f"the calls ledger of {where} is corrupt (a negative count).")
+    return last
+
+
+def _sync_directory(directory):
+    """``fsync`` a directory so that a rename in it is durable (a no-op where unsupported)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _jsonable(value):
@@ -642,13 +1235,31 @@ def load_rng_state(state):
     Parameters
     ----------
     state : dict
-        A ``rng.bit_generator.state`` dictionary (it names its bit generator).
+        A ``rng.bit_generator.state`` dictionary (it names its bit generator,
+        one of numpy's ``PCG64``, ``PCG64DXSM``, ``MT19937``, ``Philox``,
+        ``SFC64``).
 
     Returns
     -------
     numpy.random.Generator
         Its next draws are those the saved generator would have made.
+
+    Raises
+    ------
+    ParameterError
+        If ``state`` is not such a dictionary or numpy refuses it.
     """
-    bit_generator = getattr(np.random, state["bit_generator"])()
-    bit_generator.state = state
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if name not in _BIT_GENERATORS:
+        raise ParameterError(
+            f"the generator state must be a dict naming one of {sorted(_BIT_GENERATORS)} as "
+            f"`bit_generator`; got {name!r}."
+        )
+    bit_generator = _BIT_GENERATORS[name]()
+    try:
+        bit_generator.state = state
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
+        raise ParameterError(
+            f"the saved {name} state is malformed ({type(exc).__name__}: {exc})."
+        ) from None
     return np.random.Generator(bit_generator)

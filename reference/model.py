@@ -10,19 +10,42 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
-from ._checks import check_costs, check_dense_size, check_int, check_real, csr_position
+from ._checks import (
+    check_costs,
+    check_dense_size,
+    check_int,
+    check_real,
+    check_real_dtype,
+    check_sparse_structure,
+    csr_position,
+)
 from .errors import (
     NoProperPolicyError,
     NotFiniteError,
     ParameterError,
     ProbabilityError,
     ShapeError,
+    TooLargeError,
 )
 
-__all__ = ["SSP", "ROW_SUM_TOL", "DENSE_LIMIT_BYTES"]
+__all__ = [
+    "SSP",
+    "ROW_SUM_TOL",
+    "ROW_SUM_TOL_SINGLE",
+    "DENSE_LIMIT_BYTES",
+    "check_dense_kernel_size",
+]
 
 ROW_SUM_TOL = 1e-9
 """Largest accepted ``|sum_s' P(s'|s,a) - 1|``."""
+
+ROW_SUM_TOL_SINGLE = 1e-5
+"""Largest accepted ``|sum_s' P(s'|s,a) - 1|`` for a kernel given in float32 (or narrower).
+
+Such a kernel carries about 7 significant digits; it is converted to float64
+and each row divided by its sum, so the model's rows sum to 1 to within
+:data:`ROW_SUM_TOL`.
+"""
 
 DENSE_LIMIT_BYTES = 2 * 1024**3
 """Largest dense ``(S, A, S+1)`` float64 kernel built from a sparse one (2 GiB)."""
@@ -36,9 +59,15 @@ class SSP:
     P : ndarray of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
         Transition kernel; the last column is the goal. A sparse ``P`` stores
         the row of pair ``(s, a)`` at ``s*A + a`` and is never densified by
-        validation.
+        validation; its structure (``indptr``, indices) is checked before
+        anything reads it, and duplicate entries of one ``(s, a, s')`` are
+        summed (so they count once in :attr:`branching`). Integer, float64
+        and float32 values are accepted: a float32 (or narrower) kernel must
+        have rows summing to 1 within :data:`ROW_SUM_TOL_SINGLE`, and is
+        converted to float64 with each row divided by its sum. Complex and
+        object dtypes are refused.
     c : array_like of shape (S, A)
-        Costs in ``[0, 1]``.
+        Costs in ``[0, 1]``, of a real dtype.
     require_proper : bool, default True
         Check Assumption 1 (a proper policy exists) and raise
         :class:`NoProperPolicyError` naming a state from which the goal cannot
@@ -55,6 +84,14 @@ class SSP:
     ------
     ShapeError, NotFiniteError, ProbabilityError, CostError, NoProperPolicyError
         On invalid input; each a :class:`ValueError`.
+    ParameterError
+        On a complex, object or other non-real dtype, named.
+    SparseFormatError
+        On a sparse ``P`` with a malformed structure (indices out of range,
+        ``indptr`` decreasing, non-integer index arrays).
+    TooLargeError
+        If a dense ``P`` cannot be held in memory as float64; pass a sparse
+        kernel instead.
 
     Notes
     -----
@@ -98,6 +135,7 @@ class SSP:
         else:
             self._P = _validate_dense(P)
             n_states, n_actions = self._P.shape[:2]
+        check_real_dtype("c", c)
         self._c = check_costs("c", c, n_states, n_actions, "the kernel `P`").copy()
         self._c.flags.writeable = False
         self._csr = None
@@ -349,7 +387,7 @@ class SSP:
         )
 
 
-def _check_rows_dense(P, name):
+def _check_rows_dense(P, name, tol=ROW_SUM_TOL):
     """Raise unless every row ``P[s, a, :]`` is a finite probability vector; name the first bad.
 
     Valid input is accepted in two passes (the smallest entry, which is NaN if
@@ -358,7 +396,7 @@ def _check_rows_dense(P, name):
     """
     if P.size and P.min() >= 0.0:
         sums = P.sum(axis=-1)
-        if np.all(np.abs(sums - 1.0) <= ROW_SUM_TOL):
+        if np.all(np.abs(sums - 1.0) <= tol):
             return
     if not np.all(np.isfinite(P)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(P))[0])
@@ -371,16 +409,16 @@ def _check_rows_dense(P, name):
             f"`{name}` must hold probabilities >= 0; got {float(P[bad])!r} at (s, a, s') = {bad}."
         )
     sums = P.sum(axis=-1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    off = np.abs(sums - 1.0) > tol
     if off.any():
         s, a = (int(i) for i in np.argwhere(off)[0])
         raise ProbabilityError(
-            f"each row `{name}`[s, a, :] must sum to 1 (tolerance {ROW_SUM_TOL:g}); "
+            f"each row `{name}`[s, a, :] must sum to 1 (tolerance {tol:g}); "
             f"row (s, a) = ({s}, {a}) sums to {float(sums[s, a])!r}."
         )
 
 
-def _check_rows_sparse(P, name, n_actions):
+def _check_rows_sparse(P, name, n_actions, tol=ROW_SUM_TOL):
     """As :func:`_check_rows_dense` for a CSR ``P`` whose row ``s*A + a`` is the pair ``(s, a)``."""
     if not np.all(np.isfinite(P.data)):
         k = int(np.flatnonzero(~np.isfinite(P.data))[0])
@@ -395,41 +433,89 @@ def _check_rows_sparse(P, name, n_actions):
             f"(s, a, s') = {csr_position(P, k, n_actions)}."
         )
     sums = np.asarray(P.sum(axis=1)).ravel()
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    off = np.abs(sums - 1.0) > tol
     if off.any():
         row = int(np.flatnonzero(off)[0])
         s, a = divmod(row, n_actions)
         raise ProbabilityError(
             f"each row of `{name}` (row s*A + a for the pair (s, a)) must sum to 1 "
-            f"(tolerance {ROW_SUM_TOL:g}); row (s, a) = ({s}, {a}) sums to "
+            f"(tolerance {tol:g}); row (s, a) = ({s}, {a}) sums to "
             f"{float(sums[row])!r}."
         )
 
 
+def _row_sum_tolerance(dtype):
+    """:data:`ROW_SUM_TOL`, or :data:`ROW_SUM_TOL_SINGLE` for floats narrower than float64."""
+    narrow = np.issubdtype(dtype, np.floating) and np.finfo(dtype).bits < 64
+    return ROW_SUM_TOL_SINGLE if narrow else ROW_SUM_TOL
+
+
+def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
+    """Refuse to build a dense float64 kernel ``(S, A, S+1)`` above ``max_bytes``.
+
+    Instance builders call it before allocating, so that a large instance is
+    refused with a clear error instead of numpy's ``MemoryError``.
+
+    Parameters
+    ----------
+    n_states, n_actions : int
+        ``S`` and ``A``.
+    max_bytes : int, default DENSE_LIMIT_BYTES
+        The limit (2 GiB).
+
+    Raises
+    ------
+    TooLargeError
+        Naming the size, and advising a sparse kernel.
+    """
+    check_dense_size(
+        "a dense kernel", (n_states, n_actions, n_states + 1), max_bytes,
+        "pass the kernel as a scipy.sparse CSR matrix of shape (S*A, S+1) (for the "
+        "standard instances, `sparse=True` where offered).",
+    )
+
+
 def _validate_dense(P):
     try:
-        P = np.asarray(P, dtype=np.float64)
+        given = np.asarray(P)
+        check_real_dtype("P", given)
+        tol = _row_sum_tolerance(given.dtype)
+        P = np.array(given, dtype=np.float64, order="C")
+    except MemoryError:
+        shape = np.shape(given)
+        raise TooLargeError(
+            f"`P` of shape {shape} does not fit in memory as float64 "
+            f"({8 * float(np.prod(shape, dtype=np.float64)) / 2**30:.2f} GiB); pass it as a "
+            "scipy.sparse CSR matrix of shape (S*A, S+1)."
+        ) from None
     except (TypeError, ValueError) as exc:
+        if isinstance(exc, ParameterError):
+            raise
         raise ShapeError(
             f"`P` must be a numeric array of shape (S, A, S+1); got {type(P).__name__} ({exc})."
         ) from None
     if P.ndim != 3 or P.shape[0] < 1 or P.shape[1] < 1 or P.shape[2] != P.shape[0] + 1:
         raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}.")
-    _check_rows_dense(P, "P")
-    P = np.array(P, dtype=np.float64, order="C")
+    _check_rows_dense(P, "P", tol)
+    if tol != ROW_SUM_TOL:
+        P /= P.sum(axis=2, keepdims=True)
     P.flags.writeable = False
     return P
 
 
 def _validate_sparse(P):
-    P = sp.csr_array(P, dtype=np.float64, copy=True)
+    check_real_dtype("P", P)
+    tol = _row_sum_tolerance(P.dtype)
     S = P.shape[1] - 1
     if S < 1 or P.shape[0] < S or P.shape[0] % S:
         raise ShapeError(
             f"`P` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {P.shape}."
         )
-    _check_rows_sparse(P, "P", P.shape[0] // S)
+    P = check_sparse_structure("P", P)
+    _check_rows_sparse(P, "P", P.shape[0] // S, tol)
     P.eliminate_zeros()
-    P.sort_indices()
+    if tol != ROW_SUM_TOL:
+        P = sp.csr_array(sp.diags_array(1.0 / np.asarray(P.sum(axis=1)).ravel()) @ P)
+        P.sort_indices()
     P.data.flags.writeable = False
     return P

@@ -83,7 +83,7 @@ def test_simulator_rejects_states_outside_s_prime(backend, bad):
     model = backend.SimulatorGenerativeModel(lambda s, a, rng: bad, 2, 2)
     pattern = (r"`step` must return a next state in 0\.\.2 \(goal = 2\); for the pair "
                rf"\(s, a\) = \(1, 0\) it returned {re.escape(repr(bad))}\.")
-    with pytest.raises(backend.ParameterError, match=pattern):
+    with pytest.raises(backend.GenerativeModelError, match=pattern):
         model.sample(1, 0, 2, np.random.default_rng(0))
     assert model.n_calls == 1
 
@@ -256,7 +256,7 @@ def test_draw_pairs_keeps_the_samples_drawn_before_a_failing_pair(backend):
 
     store = backend.SampleStore(2, 2)
     model = backend.SimulatorGenerativeModel(step, 2, 2)
-    with pytest.raises(backend.ParameterError, match=r"\(s, a\) = \(1, 0\)"):
+    with pytest.raises(backend.GenerativeModelError, match=r"\(s, a\) = \(1, 0\)"):
         store.top_up(model, 3, np.random.default_rng(0))
     assert store.n_pair.tolist() == [[3, 3], [0, 0]]
     assert store.counts_dense()[:, :, 2].tolist() == [[3, 3], [0, 0]]
@@ -307,7 +307,8 @@ def test_draw_pairs_rejects_a_bad_sample_pairs_indptr(backend, indptr):
             return indptr, [0, 2], [1, 1]
 
     store = backend.SampleStore(2, 2)
-    with pytest.raises(backend.ShapeError, match=r"`indptr` of shape \(3,\), non-decreasing "
+    with pytest.raises(backend.GenerativeModelError,
+                       match=r"`indptr` of shape \(3,\), non-decreasing "
                                                   r"from 0 to 2; got \["):
         store.draw_pairs(Batched(), [0, 1], 1, np.random.default_rng(0))
     assert store.n_samples == 0
