@@ -608,12 +608,12 @@ def check_csr_counts(counts, name="counts"):
     A = shape[0] // S
     csr = check_sparse_structure(name, counts)
     values = csr.data
-    for bad, error, what in ((~np.isfinite(values), NotFiniteError, "finite counts"),
-                             (values < 0, ParameterError, "counts >= 0")):
+    for bad, error, what in ((~np.isfinite(values), NotFiniteError, "hold finite counts"),
+                             (values < 0, ParameterError, "be >= 0")):
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
             raise error(
-                f"`{name}` must hold {what}; got {float(values[k])!r} at (s, a, s') = "
+                f"`{name}` must {what}; got {float(values[k])!r} at (s, a, s') = "
                 f"{csr_position(csr, k, A)}."
             )
     rows = np.repeat(np.arange(shape[0]), np.diff(csr.indptr))
@@ -626,6 +626,57 @@ def check_csr_counts(counts, name="counts"):
             f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
         )
     return csr, S, A
+
+
+def check_dense_counts(counts, name="counts"):
+    """Return dense sample counts, checked, as a C-contiguous float64 array ``(S, A, S+1)``.
+
+    Parameters
+    ----------
+    counts : array_like, shape (S, A, S+1)
+        ``N(s, a, s')``, the goal last.
+    name : str, default "counts"
+        Argument name used in the messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (S, A, S+1)
+
+    Raises
+    ------
+    ShapeError
+        On another shape, or ``S < 1`` or ``A < 1``.
+    ParameterError
+        On a non-real dtype (:func:`check_real_dtype`) or a negative count.
+    NotFiniteError
+        On a NaN or infinite count.
+    NumericRangeError
+        If some pair holds more than ``2^63 - 1`` samples.
+    """
+    check_real_dtype(name, counts)
+    dense = np.asarray(counts, dtype=np.float64)
+    if (dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[1] < 1
+            or dense.shape[2] != dense.shape[0] + 1):
+        raise ShapeError(
+            f"`{name}` must have shape (S, A, S+1) with S, A >= 1, or be CSR (S*A, S+1); got "
+            f"{dense.shape}."
+        )
+    for bad, error, what in ((~np.isfinite(dense), NotFiniteError, "hold finite counts"),
+                             (dense < 0, ParameterError, "be >= 0")):
+        if bad.any():
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise error(f"`{name}` must {what}; got {float(dense[at])!r} at (s, a, s') = "
+                        f"{at}.")
+    with np.errstate(over="ignore"):
+        totals = dense.sum(axis=2)
+    over = np.argwhere(~(totals <= INT64_MAX))
+    if over.size:
+        s, a = (int(i) for i in over[0])
+        raise NumericRangeError(
+            f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[s, a]):.3g} "
+            f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
+        )
+    return np.ascontiguousarray(dense)
 
 
 def check_log_term(n_states, n_actions, max_samples, delta):

@@ -448,10 +448,15 @@ def model_fingerprint(model):
           ``SimulatorGenerativeModel(..., identity=...)``): that identity;
         - ``kind = "unfingerprinted"`` (any other model): its class name only;
           nothing about its dynamics can be checked.
+
+        A model wrapping another may expose the inner model's fingerprint as
+        its own ``fingerprint`` attribute (a dict of this form); it is then
+        returned as it is.
     """
     sizes = {"n_states": int(model.n_states), "n_actions": int(model.n_actions)}
-    if isinstance(model, TabularGenerativeModel):
-        return dict(model.fingerprint)
+    declared = getattr(model, "fingerprint", None)
+    if isinstance(declared, dict):
+        return dict(declared)
     identity = getattr(model, "identity", None)
     if identity is not None:
         return {"kind": "declared", **sizes, "identity": str(identity)}
