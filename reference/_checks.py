@@ -411,6 +411,8 @@ def check_real_dtype(name, value):
     value : array_like or scipy.sparse matrix
         The argument. Booleans, integers and floats of any width pass;
         ``float32`` and narrower are converted to float64 by the callers.
+        A ragged sequence, which numpy cannot make an array of, passes too:
+        the caller's conversion refuses it with its own message.
 
     Returns
     -------
@@ -426,7 +428,10 @@ def check_real_dtype(name, value):
     """
     dtype = getattr(value, "dtype", None)
     if dtype is None:
-        dtype = np.asarray(value).dtype
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError):
+            return
     dtype = np.dtype(dtype)
     if dtype.kind in "USVMm":
         raise ShapeError(f"`{name}` must be a numeric array; got dtype {dtype}.")
@@ -437,17 +442,42 @@ def check_real_dtype(name, value):
         )
 
 
-def _index_array(name, part, array):
-    """``array`` as an int64 1-d array after checking it holds integers."""
+def check_int64_array(label, array, error=SparseFormatError):
+    """Return ``array`` as a 1-d int64 array after checking it holds integers that fit.
+
+    Parameters
+    ----------
+    label : str
+        How the array is named at the start of the message (e.g. ```P.indices```).
+    array : array_like
+        The array.
+    error : type, default SparseFormatError
+        The :class:`SSPValueError` subclass raised.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    error
+        If ``array`` is not 1-d, not of an integer dtype, or holds a value
+        above ``2^63 - 1``.
+    """
     array = np.asarray(array)
     if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-        raise SparseFormatError(
-            f"`{name}.{part}` must be a 1-d integer array; got shape {array.shape} and dtype "
+        raise error(
+            f"{label} must be a 1-d integer array; got shape {array.shape} and dtype "
             f"{array.dtype}."
         )
     if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
-        raise SparseFormatError(f"`{name}.{part}` holds an index above 2^63 - 1.")
+        raise error(f"{label} holds a value above 2^63 - 1.")
     return array.astype(np.int64)
+
+
+def _index_array(name, part, array):
+    """``array`` as an int64 1-d array after checking it holds integers."""
+    return check_int64_array(f"`{name}.{part}`", array)
 
 
 def _check_range(name, part, array, bound, what):

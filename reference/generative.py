@@ -24,6 +24,7 @@ from ._checks import (
     check_call_budget,
     check_dense_size,
     check_int,
+    check_int64_array,
     check_sparse_structure,
     exact_sum,
 )
@@ -1152,14 +1153,8 @@ def _read_archive(path, where):
                     f"{where} is corrupt: its array `{key}` cannot be read "
                     f"({type(exc).__name__}: {exc})."
                 ) from None
-            if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-                raise CheckpointError(
-                    f"{where} is malformed: `{key}` must be a 1-d integer array; got shape "
-                    f"{array.shape} and dtype {array.dtype}."
-                )
-            if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
-                raise CheckpointError(f"{where} is malformed: `{key}` exceeds 2^63 - 1.")
-            arrays.append(array.astype(np.int64))
+            arrays.append(check_int64_array(f"{where} is malformed: `{key}`", array,
+                                            CheckpointError))
     return header, arrays
 
 

@@ -185,6 +185,7 @@ class SSP:
         array([10.])
         """
         gamma = check_real("gamma", gamma, 0.0, 1.0, low_open=True, high_open=True)
+        check_real_dtype("P", P)
         if sp.issparse(P):
             P = sp.csr_array(P, dtype=np.float64)
             if P.ndim != 2 or P.shape[1] < 1 or P.shape[0] % P.shape[1]:

@@ -634,6 +634,10 @@ def test_complex_and_object_input_is_refused_by_name(backend, dtype):
         backend.SSP(P, ssp.costs)
     with pytest.raises(backend.ParameterError, match=f"`c` must hold real numbers.*{name}"):
         backend.SSP(ssp.P, ssp.costs.astype(dtype))
+    with pytest.raises(backend.ParameterError, match=f"`costs` must hold real numbers.*{name}"):
+        backend.solve(ssp, ssp.costs.astype(dtype), 0.5, 0.1, seed=0)
+    with pytest.raises(backend.ParameterError, match=f"`P` must hold real numbers.*{name}"):
+        backend.SSP.from_discounted(np.ones((1, 1, 1), dtype=dtype), [[0.5]], 0.5)
     if dtype is np.complex128:
         with pytest.raises(backend.ParameterError, match="`P` must hold real numbers"):
             backend.SSP(sp.csr_array(ssp.kernel_csr().astype(dtype)), ssp.costs)
