@@ -11,8 +11,6 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-import scipy.sparse as sp
-
 from .errors import (
     CostError,
     NotFiniteError,
@@ -247,50 +245,11 @@ def csr_position(matrix, k, n_actions):
     return row // n_actions, row % n_actions, int(matrix.indices[k])
 
 
-def csr_count_sizes(counts):
-    """Return ``(S, A)`` of CSR counts of shape ``(S*A, S+1)`` after checking the shape.
-
-    Raises
-    ------
-    ShapeError
-        If the shape is not ``(S*A, S+1)`` with ``S, A >= 1``.
-    """
-    rows, cols = counts.shape
-    S = cols - 1
-    if S < 1 or rows < S or rows % S:
-        raise ShapeError(
-            f"`counts` must have shape (S*A, S+1) with S, A >= 1 when sparse; got {counts.shape}."
-        )
-    return S, rows // S
-
-
-def check_count_values(values, where):
-    """Raise unless ``values`` are finite and ``>= 0``; ``where(k)`` locates entry ``k``.
-
-    Raises
-    ------
-    NotFiniteError
-        On the first NaN or infinite count.
-    ParameterError
-        On the first negative count.
-    """
-    bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
-        k = int(bad[0])
-        raise NotFiniteError(
-            f"`counts` must hold finite counts; got {float(values[k])!r} at "
-            f"(s, a, s') = {where(k)}."
-        )
-    bad = np.flatnonzero(values < 0)
-    if bad.size:
-        k = int(bad[0])
-        raise ParameterError(
-            f"`counts` must be >= 0; got {float(values[k])!r} at (s, a, s') = {where(k)}."
-        )
-
-
 def count_table(counts):
     """Return checked counts: dense float64 ``(S, A, S+1)`` or canonical float64 CSR ``(S*A, S+1)``.
+
+    The one check of every public function taking counts, made before any
+    kernel (numpy or compiled) reads them.
 
     Parameters
     ----------
@@ -300,30 +259,23 @@ def count_table(counts):
     Returns
     -------
     ndarray of float64, shape (S, A, S+1), C-contiguous, or scipy.sparse.csr_array
-        A sparse input stays sparse: a float64 copy with duplicates summed
-        and indices sorted.
+        A sparse input stays sparse: a float64 copy with duplicate entries
+        summed and indices sorted (:func:`check_csr_counts`).
 
     Raises
     ------
-    ShapeError, NotFiniteError, ParameterError
-        On another shape, NaN or infinite counts, or negative counts (the
-        first one is named by its ``(s, a, s')``).
+    ShapeError, NotFiniteError, ParameterError, NumericRangeError
+        As :func:`check_dense_counts` and :func:`check_csr_counts`: another
+        shape (``S`` or ``A`` of 0 included), a non-real dtype, NaN, infinite
+        or negative counts (the first one is named by its ``(s, a, s')``), or a
+        pair with more than ``2^63 - 1`` samples.
+    SparseFormatError
+        On a malformed sparse structure (indices out of range, ``indptr`` not
+        starting at 0 or decreasing, non-integer index arrays).
     """
     if sp.issparse(counts):
-        S, A = csr_count_sizes(counts)
-        csr = sp.csr_array(counts, dtype=np.float64, copy=True)
-        csr.sum_duplicates()
-        check_count_values(csr.data, lambda k: csr_position(csr, k, A))
-        return csr
-    dense = np.ascontiguousarray(counts, dtype=np.float64)
-    if dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[2] != dense.shape[0] + 1:
-        raise ShapeError(
-            f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
-        )
-    check_count_values(
-        dense.ravel(), lambda k: tuple(int(i) for i in np.unravel_index(k, dense.shape))
-    )
-    return dense
+        return check_csr_counts(counts)[0]
+    return check_dense_counts(counts)
 
 
 def check_policy(policy, n_states, n_actions):
@@ -752,6 +704,35 @@ def check_log_term(n_states, n_actions, max_samples, delta):
             f"least {smallest:.3g} for these counts."
         )
     return float(np.log(argument))
+
+
+def check_counts_log_term(table, delta):
+    """:func:`check_log_term` for checked counts (a :func:`count_table`) and a checked ``delta``.
+
+    Parameters
+    ----------
+    table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array (S*A, S+1)
+        Counts as :func:`count_table` returns them.
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+        The largest ``log(S A N^+ / delta)``, finite.
+
+    Raises
+    ------
+    NumericRangeError
+        As :func:`check_log_term`.
+    """
+    if sp.issparse(table):
+        S = table.shape[1] - 1
+        A = table.shape[0] // S
+        largest = table.sum(axis=1).max() if table.nnz else 0.0
+    else:
+        S, A = table.shape[:2]
+        largest = table.sum(axis=2).max()
+    return check_log_term(S, A, largest, delta)
 
 
 def check_call_budget(made, more):

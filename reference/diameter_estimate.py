@@ -40,9 +40,11 @@ class DiameterEstimate(Result):
     eps : float
         Accuracy.
     n_calls : int
-        Generative-model calls made.
+        Generative-model calls made, as in :attr:`SolveResult.n_calls`.
+    n_redrawn : int
+        Calls of rounds lost before their checkpoint and made again.
     calls : ndarray of int64, shape (S, A)
-        Calls per pair.
+        Samples per pair.
     history : tuple of Round
         One record per round.
     converged : bool
@@ -60,6 +62,7 @@ class DiameterEstimate(Result):
     eta: float
     eps: float
     n_calls: int
+    n_redrawn: int
     calls: np.ndarray
     history: tuple[Round, ...]
     converged: bool
@@ -126,6 +129,7 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
     while v_tilde_max > W:
         start = time.perf_counter()
         W *= 2.0
+        run.start_round(f"Alg. 4 round {len(run.rounds('diameter')) + 1} (W = {W:g})")
         sample_until_radius(run, delta, eps / W / 2.0)
         out = converged_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {W:g}")
         v_tilde_max = float(out.v_tilde.max())
@@ -209,6 +213,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
     )
     return DiameterEstimate(
         D_hat=D_hat, D_listing=D_listing, v_tilde_max=v_tilde_max, W=W, eta=eta, eps=eps,
-        n_calls=run.store.n_samples, calls=run.store.n_pair, history=tuple(run.history),
+        n_calls=run.store.calls_made, n_redrawn=run.store.calls_redrawn,
+        calls=run.store.n_pair, history=tuple(run.history),
         converged=True, message=message,
     )

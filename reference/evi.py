@@ -13,8 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import confidence
-from ._checks import as_float_array, check_int, check_real, count_table
-from .errors import NotFiniteError, ParameterError, ShapeError
+from ._checks import as_float_array, check_counts_log_term, check_int, check_real, count_table
+from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
 from .kernels import (
     EVI_DENSE_LIMIT_BYTES,
     NUMPY_KERNELS,
@@ -129,6 +129,14 @@ def bernstein_radius(kernels, counts, delta):
         ``(0, 1)``.
     TooLargeError
         If CSR counts would densify above :data:`EVI_DENSE_LIMIT_BYTES`.
+    SparseFormatError
+        On CSR counts with a malformed structure (indices out of range,
+        ``indptr`` not starting at 0 or decreasing); duplicate entries are
+        summed.
+    NumericRangeError
+        If ``S A N^+ / delta`` overflows float64 (a tiny ``delta`` or huge
+        counts: the radius would be NaN), or a pair holds more than
+        ``2^63 - 1`` samples.
 
     Notes
     -----
@@ -137,7 +145,9 @@ def bernstein_radius(kernels, counts, delta):
     every other next state.
     """
     counts = dense_counts(counts)
-    return kernels.radius(counts, check_delta(delta))
+    delta = check_delta(delta)
+    check_counts_log_term(counts, delta)
+    return kernels.radius(counts, delta)
 
 
 def bernstein_radius_sum(counts, delta):
@@ -162,11 +172,12 @@ def bernstein_radius_sum(counts, delta):
 
     Raises
     ------
-    ShapeError, NotFiniteError, ParameterError
+    ShapeError, NotFiniteError, ParameterError, SparseFormatError, NumericRangeError
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
     """
     delta = check_delta(delta)
     table = count_table(counts)
+    check_counts_log_term(table, delta)
     if sp.issparse(table):
         S, A = table.shape[1] - 1, table.shape[0] // (table.shape[1] - 1)
         csr = table
@@ -209,6 +220,7 @@ def confidence_box(counts, delta):
     """
     counts = dense_counts(counts)
     delta = check_delta(delta)
+    check_counts_log_term(counts, delta)
     lo, hi = box_ends(counts, delta)
     check_simplex(hi.sum(axis=2), counts, delta)
     return lo, hi
@@ -351,6 +363,11 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         On negative counts, ``delta`` outside ``(0, 1)``, ``mu`` not in
         ``(0, inf)``, ``max_iter < 1``, or a pair whose box misses the simplex
         (:func:`confidence_box`).
+    SparseFormatError
+        On CSR counts with a malformed structure, as in :func:`bernstein_radius`.
+    NumericRangeError
+        As in :func:`bernstein_radius`, or if the iterates stop being finite
+        (never a NaN policy).
 
     Notes
     -----
@@ -380,6 +397,7 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         S, A = counts.shape[:2]
     costs = as_float_array("costs", costs, (S, A))
     delta = check_delta(delta)
+    check_counts_log_term(counts, delta)
     mu = check_real("mu", mu, 0.0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     boxes = kernels.boxes(counts, delta)
@@ -392,6 +410,11 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         residual = float(np.max(np.abs(v_next - v_ext[:S])))
         if residual <= mu:
             break
+        if not np.isfinite(residual):
+            raise NumericRangeError(
+                f"EVI's iterates left the finite floats at sweep {j + 1} (max |v_(j+1) - v_j| "
+                f"= {residual!r}); no policy is returned from them."
+            )
         if j + 1 < max_iter:
             v_ext[:S] = v_next
     return EVIResult(

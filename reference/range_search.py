@@ -44,9 +44,14 @@ class SolveResult(Result):
         Alg. 3's cost perturbation ``eps / (2 theta D_hat)``.
     n_calls : int
         Generative-model calls made by the run (all phases, including
-        those made before a resumed checkpoint).
+        those made before a resumed checkpoint and those of a round lost
+        when the run was killed before its checkpoint).
+    n_redrawn : int
+        Calls of rounds lost before their checkpoint, whose samples the
+        resumed run drew again: ``n_calls - n_redrawn`` is the ``n_calls``
+        of the uninterrupted run.
     calls : ndarray of int64, shape (S, A)
-        Calls per pair.
+        Samples per pair (``calls.sum() = n_calls - n_redrawn``).
     history : tuple of Round
         Every round of every phase, in order.
     converged : bool
@@ -79,6 +84,7 @@ class SolveResult(Result):
     D_hat: float | None
     nu: float | None
     n_calls: int
+    n_redrawn: int
     calls: np.ndarray
     history: tuple[Round, ...]
     converged: bool
@@ -135,6 +141,8 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
         start = time.perf_counter()
         if not finished:
             scale *= 2.0
+        run.start_round(f"SEARCH round {len(run.rounds('search')) + (not finished)} "
+                        f"(Delta = {scale:g})")
         target, Gamma_hat = top_up_to_fixpoint(
             run.model, run.store, run.rng, scale, iota, eps, delta, alpha
         )
@@ -206,7 +214,8 @@ def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha
         Delta_final=scale,
         D_hat=D_hat,
         nu=nu,
-        n_calls=run.store.n_samples,
+        n_calls=run.store.calls_made,
+        n_redrawn=run.store.calls_redrawn,
         calls=run.store.n_pair,
         history=tuple(run.history),
         converged=bool(out.converged),

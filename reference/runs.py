@@ -11,12 +11,12 @@ convergence they require, are here too.
 import hashlib
 import numbers
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from . import evi
-from ._checks import check_costs, check_real, make_rng
-from .errors import ConvergenceError, ParameterError
-from .generative import SampleStore, TabularGenerativeModel
+from ._checks import check_costs, check_real, check_real_dtype, make_rng
+from .errors import CheckpointError, ConvergenceError, ParameterError
+from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
 from .model import SSP
 from .results import Result
 
@@ -59,7 +59,16 @@ class Round(Result):
 
 
 class Run:
-    """Samples, generator, history and checkpoint of one run; resumes from a checkpoint."""
+    """Samples, generator, history and checkpoint of one run; resumes from a checkpoint.
+
+    A new run with a checkpoint writes it before its first round (an
+    unwritable path fails at once, and a run killed in its first round
+    resumes like any other). A resumed checkpoint must hold this run's
+    parameters and samples of this model (:func:`_check_same_run`). Every
+    batch of calls is recorded in the checkpoint's ledger before it is drawn
+    (:meth:`~reference.generative.SampleStore.track_calls`), so the calls of a
+    round lost before its checkpoint are counted on resume.
+    """
 
     def __init__(self, model, params, seed, callback, checkpoint):
         self.model = model
@@ -68,36 +77,65 @@ class Run:
         self.params = params
         if checkpoint is not None and os.path.exists(checkpoint):
             self.store, self.rng, meta = SampleStore.load(checkpoint)
-            _check_same_run(checkpoint, meta.get("params"), params)
-            self.history = [Round(**r) for r in meta["history"]]
+            _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
+            self.history = _saved_rounds(checkpoint, meta.get("history"))
         else:
-            self.store = SampleStore(model.n_states, model.n_actions)
+            self.store = SampleStore(model.n_states, model.n_actions,
+                                     fingerprint=model_fingerprint(model))
             self.rng = make_rng(seed)
             self.history = []
+            if checkpoint is not None:
+                self._save()
+        if checkpoint is not None:
+            self.store.track_calls(checkpoint)
 
     def rounds(self, phase):
         """The recorded rounds of one phase (``"search"`` or ``"diameter"``), in order."""
         return [r for r in self.history if r.phase == phase]
 
+    def start_round(self, label):
+        """Name the round about to sample (e.g. ``"SEARCH round 2 (Delta = 4)"``) in the
+        errors raised from inside the model."""
+        self.store.context = label
+
     def record(self, round_):
         """Append ``round_`` to the history, rewrite the checkpoint, call the callback."""
         self.history.append(round_)
         if self.checkpoint is not None:
-            meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
-            self.store.save(self.checkpoint, self.rng, meta)
+            self._save()
         if self.callback is not None:
             self.callback(round_)
 
+    def _save(self):
+        meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
+        self.store.save(self.checkpoint, self.rng, meta)
 
-def _check_same_run(path, saved, params):
-    """Raise unless the checkpoint's saved ``params`` are this call's ``params``."""
+
+def _check_same_run(path, saved, params, store, model):
+    """Raise unless the checkpoint holds this call's ``params`` and samples of ``model``."""
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"`checkpoint` {os.fspath(path)!r} holds no run parameters.")
     for key, value in params.items():
-        if saved is None or saved.get(key) != value:
-            was = None if saved is None else saved.get(key)
+        if saved.get(key) != value:
             raise ParameterError(
                 f"`checkpoint` {os.fspath(path)!r} belongs to another run: it has {key} = "
-                f"{was!r}, this call has {key} = {value!r}."
+                f"{saved.get(key)!r}, this call has {key} = {value!r}."
             )
+    store.check_model(model, f"`checkpoint` {os.fspath(path)!r}")
+
+
+def _saved_rounds(path, history):
+    """The rounds a checkpoint records, or a :class:`CheckpointError` naming a malformed one."""
+    names = sorted(f.name for f in fields(Round))
+    if not isinstance(history, list):
+        raise CheckpointError(f"`checkpoint` {os.fspath(path)!r} holds no list of rounds.")
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict) or sorted(entry) != names:
+            raise CheckpointError(
+                f"`checkpoint` {os.fspath(path)!r} has a malformed round {i}: it must hold "
+                f"exactly the fields {names}."
+            )
+    return [Round(**entry) for entry in history]
 
 
 def as_model(model):
@@ -115,6 +153,7 @@ def as_model(model):
 
 def check_model_costs(costs, model):
     """The ``costs`` argument as float64 ``(S, A)`` in ``[0, 1]``, sizes of ``model``."""
+    check_real_dtype("costs", costs)
     return check_costs("costs", costs, model.n_states, model.n_actions, "`model`")
 
 

@@ -4,6 +4,7 @@ checks, no silent overflow, model contract checks and the calls of lost rounds.
 Crash cases (which used to kill the interpreter) run in a subprocess.
 """
 
+import dataclasses
 import json
 import os
 import re
@@ -361,7 +362,7 @@ def test_duplicate_counts_are_summed(backend):
     costs = np.full((3, 2), 0.5)
     want = backend.extended_value_iteration(csr, costs, 0.1, 0.01)
     got = backend.extended_value_iteration(doubled, costs, 0.1, 0.01)
-    assert np.array_equal(got.values, want.values) and np.array_equal(got.policy, want.policy)
+    assert np.array_equal(got.v_tilde, want.v_tilde) and np.array_equal(got.policy, want.policy)
     assert np.array_equal(backend.bernstein_radius_sum(doubled, 0.1),
                           backend.bernstein_radius_sum(csr, 0.1))
 
@@ -438,6 +439,29 @@ def test_counts_near_the_float_limit_are_an_error(backend):
     for counts in (dense, sp.csr_array(dense.reshape(1, 2))):
         with pytest.raises(backend.NumericRangeError, match=r"above 2\^63 - 1"):
             backend.extended_value_iteration(counts, [[0.5]], 0.1, 0.01)
+
+
+def _kernel_set(backend):
+    if backend.__name__ == "fast":
+        from fast.kernels import COMPILED_KERNELS
+        return COMPILED_KERNELS
+    from reference.kernels import NUMPY_KERNELS
+    return NUMPY_KERNELS
+
+
+def test_non_finite_evi_iterates_are_an_error(backend):
+    kernels = _kernel_set(backend)
+
+    def overflowing_sweep(boxes, costs, v_ext, v_out, policy_out):
+        kernels.evi_sweep(boxes, costs, v_ext, v_out, policy_out)
+        v_out[1] = np.nan
+
+    broken = dataclasses.replace(kernels, evi_sweep=overflowing_sweep)
+    evi = broken.bind(backend.extended_value_iteration)
+    dense, csr = _counts()
+    for counts in (dense.reshape(3, 2, 4), csr):
+        with pytest.raises(backend.NumericRangeError, match="left the finite floats at sweep 1"):
+            evi(counts, np.full((3, 2), 0.5), 0.1, 0.01)
 
 
 def test_no_actions_is_refused(backend):
@@ -733,8 +757,8 @@ def fuzz_malformed_sparse_counts(backend_name, max_examples):
                 continue
             assert meaning is not None, "a malformed structure was accepted"
             want = call(sp.csr_array(meaning))
-            if hasattr(want, "values"):
-                assert np.array_equal(got.values, want.values)
+            if hasattr(want, "v_tilde"):
+                assert np.array_equal(got.v_tilde, want.v_tilde)
                 assert np.array_equal(got.policy, want.policy)
             else:
                 assert np.array_equal(got, want)
@@ -791,7 +815,7 @@ def test_fuzz_checkpoint_files(backend, tmp_path, damage):
     if kind == "bytes":
         assert (counts != store.counts_csr()).nnz == 0
     out = backend.extended_value_iteration(counts, np.full((4, 2), 0.5), 0.1, 0.05)
-    assert out.converged and np.isfinite(out.values).all()
+    assert out.converged and np.isfinite(out.v_tilde).all()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rng.integers(10)
