@@ -473,7 +473,7 @@ def _compressed_parts(name, matrix, n_major, n_minor, what):
     return indptr, indices, data[:nnz]
 
 
-def check_sparse_structure(name, matrix, n_cols=None):
+def check_sparse_structure(name, matrix):
     """Return a scipy sparse matrix as canonical CSR after checking its raw structure.
 
     Nothing of ``matrix`` but its raw arrays is read before the checks pass,
@@ -485,8 +485,6 @@ def check_sparse_structure(name, matrix, n_cols=None):
         Argument name used in the messages.
     matrix : scipy.sparse matrix or array, any format
         The argument.
-    n_cols : int, optional
-        Required number of columns.
 
     Returns
     -------
@@ -500,7 +498,7 @@ def check_sparse_structure(name, matrix, n_cols=None):
     ParameterError
         On a non-real dtype (:func:`check_real_dtype`).
     ShapeError
-        If ``matrix`` is not 2-d or has another number of columns than ``n_cols``.
+        If ``matrix`` is not 2-d.
     SparseFormatError
         On index arrays that are not integer, an ``indptr`` of the wrong
         length, not starting at 0 or decreasing, lengths that disagree, or a
@@ -510,8 +508,6 @@ def check_sparse_structure(name, matrix, n_cols=None):
     shape = tuple(int(n) for n in matrix.shape)
     if len(shape) != 2:
         raise ShapeError(f"`{name}` must be a 2-d sparse matrix; got shape {shape}.")
-    if n_cols is not None and shape[1] != n_cols:
-        raise ShapeError(f"`{name}` must have {n_cols} columns; got shape {shape}.")
     fmt = matrix.format
     if fmt == "csr":
         indptr, indices, data = _compressed_parts(name, matrix, shape[0], shape[1],

@@ -13,7 +13,6 @@ import json
 import numbers
 import os
 import warnings
-import zipfile
 from typing import Protocol, runtime_checkable
 
 import numpy as np

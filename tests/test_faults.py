@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -382,6 +382,18 @@ def test_duplicate_entries_of_a_sparse_kernel_do_not_inflate_branching(backend):
     ssp = backend.SSP(P, [[1.0, 1.0]])
     assert ssp.branching == 1
     assert ssp.row(0, 0)[1].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("fmt, part, pattern", [
+    ("coo", "col", r"`P.col` must hold column indices in 0\.\.1; got 9"),
+    ("coo", "row", r"`P.row` must hold row indices in 0\.\.1; got 9"),
+    ("csc", "indices", r"`P.indices` must hold row indices in 0\.\.1; got 9"),
+])
+def test_malformed_indices_of_other_sparse_formats_are_refused(backend, fmt, part, pattern):
+    P = getattr(sp, f"{fmt}_array")(np.array([[0.5, 0.5], [0.0, 1.0]]))
+    getattr(P, part)[0] = 9
+    with pytest.raises(backend.SparseFormatError, match=pattern):
+        backend.SSP(P, [[1.0, 1.0]])
 
 
 def test_an_out_of_range_kernel_index_is_refused(backend):
@@ -786,36 +798,51 @@ def _file_damage(draw):
                                      st.lists(st.integers(), max_size=2)))
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(damage=_file_damage())
-def test_fuzz_checkpoint_files(backend, tmp_path, damage):
-    path = tmp_path / "fuzz.npz"
-    store = _saved_store(backend, path)
-    kind = damage[0]
-    if kind == "bytes":
-        raw = bytearray(path.read_bytes())
-        for offset, value in damage[1]:
-            raw[offset % len(raw)] = value
-        if damage[2]:
-            raw = raw[: len(raw) // 2]
-        path.write_bytes(bytes(raw))
-    elif kind == "array":
-        _rewrite(path, **{damage[1]: np.array(damage[2], dtype=np.int64)})
-    else:
-        _rewrite(path, header={damage[1]: damage[2]})
-    try:
-        loaded, rng, _ = backend.SampleStore.load(path)
-    except backend.CheckpointError:
-        return
-    counts = loaded.counts_csr()
-    assert np.array_equal(np.asarray(counts.sum(axis=1)).ravel(), loaded.n_pair.ravel())
-    assert loaded.calls_made >= loaded.n_samples
-    assert counts.indices.min(initial=0) >= 0 and counts.indices.max(initial=0) <= 4
-    if kind == "bytes":
-        assert (counts != store.counts_csr()).nnz == 0
-    out = backend.extended_value_iteration(counts, np.full((4, 2), 0.5), 0.1, 0.05)
-    assert out.converged and np.isfinite(out.v_tilde).all()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        rng.integers(10)
+def fuzz_checkpoint_files(backend_name, max_examples):
+    """Random damage to a checkpoint file, loaded and fed to EVI: a :class:`CheckpointError`,
+    or a consistent store; run in a subprocess (a crash stays there)."""
+    import importlib
+    import pathlib
+    import tempfile
+
+    backend = importlib.import_module(backend_name)
+    path = pathlib.Path(tempfile.mkdtemp()) / "fuzz.npz"
+
+    @settings(max_examples=max_examples, deadline=None, database=None)
+    @given(damage=_file_damage())
+    def check(damage):
+        store = _saved_store(backend, path)
+        kind = damage[0]
+        if kind == "bytes":
+            raw = bytearray(path.read_bytes())
+            for offset, value in damage[1]:
+                raw[offset % len(raw)] = value
+            if damage[2]:
+                raw = raw[: len(raw) // 2]
+            path.write_bytes(bytes(raw))
+        elif kind == "array":
+            _rewrite(path, **{damage[1]: np.array(damage[2], dtype=np.int64)})
+        else:
+            _rewrite(path, header={damage[1]: damage[2]})
+        try:
+            loaded, rng, _ = backend.SampleStore.load(path)
+        except backend.CheckpointError:
+            return
+        counts = loaded.counts_csr()
+        assert np.array_equal(np.asarray(counts.sum(axis=1)).ravel(), loaded.n_pair.ravel())
+        assert loaded.calls_made >= loaded.n_samples
+        assert counts.indices.min(initial=0) >= 0 and counts.indices.max(initial=0) <= 4
+        if kind == "bytes":
+            assert (counts != store.counts_csr()).nnz == 0
+        out = backend.extended_value_iteration(counts, np.full((4, 2), 0.5), 0.1, 0.05)
+        assert out.converged and np.isfinite(out.v_tilde).all()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            rng.integers(10)
+
+    check()
+
+
+def test_fuzz_checkpoint_files(backend):
+    out = _run_here("fuzz_checkpoint_files", backend.__name__, 150)
+    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
