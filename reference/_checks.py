@@ -559,7 +559,8 @@ def check_csr_counts(counts, name="counts"):
     -------
     csr : scipy.sparse.csr_array of float64, shape (S*A, S+1)
         Indices sorted (int64), duplicate entries **summed** (two stored
-        counts of one ``(s, a, s')`` are samples of it both).
+        counts of one ``(s, a, s')`` are samples of it both), explicit zeros
+        removed: one matrix per table of counts, however it was stored.
     n_states, n_actions : int
         ``S`` and ``A``, both ``>= 1``.
 
@@ -603,6 +604,7 @@ def check_csr_counts(counts, name="counts"):
             f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[over[0]]):.3g} "
             f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
         )
+    csr.eliminate_zeros()
     return csr, S, A
 
 

@@ -688,6 +688,11 @@ def test_a_huge_dense_instance_is_refused_with_a_sparse_suggestion(backend):
 # --- fuzzing --------------------------------------------------------------------------------
 
 
+def _put(array, k, value):
+    """``array[k] = value`` wrapped around to ``array``'s dtype, as a C cast would."""
+    array[k] = np.array(value, dtype=np.int64).astype(array.dtype)
+
+
 @st.composite
 def _malformed_csr(draw):
     S = draw(st.integers(1, 3))
@@ -701,11 +706,11 @@ def _malformed_csr(draw):
         what = draw(st.sampled_from(["indptr", "indices", "data", "dtype", "length"]))
         if what == "indptr" and indptr.size:
             k = draw(st.integers(0, indptr.size - 1))
-            indptr[k] = draw(st.integers(-3, indices.size + 3))
+            _put(indptr, k, draw(st.integers(-3, indices.size + 3)))
         elif what == "indices" and indices.size:
             k = draw(st.integers(0, indices.size - 1))
-            indices[k] = draw(st.sampled_from([-(2**31), -5, -1, 0, 1, S, S + 1, S + 7,
-                                               2**31 - 1]))
+            _put(indices, k, draw(st.sampled_from([-(2**31), -5, -1, 0, 1, S, S + 1, S + 7,
+                                                   2**31 - 1])))
         elif what == "data" and data.size:
             k = draw(st.integers(0, data.size - 1))
             data[k] = draw(st.sampled_from([0.0, -1.0, 2.5, np.nan, np.inf, 1e308]))
