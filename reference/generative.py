@@ -272,12 +272,13 @@ class TabularGenerativeModel(_CountingModel):
         kernel = self._kernel
         support = hashlib.sha256(kernel.indptr.astype("<i8").tobytes())
         support.update(kernel.indices.astype("<i8").tobytes())
+        probabilities = hashlib.sha256(kernel.data.astype("<f8").tobytes())
         return {
             "kind": "kernel",
             "n_states": self.n_states,
             "n_actions": self.n_actions,
             "support_sha256": support.hexdigest(),
-            "probabilities_sha256": hashlib.sha256(kernel.data.astype("<f8").tobytes()).hexdigest(),
+            "probabilities_sha256": probabilities.hexdigest(),
         }
 
     @functools.cached_property
@@ -452,6 +453,24 @@ def model_fingerprint(model):
         A model wrapping another may expose the inner model's fingerprint as
         its own ``fingerprint`` attribute (a dict of this form); it is then
         returned as it is.
+
+    Examples
+    --------
+    Two grid worlds that differ only in their success probability share their
+    support, not their probabilities; a checkpoint of one is refused for the other:
+
+    >>> from reference import (TabularGenerativeModel, compare_fingerprints, gridworld,
+    ...                        model_fingerprint)
+    >>> saved = model_fingerprint(TabularGenerativeModel(gridworld()))
+    >>> saved["kind"], saved["n_states"], saved["n_actions"]
+    ('kernel', 10, 4)
+    >>> other = model_fingerprint(TabularGenerativeModel(gridworld(success=0.3)))
+    >>> other["support_sha256"] == saved["support_sha256"]
+    True
+    >>> compare_fingerprints(saved, other, "the checkpoint")
+    Traceback (most recent call last):
+    ...
+    reference.errors.CheckpointError: the checkpoint holds samples of another model: ...probabilities differ...
     """
     sizes = {"n_states": int(model.n_states), "n_actions": int(model.n_actions)}
     declared = getattr(model, "fingerprint", None)
