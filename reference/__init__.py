@@ -11,6 +11,7 @@ from . import (
     allocation,
     backend,
     baseline,
+    certified,
     chains,
     confidence,
     diameter_estimate,
@@ -25,6 +26,7 @@ from . import (
     optimal,
     range_search,
     results,
+    robust,
     runs,
     threads,
 )
@@ -32,6 +34,8 @@ from .algorithms import *  # noqa: F401,F403
 from .allocation import *  # noqa: F401,F403
 from .backend import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
+from .certified import *  # noqa: F401,F403
+from .confidence import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403
 from .envs import *  # noqa: F401,F403
 from .errors import *  # noqa: F401,F403
@@ -43,11 +47,13 @@ from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
+from .robust import *  # noqa: F401,F403
 from .runs import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
+    confidence, robust, certified,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

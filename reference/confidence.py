@@ -1,5 +1,6 @@
-r"""The Bernstein radius of Lemma 5, written once for every backend's Python code.
+r"""Confidence sets on the transition kernel: Lemma 5's radius, and named per-entry boxes.
 
+Lemma 5's radius is written here once for every backend's Python code.
 docs/semantics.md, "Confidence sets and EVI", fixes what Lemma 5 leaves open:
 the logarithm is natural, ``S`` in it is the number of non-goal states, and
 every next state (the goal included) gets a radius
@@ -9,15 +10,116 @@ every next state (the goal included) gets a radius
     N^+ = \max(1, N(s,a)),\quad \hat p = N(s,a,s') / N^+,\quad
     L = \log\frac{S A N^+}{\delta},\quad
     \beta = 4 \sqrt{\frac{\hat p L}{N^+}} + \frac{28 L}{N^+}.
+
+The named boxes of :func:`confidence_boxes` are ``"paper"`` (that radius),
+``"bernstein"`` and ``"kl"``.
+
+Each kind gives every next state ``s'`` of every pair ``(s, a)`` an interval
+``[lo, hi]`` that contains ``p(s'|s, a)`` on one event of probability at least
+``1 - delta`` (all pairs, all next states, and for the time-uniform kinds all
+sample sizes at once). The box of a pair is the product of its intervals,
+intersected with the simplex.
+
+The boxes are stored sparse, on the pattern of the observed next states: a
+next state a pair never reached has the interval of an empirical frequency 0,
+which depends on the pair's sample size only, so all of them share one upper
+end per pair (``hi_unseen``) and lower end 0. Dense counts are read the same
+way, so dense and CSR counts give the same boxes and nothing is densified.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.sparse as sp
+
+from ._checks import check_real, csr_position
+from .errors import NotFiniteError, ParameterError, ShapeError
+from .results import Result
+
+__all__ = [
+    "BOX_KINDS",
+    "ConfidenceBoxes",
+    "confidence_boxes",
+    "kl_interval",
+]
 
 RADIUS_SQRT_FACTOR = 4.0
 """The factor 4 of the square-root term of Lemma 5's radius."""
 
 RADIUS_LINEAR_FACTOR = 28.0
 """The factor 28 of the ``L / N^+`` term of Lemma 5's radius."""
+
+BOX_KINDS = ("paper", "bernstein", "kl")
+"""The confidence-set kinds, in the order of the docs."""
+
+KL_BISECTIONS = 64
+"""Bisection steps of :func:`kl_interval`: below one ulp of ``[0, 1]`` after 53."""
+
+SIMPLEX_SLACK = 1e-12
+"""A box meets the simplex when the sum of its upper ends is at least ``1 - SIMPLEX_SLACK``."""
+
+
+@dataclass(frozen=True, repr=False)
+class ConfidenceBoxes(Result):
+    r"""Per-entry boxes of every pair, on the sparsity pattern of the counts.
+
+    Row ``i = s * A + a`` holds the pair ``(s, a)``; its stored next states are
+    ``indices[indptr[i]:indptr[i+1]]`` (ascending), with intervals
+    ``[lo[k], hi[k]]``. Every other next state of the row has the interval
+    ``[0, hi_unseen[i]]``.
+
+    Attributes
+    ----------
+    n_states, n_actions : int
+        ``S`` and ``A``.
+    indptr : ndarray of int64, shape (S*A + 1,)
+    indices : ndarray of int64, shape (nnz,)
+        Stored next states (``0 .. S``, the goal is ``S``).
+    lo, hi : ndarray of float64, shape (nnz,)
+        Interval ends of the stored entries, ``0 <= lo <= hi <= 1``.
+    hi_unseen : ndarray of float64, shape (S*A,)
+        Upper end shared by the next states a row does not store.
+    p_hat : ndarray of float64, shape (nnz,)
+        Empirical frequencies of the stored entries.
+    n : ndarray of float64, shape (S*A,)
+        Sample size ``N(s, a)`` of every row.
+    kind : str
+        One of :data:`BOX_KINDS`.
+    delta : float
+        Confidence level.
+    """
+
+    n_states: int
+    n_actions: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    hi_unseen: np.ndarray
+    p_hat: np.ndarray
+    n: np.ndarray
+    kind: str
+    delta: float
+
+    @property
+    def rows(self):
+        """Row of every stored entry, int64 array of shape ``(nnz,)``."""
+        return np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
+
+    @property
+    def free_mass(self):
+        """``1 - sum lo`` of every row, shape ``(S*A,)`` (unseen entries have ``lo = 0``)."""
+        return 1.0 - np.bincount(self.rows, weights=self.lo, minlength=self.indptr.size - 1)
+
+    def to_dense(self):
+        """The boxes as arrays ``lo, hi`` of shape ``(S, A, S+1)`` (for small models and tests)."""
+        S, A = self.n_states, self.n_actions
+        hi = np.repeat(self.hi_unseen, S + 1).reshape(S * A, S + 1)
+        lo = np.zeros_like(hi)
+        rows = self.rows
+        hi[rows, self.indices] = self.hi
+        lo[rows, self.indices] = self.lo
+        return lo.reshape(S, A, S + 1), hi.reshape(S, A, S + 1)
 
 
 def log_term(n_plus, n_states, n_actions, delta):
@@ -29,3 +131,220 @@ def radius(p_hat, log_l, n_plus):
     """Lemma 5's ``beta = 4 sqrt(p_hat L / N^+) + 28 L / N^+``, elementwise (broadcasting)."""
     return (RADIUS_SQRT_FACTOR * np.sqrt(p_hat * log_l / n_plus)
             + RADIUS_LINEAR_FACTOR * log_l / n_plus)
+
+
+def _counts_csr(counts):
+    """Canonical CSR float64 counts ``(S*A, S+1)`` from dense ``(S, A, S+1)`` or CSR, checked."""
+    if sp.issparse(counts):
+        rows, cols = counts.shape
+        S = cols - 1
+        if S < 1 or rows < S or rows % S:
+            raise ShapeError(
+                f"`counts` must have shape (S*A, S+1) with S, A >= 1 when sparse; got "
+                f"{counts.shape}."
+            )
+        csr = sp.csr_array(counts, dtype=np.float64, copy=True)
+    else:
+        dense = np.asarray(counts, dtype=np.float64)
+        if dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[2] != dense.shape[0] + 1:
+            raise ShapeError(
+                f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
+            )
+        S = dense.shape[0]
+        csr = sp.csr_array(dense.reshape(-1, S + 1))
+    csr.sum_duplicates()
+    A = csr.shape[0] // S
+    for bad, what in ((~np.isfinite(csr.data), "finite counts"), (csr.data < 0, ">= 0")):
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            error = NotFiniteError if what == "finite counts" else ParameterError
+            raise error(
+                f"`counts` must hold {what}; got {float(csr.data[k])!r} at (s, a, s') = "
+                f"{csr_position(csr, k, A)}."
+            )
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    return csr, S, A
+
+
+def _kl(p, q):
+    """Bernoulli KL divergence ``kl(p, q)`` with ``0 log 0 = 0``, elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(p > 0, p * np.log(p / q), 0.0)
+        b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
+    return a + b
+
+
+def kl_interval(p_hat, n, level):
+    r"""The Chernoff interval ``{q in [0, 1] : n kl(p_hat, q) <= level}``, rounded outwards.
+
+    Parameters
+    ----------
+    p_hat : array_like of float in [0, 1]
+        Empirical frequencies.
+    n : array_like of float >= 0
+        Sample sizes (broadcast with ``p_hat``); ``n = 0`` gives ``[0, 1]``.
+    level : array_like of float > 0
+        The bound ``l`` on ``n kl(p_hat, q)``.
+
+    Returns
+    -------
+    lo, hi : ndarray of float64
+        The ends, found by :data:`KL_BISECTIONS` vectorised bisection steps on
+        each side of ``p_hat``; each end is the outer end of its last bracket,
+        so the exact interval lies inside ``[lo, hi]``:
+
+        .. math::
+
+            \{q : n\,\mathrm{kl}(\hat p, q) \le l\} \subseteq [lo, hi], \qquad
+            \mathrm{kl}(p, q) = p \log\frac{p}{q} + (1 - p)\log\frac{1 - p}{1 - q}.
+
+    Examples
+    --------
+    >>> lo, hi = kl_interval(0.0, 100.0, 3.0)
+    >>> float(lo), round(float(hi), 6), round(1 - float(np.exp(-0.03)), 6)
+    (0.0, 0.029554, 0.029554)
+    """
+    p_hat, n, level = np.broadcast_arrays(
+        np.asarray(p_hat, dtype=np.float64), np.asarray(n, dtype=np.float64),
+        np.asarray(level, dtype=np.float64),
+    )
+    with np.errstate(divide="ignore"):
+        radius = np.where(n > 0, level / np.where(n > 0, n, 1.0), np.inf)
+    ends = []
+    for inner, outer in ((p_hat, np.zeros_like(p_hat)), (p_hat, np.ones_like(p_hat))):
+        inside, outside = inner.copy(), outer.copy()
+        for _ in range(KL_BISECTIONS):
+            mid = 0.5 * (inside + outside)
+            ok = _kl(p_hat, mid) <= radius
+            inside = np.where(ok, mid, inside)
+            outside = np.where(ok, outside, mid)
+        ends.append(np.where(_kl(p_hat, outer) <= radius, outer, outside))
+    return ends[0], ends[1]
+
+
+def _level(kind, n, S, A, delta):
+    """The log term of ``kind`` for rows of ``n`` samples (``n >= 1``)."""
+    if kind == "paper":
+        return log_term(np.maximum(1.0, n), S, A, delta)
+    union = S * A * (S + 1) * n * (n + 1) / delta
+    return np.log((2.0 if kind == "kl" else 4.0) * union)
+
+
+def _intervals(kind, p_hat, n, level):
+    """Interval ends for frequencies ``p_hat`` of rows with ``n`` samples and log term ``level``."""
+    if kind == "kl":
+        return kl_interval(p_hat, n, level)
+    if kind == "paper":
+        width = radius(p_hat, level, np.maximum(1.0, n))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variance = n * p_hat * (1.0 - p_hat) / (n - 1.0)
+            width = np.sqrt(2.0 * variance * level / n) + 7.0 * level / (3.0 * (n - 1.0))
+        width = np.where(n >= 2, width, np.inf)
+    return np.maximum(0.0, p_hat - width), np.minimum(1.0, p_hat + width)
+
+
+def confidence_boxes(counts, delta, kind="kl"):
+    r"""Per-entry confidence boxes of a named kind, from sample counts.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts ``N(s, a, s')`` (row ``s*A + a`` when CSR); never densified.
+    delta : float in (0, 1)
+        Confidence level: the true kernel lies in every box, for every pair,
+        with probability at least ``1 - delta``.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        Which intervals; see Notes.
+
+    Returns
+    -------
+    ConfidenceBoxes
+        The boxes, stored on the pattern of the observed next states.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError
+        On counts of another shape, or NaN/infinite counts.
+    ParameterError
+        On negative counts, ``delta`` outside ``(0, 1)``, an unknown ``kind``,
+        or a pair whose box misses the simplex (only ``"paper"`` with a
+        ``delta`` close to 1 and a pair without samples).
+
+    Notes
+    -----
+    With ``N = N(s, a)``, ``p_hat = N(s, a, s') / N`` and ``S`` non-goal states:
+
+    - ``"paper"`` is Lemma 5 as docs/semantics.md fixes it: ``N+ = max(1, N)``,
+      ``L = log(S A N+ / delta)`` and the box
+      ``p_hat -+ (4 sqrt(p_hat L / N+) + 28 L / N+)`` clipped to ``[0, 1]``.
+    - ``"kl"`` is the Chernoff interval of each entry,
+
+      .. math::
+
+          \{q : N\,\mathrm{kl}(\hat p, q) \le l_N\}, \qquad
+          l_N = \log\frac{2 S A (S+1) N (N+1)}{\delta},
+
+      computed by :func:`kl_interval`. For a fixed entry and a fixed ``N``,
+      the Chernoff bound gives each side probability at most ``exp(-l_N)``.
+    - ``"bernstein"`` is the empirical Bernstein interval of Maurer and
+      Pontil (2009, Thm. 4) on each side with ``delta_N / 2``:
+
+      .. math::
+
+          |\hat p - p| \le \sqrt{\frac{2 V_N L_N}{N}} + \frac{7 L_N}{3 (N - 1)},
+          \qquad V_N = \frac{N \hat p (1 - \hat p)}{N - 1}, \qquad
+          L_N = \log\frac{4 S A (S+1) N (N+1)}{\delta},
+
+      and ``[0, 1]`` while ``N < 2``.
+
+    Both non-paper kinds are **time-uniform**. The ``N``-th sample of a pair is
+    the ``N``-th draw of an i.i.d. sequence, whatever rule chose to draw it,
+    so the event that every interval built from the first ``N`` samples holds
+    is one event about those sequences. Its failure probability is at most the
+    union over ``(s, a, s', N)``:
+
+    .. math::
+
+        \sum_{s, a, s'} \sum_{N \ge 1} \frac{\delta}{S A (S+1) N (N+1)} = \delta,
+
+    since :math:`\sum_{N \ge 1} 1 / (N (N+1)) = 1`. Data-dependent stopping
+    and adaptive allocation therefore cost nothing in ``delta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 1, 2)); counts[0, 0] = [30, 70]
+    >>> boxes = confidence_boxes(counts, 0.1, kind="kl")
+    >>> bool(boxes.lo[1] < 0.7 < boxes.hi[1])
+    True
+    """
+    csr, S, A = _counts_csr(counts)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    if kind not in BOX_KINDS:
+        raise ParameterError(f"`kind` must be one of {BOX_KINDS}; got {kind!r}.")
+    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    stored = np.diff(csr.indptr)
+    n_entry = np.repeat(n, stored)
+    p_hat = csr.data / n_entry
+    level = _level(kind, np.maximum(n, 1.0), S, A, delta)
+    lo, hi = _intervals(kind, p_hat, n_entry, np.repeat(level, stored))
+    hi_unseen = _intervals(kind, np.zeros_like(n), n, level)[1]
+    if kind != "paper":
+        hi_unseen = np.where(n > 0, hi_unseen, 1.0)
+    rows = np.repeat(np.arange(S * A), stored)
+    hi_sum = np.bincount(rows, weights=hi, minlength=S * A) + (S + 1 - stored) * hi_unseen
+    short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
+    if short.size:
+        s, a = divmod(int(short[0]), A)
+        raise ParameterError(
+            f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
+            f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
+            "pair at least once or use a smaller `delta`."
+        )
+    return ConfidenceBoxes(
+        n_states=S, n_actions=A, indptr=csr.indptr.astype(np.int64),
+        indices=csr.indices.astype(np.int64), lo=lo, hi=hi, hi_unseen=hi_unseen,
+        p_hat=p_hat, n=n, kind=kind, delta=delta,
+    )

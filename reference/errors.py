@@ -24,6 +24,7 @@ __all__ = [
     "GenerativeModelError",
     "CheckpointError",
     "UnfingerprintedModelWarning",
+    "NotCertifiedWarning",
 ]
 
 
@@ -99,3 +100,11 @@ class CheckpointError(SSPValueError):
 class UnfingerprintedModelWarning(SSPWarning):
     """A checkpoint is resumed with a model that declares no identity, so it cannot be
     checked against the model whose samples it holds."""
+
+
+class NotCertifiedWarning(SSPWarning, RuntimeWarning):
+    """A returned policy is not certified at the accuracy asked for.
+
+    Its certificate (``result.certificate``) gives the bounds and the gap;
+    the result's ``message`` says so too.
+    """

@@ -1,0 +1,639 @@
+r"""Certificates computed from the data, and a solver that stops as soon as it can prove eps-optimality.
+
+A **certificate** of a policy ``pi`` is a pair of value vectors computed from
+the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
+holding on the confidence event of the boxes (probability at least
+``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
+``max_s (V^pi - V*)``, whatever the constants of the allocation were, so a
+policy whose gap is at most ``eps`` is eps-optimal with probability at least
+``1 - delta``. :func:`certify` computes one for any policy;
+:func:`solve_certified` samples until its own policy is certified.
+"""
+
+import hashlib
+import math
+import numbers
+import os
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
+
+from ._checks import as_float_array, check_costs, check_int, check_policy, check_real, make_rng
+from .algorithms import _as_model
+from .confidence import BOX_KINDS, confidence_boxes
+from .errors import NotCertifiedWarning, ParameterError
+from .chains import chain_values
+from .generative import SampleStore
+from .results import Result
+from .robust import _optimistic, _pour, _robust_policy, _robust_values
+
+__all__ = [
+    "ALLOCATIONS",
+    "INITIAL_PER_PAIR",
+    "GROWTH",
+    "Certificate",
+    "CertifiedRound",
+    "CertifiedResult",
+    "certify",
+    "solve_certified",
+]
+
+ALLOCATIONS = ("adaptive", "uniform")
+"""How :func:`solve_certified` spreads each round's new calls over the pairs."""
+
+INITIAL_PER_PAIR = 64
+"""Samples of every pair in the first round of :func:`solve_certified`."""
+
+GROWTH = 1.3
+"""Factor by which :func:`solve_certified` grows the total number of calls per round."""
+
+FLOOR_SHARE = 0.02
+"""Adaptive allocation: every pair not yet ruled out is kept at this share of the mean count."""
+
+
+@dataclass(frozen=True, repr=False)
+class Certificate(Result):
+    r"""Bounds on ``V*`` and ``V^pi`` computed from samples, valid on the confidence event.
+
+    Attributes
+    ----------
+    policy : ndarray of int64, shape (S,)
+        The certified policy.
+    lower : ndarray of float64, shape (S,)
+        ``lower <= V*`` (the best value over proper policies): the fixed point
+        of EVI's operator over the boxes, checked
+        (:func:`reference.robust.optimistic_values`).
+    upper : ndarray of float64, shape (S,)
+        ``upper >= V^pi``: the policy's worst case over the boxes, checked
+        (:func:`reference.robust.robust_policy_values`); ``+inf`` where no
+        finite bound holds.
+    gap : float
+        ``max_s (upper - lower)``: on the event,
+        :math:`\max_s (V^\pi - V^*)(s) \le` ``gap``.
+    relative_gap : float
+        ``max_s (upper - lower) / lower`` (``0`` where both are 0, ``inf``
+        where only ``lower`` is).
+    kind : str
+        The confidence-set kind.
+    delta : float
+        The confidence level: the bounds hold together with probability at
+        least ``1 - delta``.
+    message : str
+        One line: the gap, and how the two bounds were computed.
+    """
+
+    policy: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    gap: float
+    relative_gap: float
+    kind: str
+    delta: float
+    message: str
+
+    def certified(self, eps, relative=False):
+        """Whether the certificate proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
+
+        Parameters
+        ----------
+        eps : float > 0
+            Accuracy.
+        relative : bool, default False
+            Test ``relative_gap`` instead of ``gap``.
+
+        Returns
+        -------
+        bool
+        """
+        eps = check_real("eps", eps, 0.0, None, low_open=True)
+        return bool((self.relative_gap if relative else self.gap) <= eps)
+
+
+@dataclass(frozen=True, repr=False)
+class CertifiedRound(Result):
+    """One round of :func:`solve_certified`.
+
+    Attributes
+    ----------
+    n_calls : int
+        Calls made so far (the boxes of the round use all of them).
+    gap, relative_gap : float
+        Of the round's certificate (on the perturbed costs with ``theta``).
+    max_lower, max_upper : float
+        ``max lower`` and ``max upper`` of the round.
+    n_infinite : int
+        States where ``upper`` is infinite.
+    d_hat : float or None
+        With ``theta``: the robust unit-cost bound on ``D`` (``inf`` while
+        none is finite).
+    nu : float or None
+        With ``theta``: the cost floor ``eps / (2 theta d_hat)``.
+    seconds : float
+        Wall time of the round (ignored when rounds are compared).
+    """
+
+    n_calls: int
+    gap: float
+    relative_gap: float
+    max_lower: float
+    max_upper: float
+    n_infinite: int
+    d_hat: object
+    nu: object
+    seconds: float = field(compare=False)
+
+
+@dataclass(frozen=True, repr=False)
+class CertifiedResult(Result):
+    """Output of :func:`solve_certified`.
+
+    Attributes
+    ----------
+    policy : ndarray of int64, shape (S,)
+        ``pi_U``, the policy minimising the pessimistic value of the last round.
+    values : ndarray of float64, shape (S,)
+        Its certified upper bound ``U`` (``certificate.upper``).
+    certificate : Certificate
+        The last round's certificate of ``policy`` (on the costs
+        ``max(c, nu)`` with ``theta``; ``upper`` bounds ``V^pi`` of the
+        original costs too).
+    certified : bool
+        Whether the certificate meets the target: ``gap <= eps`` (``eps / 2``
+        with ``theta``), or ``relative_gap <= eps`` with ``relative``.
+    n_calls : int
+        Generative-model calls made by the run (including before a resume).
+    calls : ndarray of int64, shape (S, A)
+        Calls per pair.
+    history : tuple of CertifiedRound
+        One record per round.
+    converged : bool
+        Same as ``certified``: whether the run reached its target.
+    message : str
+        How the run ended.
+    eps, delta : float
+        Accuracy and confidence level asked for.
+    kind : str
+        Confidence-set kind.
+    relative : bool
+        Whether ``eps`` is relative.
+    theta : float or None
+        Slack of the ``c_min = 0`` variant.
+    d_hat, nu : float or None
+        With ``theta``: the last round's bound on ``D`` and cost floor.
+    allocation : str
+        ``"adaptive"`` or ``"uniform"``.
+    budget : int or None
+        The cap on calls.
+    seed : int or None
+        The seed given.
+    """
+
+    policy: np.ndarray
+    values: np.ndarray
+    certificate: Certificate
+    certified: bool
+    n_calls: int
+    calls: np.ndarray
+    history: tuple
+    converged: bool
+    message: str
+    eps: float
+    delta: float
+    kind: str
+    relative: bool
+    theta: object
+    d_hat: object
+    nu: object
+    allocation: str
+    budget: object
+    seed: object
+
+
+def _gaps(lower, upper):
+    """``(max (upper - lower), max (upper - lower) / lower)`` with the conventions of Certificate."""
+    diff = np.where(np.isinf(upper), np.inf, upper - lower)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(diff <= 0, 0.0, np.where(lower > 0, diff / lower, np.inf))
+    return float(diff.max()), float(ratio.max())
+
+
+def _certificate(boxes, costs, policy, lower, lower_message):
+    """Certificate of ``policy`` given the checked ``lower`` bound of the same boxes."""
+    S = boxes.n_states
+    upper, _, infinite, n_iter, converged, dropped, _ = _robust_values(
+        boxes, costs[np.arange(S), policy], policy)
+    gap, relative_gap = _gaps(lower, upper)
+    n_inf = int(np.isinf(upper).sum())
+    how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
+    message = (
+        f"{boxes.kind} boxes at delta = {boxes.delta:g}: gap max(upper - lower) = {gap:.6g}, "
+        f"relative gap {relative_gap:.6g}; {how}. Lower: {lower_message}"
+    )
+    return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
+                       relative_gap=relative_gap, kind=boxes.kind, delta=boxes.delta,
+                       message=message)
+
+
+def certify(counts, costs, policy, delta, kind="kl"):
+    r"""Certificate of a policy from sample counts: ``lower <= V*`` and ``upper >= V^pi``.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts ``N(s, a, s')``; CSR counts are never densified.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    policy : array_like of int, shape (S,)
+        The policy to certify.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes (:func:`reference.confidence.confidence_boxes`).
+
+    Returns
+    -------
+    Certificate
+        With probability at least ``1 - delta`` (the event that the true
+        kernel lies in every box),
+
+        .. math::
+
+            \text{lower} \le V^* \quad\text{and}\quad V^\pi \le \text{upper},
+            \qquad\text{so}\qquad
+            \max_s \big(V^\pi(s) - V^*(s)\big) \le \text{gap}.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        On counts, costs, policy, ``delta`` or ``kind`` out of form.
+
+    Notes
+    -----
+    ``lower`` comes from :func:`reference.robust.optimistic_values` started at
+    ``policy`` and ``upper`` from :func:`reference.robust.robust_policy_values`;
+    each is accepted only after its Bellman check. With the time-uniform
+    kinds the certificate stays valid however the samples were allocated and
+    whenever it is computed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 2, 2)); counts[0, 0] = [1000, 0]; counts[0, 1] = [0, 1000]
+    >>> cert = certify(counts, np.ones((1, 2)), [1], delta=0.1)
+    >>> bool(cert.certified(0.1)), bool(certify(counts, np.ones((1, 2)), [0], 0.1).certified(0.1))
+    (True, False)
+    """
+    boxes = confidence_boxes(counts, delta, kind)
+    S, A = boxes.n_states, boxes.n_actions
+    costs = as_float_array("costs", costs, (S, A))
+    if np.any(costs < 0):
+        s, a = (int(i) for i in np.argwhere(costs < 0)[0])
+        raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
+    policy = check_policy(policy, S, A)
+    lower, _, _, _, _, lower_message = _optimistic(boxes, costs, policy)
+    return _certificate(boxes, costs, policy, lower, lower_message)
+
+
+class _CertifiedRun:
+    """Sample store, generator and rounds of one certified run; saved after every round."""
+
+    def __init__(self, model, params, seed, callback, checkpoint):
+        self.model, self.params = model, params
+        self.callback, self.checkpoint = callback, checkpoint
+        self.resumed = checkpoint is not None and os.path.exists(checkpoint)
+        if self.resumed:
+            self.store, self.rng, meta = SampleStore.load(checkpoint)
+            saved = meta.get("params")
+            for key, value in params.items():
+                if saved is None or saved.get(key) != value:
+                    raise ParameterError(
+                        f"`checkpoint` {os.fspath(checkpoint)!r} belongs to another run: it has "
+                        f"{key} = {None if saved is None else saved.get(key)!r}, this call has "
+                        f"{key} = {value!r}."
+                    )
+            self.history = [CertifiedRound(**r) for r in meta["history"]]
+        else:
+            self.store = SampleStore(model.n_states, model.n_actions)
+            self.rng = make_rng(seed)
+            self.history = []
+
+    def record(self, round_):
+        self.history.append(round_)
+        if self.checkpoint is not None:
+            meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
+            self.store.save(self.checkpoint, self.rng, meta)
+        if self.callback is not None:
+            self.callback(round_)
+
+    def draw(self, more):
+        """Draw ``more[s*A + a]`` samples of every pair (int64 array of shape ``(S*A,)``)."""
+        pairs = np.flatnonzero(more > 0)
+        self.store.draw_pairs(self.model, pairs, more[pairs], self.rng)
+
+
+def _occupancy(kernel, start):
+    r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper chain ``kernel``.
+
+    ``Q`` is the non-goal part of ``kernel`` (CSR ``(S, S+1)``); returns zeros
+    when the system is singular in double precision.
+    """
+    S = kernel.shape[0]
+    system = (sp.identity(S, format="csc") - kernel[:, :S].T).tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sp.linalg.MatrixRankWarning)
+        try:
+            visits = np.atleast_1d(sp.linalg.spsolve(system, start))
+        except sp.linalg.MatrixRankWarning:
+            return np.zeros(S)
+    return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
+
+
+def _widths(boxes, rows, upper, lower):
+    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
+
+    ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
+    optimist's against ``lower``; a pair that can reach an infinite
+    ``upper`` gets ``inf``.
+    """
+    u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
+    worst = _pour(boxes, rows, u_ext, descending=True)
+    best = _pour(boxes, rows, l_ext, descending=False)
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
+        np.cumsum(stored) - stored, stored)
+    owner = np.repeat(np.arange(rows.size), stored)
+    p_hat, cols = boxes.p_hat[entry], boxes.indices[entry]
+    n = boxes.n[rows]
+    mean_u = np.bincount(owner, weights=p_hat * u_ext[cols], minlength=rows.size)
+    mean_l = np.bincount(owner, weights=p_hat * l_ext[cols], minlength=rows.size)
+    with np.errstate(invalid="ignore"):
+        width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
+    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
+
+
+def _adaptive_draws(boxes, costs, target_total, lower, policy_l, kernel_l, upper, goal_gap):
+    r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
+
+    With ``nu`` the expected visits of the optimistic policy (in its kernel)
+    from the states whose gap exceeds the target, ``w`` the width term of its
+    pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
+    optimistic policy aim at counts proportional to
+    :math:`(\nu w \sqrt{n})^{2/3}`, the allocation minimising
+    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
+    whose optimistic Q-value does not already exceed ``upper`` are kept at
+    :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
+    largest finite one (at least 1).
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    states = np.arange(S)
+    gaps = np.where(np.isinf(upper), np.inf, upper - lower)
+    start = (gaps > goal_gap).astype(float)
+    visits = _occupancy(kernel_l, start)
+    rows = states * A + policy_l
+    width = _widths(boxes, rows, upper, lower)
+    finite = width[np.isfinite(width)]
+    width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
+    n = boxes.n
+    score = np.zeros(S * A)
+    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
+    target = np.zeros(S * A)
+    if score.sum() > 0:
+        target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
+    q_low = costs + _pour(boxes, np.arange(S * A), np.append(lower, 0.0),
+                          descending=False).reshape(S, A)
+    alive = (q_low <= upper[:, None]).ravel()
+    target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
+    return np.maximum(target - n, 0.0)
+
+
+def _next_draws(boxes, costs, allocation, n_calls, state, goal_gap, cap):
+    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round)."""
+    S, A = boxes.n_states, boxes.n_actions
+    if allocation == "uniform":
+        per_pair = math.ceil(GROWTH * n_calls / (S * A))
+        more = np.maximum(per_pair - boxes.n, 0.0)
+    else:
+        more = _adaptive_draws(boxes, costs, GROWTH * n_calls, *state, goal_gap)
+        if not more.sum() > 0:
+            more[np.arange(S) * A + state[1]] = 1.0
+        more = more * ((GROWTH - 1.0) * n_calls / more.sum())
+    total = min(cap, math.ceil(more.sum()))
+    draws = np.floor(more * (total / more.sum())).astype(np.int64)
+    spare = total - int(draws.sum())
+    draws[np.argsort(draws - more, kind="stable")[:spare]] += 1
+    return draws
+
+
+def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed):
+    return {
+        "algorithm": "certified",
+        "n_states": model.n_states,
+        "n_actions": model.n_actions,
+        "costs_sha256": hashlib.sha256(costs.tobytes()).hexdigest(),
+        "eps": eps,
+        "delta": delta,
+        "kind": kind,
+        "relative": relative,
+        "theta": theta,
+        "budget": budget,
+        "allocation": allocation,
+        "seed": int(seed) if isinstance(seed, numbers.Integral) else None,
+    }
+
+
+def _round(boxes, costs, eps, theta, policies):
+    """Bounds of one round; returns ``(costs', lower, pi_L, kernel_L, lower message, pi_U, d_hat, nu)``.
+
+    With ``theta``, ``d_hat`` is the robust optimal unit-cost value (``inf``
+    when not finite, and then the round works on unit costs to find the goal).
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    d_hat = nu = None
+    if theta is not None:
+        unit = np.ones((S, A))
+        start = policies.get("unit", np.zeros(S, dtype=np.int64))
+        low = _optimistic(boxes, unit, start)
+        robust = _robust_policy(boxes, unit, low[1])
+        policies["unit"] = robust[1]
+        d_hat = float(robust[0].max())
+        if not np.isfinite(d_hat):
+            return (unit,) + low[:3] + (low[5], robust[1], d_hat, None)
+        nu = eps / (2.0 * theta * d_hat)
+        costs = np.maximum(costs, nu)
+    start = policies.get("lower", np.argmin(costs, axis=1))
+    lower, policy_l, kernel_l, _, _, lower_message = _optimistic(boxes, costs, start)
+    policies["lower"] = policy_l
+    policy_u = _robust_policy(boxes, costs, policy_l)[1]
+    return costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu
+
+
+def solve_certified(model, costs, eps, delta, kind="kl", relative=False, theta=None,
+                    budget=None, seed=None, checkpoint=None, callback=None,
+                    allocation="adaptive"):
+    r"""A policy with a certificate of eps-optimality, sampling only until the certificate holds.
+
+    Parameters
+    ----------
+    model : GenerativeModel or SSP
+        Source of samples (an SSP is wrapped in a
+        :class:`~reference.generative.TabularGenerativeModel`).
+    costs : array_like of shape (S, A)
+        Costs in ``[0, 1]``; ``c_min > 0`` unless ``theta`` is given.
+    eps : float in (0, 1]
+        Accuracy (absolute, or relative with ``relative=True``).
+    delta : float in (0, 1)
+        Confidence level.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        Confidence sets (:func:`reference.confidence.confidence_boxes`); the
+        guarantee needs a time-uniform kind (``"kl"`` or ``"bernstein"``),
+        since the run stops on its data.
+    relative : bool, default False
+        Stop when ``upper <= (1 + eps) lower`` instead of ``upper - lower <= eps``.
+    theta : float >= 1, optional
+        ``c_min = 0`` variant: run on the costs ``max(c, nu)`` with
+        ``nu = eps / (2 theta d_hat)``, stopping at gap ``eps / 2``.
+    budget : int, optional
+        Cap on calls. When reached, the best policy found is returned with
+        ``certified = False`` and its certificate, a message and a
+        :class:`~reference.errors.NotCertifiedWarning`.
+    seed : None, int or numpy.random.Generator
+        Randomness of the sampling: a seed fixes the result.
+    checkpoint : str or os.PathLike, optional
+        File holding the samples, the generator's state and the rounds,
+        rewritten after every round; when it exists the run resumes from it
+        and ends with exactly the result of an uninterrupted run.
+    callback : callable, optional
+        Called with each :class:`CertifiedRound` once it is recorded.
+    allocation : {"adaptive", "uniform"}, default "adaptive"
+        How new calls are spread over the pairs.
+
+    Returns
+    -------
+    CertifiedResult
+        The policy ``pi_U``, its certificate, the calls and the rounds.
+
+    Raises
+    ------
+    ParameterError
+        On ``eps``, ``delta``, ``theta``, ``budget``, ``kind`` or
+        ``allocation`` out of range, ``c_min = 0`` without ``theta``, a
+        ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
+    ShapeError, NotFiniteError, CostError
+        On costs of the wrong shape, not finite, or outside ``[0, 1]``.
+
+    Notes
+    -----
+    Every round builds the boxes from all the samples so far and computes
+
+    - ``L``, the optimistic value (EVI's fixed point, solved exactly from the
+      previous optimistic policy, checked: ``L <= V*``);
+    - ``pi_U``, the policy minimising the pessimistic value, by robust policy
+      iteration started from the optimistic policy, and its checked
+      ``U >= V^{pi_U}``.
+
+    It stops when :math:`\max_s (U - L)(s) \le \epsilon` (or
+    :math:`U \le (1 + \epsilon) L`) and returns ``pi_U``: on the event of the
+    boxes, which holds with probability at least ``1 - delta`` for every
+    round at once (the kinds are time-uniform),
+    :math:`V^{\pi_U} - V^* \le U - L \le \epsilon`.
+
+    The first round draws :data:`INITIAL_PER_PAIR` samples of every pair;
+    each later one grows the total by :data:`GROWTH`. ``"uniform"`` gives
+    every pair the same count. ``"adaptive"`` aims the pairs of the optimistic
+    policy at counts proportional to :math:`(\nu w \sqrt{n})^{2/3}`, with
+    ``nu`` its expected visits from the states whose gap is still too large
+    and ``w`` the pair's width term :math:`(p^+ - \hat p) U + (\hat p - p^-) L`;
+    every pair whose optimistic Q-value does not exceed ``U`` keeps a floor of
+    :data:`FLOOR_SHARE` of the mean count. While ``U`` is infinite, the width
+    of the pairs leading there counts as the largest finite width, so the
+    optimistic policy's pairs grow until their lower ends force mass towards
+    the goal.
+
+    With ``theta``: ``d_hat`` is the robust optimal unit-cost value over the
+    same boxes, an upper bound on the diameter ``D`` on the event, and
+    ``nu = eps / (2 theta d_hat)``. On the event, every ``pi`` in
+    ``Pi_theta`` has ``V^pi_{max(c, nu)} <= V^pi + nu theta D <= V^pi + eps/2``,
+    so a gap of ``eps / 2`` on the perturbed costs gives
+    ``V^{pi_U} <= V*_theta + eps`` (Thm. 2's form, docs/semantics.md).
+
+    Examples
+    --------
+    >>> import reference as sspgm
+    >>> ssp = sspgm.tradeoff()
+    >>> res = solve_certified(ssp, ssp.costs, eps=0.1, delta=0.1, seed=0)
+    >>> bool(res.certified), bool(res.certificate.gap <= 0.1)
+    (True, True)
+    """
+    model = _as_model(model)
+    S, A = model.n_states, model.n_actions
+    costs = check_costs("costs", costs, S, A, "`model`")
+    eps = check_real("eps", eps, 0.0, 1.0, low_open=True)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    if kind not in BOX_KINDS or kind == "paper":
+        raise ParameterError(
+            f"`kind` must be 'kl' or 'bernstein' (time-uniform boxes, needed by a run that "
+            f"stops on its data); got {kind!r}."
+        )
+    if allocation not in ALLOCATIONS:
+        raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
+    relative = bool(relative)
+    if budget is not None:
+        budget = check_int("budget", budget, low=S * A * INITIAL_PER_PAIR)
+    if theta is None:
+        if costs.min() <= 0.0:
+            s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
+            raise ParameterError(
+                f"`costs` has c_min = 0 (costs[{s}, {a}] = 0); pass `theta` (>= 1) for the "
+                "variant that is eps-optimal against the policies reaching the goal within "
+                "theta times the diameter."
+            )
+    else:
+        theta = check_real("theta", theta, 1.0)
+    goal_gap = eps if theta is None else eps / 2.0
+    run = _CertifiedRun(
+        model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed),
+        seed, callback, checkpoint)
+    if not run.resumed:
+        run.draw(np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
+    policies = {}
+    first = True
+    while True:
+        start_time = time.perf_counter()
+        boxes = confidence_boxes(run.store.counts_csr(), delta, kind)
+        work_costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu = _round(
+            boxes, costs, eps, theta, policies)
+        searching = d_hat is not None and not np.isfinite(d_hat)
+        cert = _certificate(boxes, work_costs, policy_u, lower, lower_message)
+        done = not searching and cert.certified(goal_gap, relative)
+        n_calls = run.store.n_samples
+        if not (first and run.resumed):
+            run.record(CertifiedRound(
+                n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
+                max_lower=float(lower.max()), max_upper=float(cert.upper.max()),
+                n_infinite=int(np.isinf(cert.upper).sum()), d_hat=d_hat, nu=nu,
+                seconds=time.perf_counter() - start_time))
+        first = False
+        cap = None if budget is None else budget - n_calls
+        if done or cap == 0:
+            break
+        state = (lower, policy_l, kernel_l, cert.upper)
+        cap = np.iinfo(np.int64).max if cap is None else cap
+        run.draw(_next_draws(boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
+    target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
+    if done:
+        message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "
+                   f"{target}. {cert.message}")
+    else:
+        message = (f"not certified: the budget of {budget} calls is spent and the certificate "
+                   f"does not reach {target}. {cert.message}")
+        warnings.warn(message, NotCertifiedWarning, stacklevel=2)
+    return CertifiedResult(
+        policy=policy_u, values=cert.upper, certificate=cert, certified=done,
+        n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
+        message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
+        d_hat=d_hat, nu=nu, allocation=allocation, budget=budget, seed=seed,
+    )

@@ -1,0 +1,683 @@
+r"""Pessimistic (robust) and optimistic values over per-entry confidence boxes, solved exactly.
+
+Two games on the boxes of :mod:`reference.confidence`:
+
+- the **adversary** (pessimism) picks, for a fixed policy, the kernel in the
+  boxes that maximises the expected cost: its value ``U^pi`` bounds ``V^pi``
+  from above on the confidence event;
+- the **optimist** picks both the action and the kernel that minimise the
+  cost: its value (the fixed point of EVI's operator) bounds ``V*`` from below.
+
+Both inner problems are the greedy pour of App. B: start every next state at
+its lower end and pour the remaining mass into next states in a fixed order,
+each up to its upper end. The optimist pours by increasing value, the goal
+first; the adversary by **decreasing** value, the goal last (ties to the lower
+index either way). Both values are computed by policy iteration with the exact
+evaluation of :func:`reference.evaluation.policy_values` (never by value
+iteration from 0, whose iterates lie below the pessimistic fixed point and
+certify nothing), and each is accepted only after an explicit check of the
+Bellman inequality that makes it a bound; see :func:`robust_policy_values`
+and :func:`optimistic_values`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ._checks import as_float_array, check_policy
+from .confidence import SIMPLEX_SLACK, confidence_boxes
+from .errors import ParameterError, ShapeError
+from .chains import _reaching, chain_values
+from .results import Result
+
+__all__ = [
+    "ROBUST_MAX_ITER",
+    "RobustValuesResult",
+    "pessimistic_inner",
+    "robust_policy_values",
+    "robust_optimal_values",
+    "optimistic_values",
+]
+
+ROBUST_MAX_ITER = 1_000
+"""Largest number of exact evaluations of each policy iteration."""
+
+SWITCH_RTOL = 1e-10
+"""Policy iteration switches a row or an action only for a gain above ``SWITCH_RTOL * max(1, max|V|)``."""
+
+CHECK_MAX_SLACK = 1e-6
+"""Largest relative inflation (upper bound) or deflation (lower bound) the Bellman check may apply."""
+
+
+@dataclass(frozen=True, repr=False)
+class RobustValuesResult(Result):
+    """Output of :func:`robust_policy_values`, :func:`robust_optimal_values` and :func:`optimistic_values`.
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (S,)
+        The certified bound (``+inf`` where none is finite).
+    policy : ndarray of int64, shape (S,)
+        The policy the values belong to.
+    kernel : scipy.sparse CSR matrix, shape (S, S+1)
+        The extremal kernel of ``policy`` in the boxes (the adversary's or the
+        optimist's last choice).
+    infinite : ndarray of bool, shape (S,)
+        States where the value is ``+inf``.
+    n_iter : int
+        Exact evaluations made.
+    converged : bool
+        Whether policy iteration stopped on its own (no improving switch).
+    message : str
+        How the computation ended and what the check found.
+    """
+
+    values: np.ndarray
+    policy: np.ndarray
+    kernel: object
+    infinite: np.ndarray
+    n_iter: int
+    converged: bool
+    message: str
+
+
+def _pour_order(v_ext, descending):
+    """Next states in pour order: by decreasing ``v`` with the goal last, or increasing with it first."""
+    S = v_ext.size - 1
+    if descending:
+        return np.append(np.lexsort((np.arange(S), -v_ext[:S])), S)
+    return np.append(S, np.lexsort((np.arange(S), v_ext[:S])))
+
+
+def _segments(lengths):
+    """Position of every element inside its segment, for consecutive segments of ``lengths``."""
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def _pour(boxes, rows, v_ext, descending, kernel=False):
+    r"""The greedy inner problem of every row in ``rows`` against ``v_ext`` (values, goal last).
+
+    Parameters
+    ----------
+    boxes : ConfidenceBoxes
+    rows : ndarray of int64, shape (n,)
+        Pairs ``s*A + a``.
+    v_ext : ndarray of float64, shape (S+1,)
+        Values of the next states, ``>= 0``, ``+inf`` allowed, ``v_ext[S] = 0``.
+    descending : bool
+        The adversary's pour (decreasing ``v``, goal last) or the optimist's.
+    kernel : bool, default False
+        Also return the poured distributions.
+
+    Returns
+    -------
+    values : ndarray of float64, shape (n,)
+        :math:`\sum_{s'} p(s') v(s')` over the entries with ``p > 0``.
+    kernel : scipy.sparse CSR matrix, shape (n, S+1)
+        Only when ``kernel`` is True.
+
+    Notes
+    -----
+    A row's unseen next states all have the box ``[0, h]``, so its pour never
+    passes position ``k + ceil(m / h) + 1`` of the order (``k`` stored entries,
+    ``m = 1 - sum lo``): only those first positions are expanded, never the
+    dense row.
+    """
+    S = boxes.n_states
+    order = _pour_order(v_ext, descending)
+    rank = np.empty(S + 1, dtype=np.int64)
+    rank[order] = np.arange(S + 1)
+    start, stored = boxes.indptr[rows], np.diff(boxes.indptr)[rows]
+    entry = np.repeat(start, stored) + _segments(stored)
+    e_row = np.repeat(np.arange(rows.size), stored)
+    e_col = boxes.indices[entry]
+    e_lo = boxes.lo[entry]
+    h = boxes.hi_unseen[rows]
+    m = 1.0 - np.bincount(e_row, weights=e_lo, minlength=rows.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reach = np.where(h > 0, np.ceil(np.maximum(m, 0.0) / h), 0.0)
+    n_first = np.where(h > 0, np.minimum(S + 1, stored + reach + 1), 0).astype(np.int64)
+    c_row = np.repeat(np.arange(rows.size), n_first)
+    c_col = order[_segments(n_first)]
+    keys = e_row * (S + 1) + e_col
+    found = np.searchsorted(keys, c_row * (S + 1) + c_col)
+    seen = (found < keys.size) & (keys[np.minimum(found, keys.size - 1)] == c_row * (S + 1) + c_col)
+    unseen = ~seen
+    row = np.concatenate([e_row, c_row[unseen]])
+    col = np.concatenate([e_col, c_col[unseen]])
+    lo = np.concatenate([e_lo, np.zeros(int(unseen.sum()))])
+    gap = np.concatenate([boxes.hi[entry] - e_lo, h[c_row[unseen]]])
+    sort = np.lexsort((rank[col], row))
+    row, col, lo, gap = row[sort], col[sort], lo[sort], gap[sort]
+    filled = np.cumsum(gap)
+    first = np.searchsorted(row, np.arange(rows.size))
+    before = filled - gap - np.where(first > 0, filled[np.maximum(first - 1, 0)], 0.0)[row]
+    p = lo + np.clip(m[row] - before, 0.0, gap)
+    positive = p > 0
+    terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
+    values = np.bincount(row, weights=terms, minlength=rows.size)
+    if not kernel:
+        return values
+    matrix = sp.csr_array(
+        (p[positive], (row[positive], col[positive])), shape=(rows.size, S + 1)
+    )
+    return values, matrix
+
+
+def pessimistic_inner(lo, hi, v):
+    r"""Exact maximiser of ``sum_s' p(s') v(s')`` over a box intersected with the simplex.
+
+    The mirror of :func:`reference.evi.optimistic_inner`: start at the lower
+    ends, then pour the remaining mass into next states by **decreasing**
+    ``v``, ties to the lower index and the goal last, each up to its upper end.
+
+    Parameters
+    ----------
+    lo, hi : ndarray of float64, shape (..., S+1)
+        Box ends, ``0 <= lo <= hi <= 1`` with ``sum lo <= 1 <= sum hi``.
+    v : ndarray of float64, shape (S+1,)
+        Values of the next states, ``>= 0``, the goal last.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., S+1)
+        The maximiser ``p``:
+
+        .. math::
+
+            p = \arg\max \Big\{ \sum_{s'} p(s') v(s') :
+            lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
+
+    Raises
+    ------
+    ShapeError, ParameterError
+        On shapes that disagree, a box outside ``[0, 1]`` or missing the
+        simplex, or a negative or non-finite ``v``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo = np.array([0.1, 0.1, 0.2]); hi = np.array([0.5, 0.6, 0.9])
+    >>> pessimistic_inner(lo, hi, np.array([1.0, 3.0, 0.0])).round(3).tolist()
+    [0.2, 0.6, 0.2]
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if lo.shape != hi.shape or lo.ndim < 1 or v.shape != lo.shape[-1:]:
+        raise ShapeError(
+            "`lo` and `hi` must have the same shape (..., S+1) and `v` shape (S+1,); got "
+            f"{lo.shape}, {hi.shape} and {v.shape}."
+        )
+    if not (np.all(np.isfinite(v)) and np.all(v >= 0)):
+        raise ParameterError(f"`v` must be finite and >= 0; got min {float(np.min(v))!r}.")
+    if (not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)))
+            or np.any((lo < 0) | (lo > hi) | (hi > 1))):
+        raise ParameterError("the box must satisfy 0 <= `lo` <= `hi` <= 1 with finite ends.")
+    if np.any(lo.sum(axis=-1) > 1 + SIMPLEX_SLACK) or np.any(hi.sum(axis=-1) < 1 - SIMPLEX_SLACK):
+        raise ParameterError("the box must meet the simplex (sum `lo` <= 1 <= sum `hi`).")
+    order = _pour_order(v, descending=True)
+    gaps = (hi - lo)[..., order]
+    before = np.cumsum(gaps, axis=-1) - gaps
+    p = lo.copy()
+    p[..., order] += np.clip((1.0 - lo.sum(axis=-1, keepdims=True)) - before, 0.0, gaps)
+    return p
+
+
+def _policy_rows(boxes, policy):
+    return np.arange(boxes.n_states) * boxes.n_actions + policy
+
+
+def _row_entries(boxes, rows):
+    """Stored entries of ``rows``: ``(row position, column, lo, hi)``."""
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + _segments(stored)
+    return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
+            boxes.hi[entry])
+
+
+def _adversary_graph(boxes, rows):
+    """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
+
+    Returns ``(row, col, lo, hi, free, h, tails, heads, spread)``: the stored
+    entries, the free mass ``1 - sum lo`` and unseen upper end of every row,
+    the explicit edges between non-goal states, and the rows that can put
+    mass on every unseen next state.
+    """
+    S = boxes.n_states
+    row, col, lo, hi = _row_entries(boxes, rows)
+    free = 1.0 - np.bincount(row, weights=lo, minlength=S)
+    h = boxes.hi_unseen[rows]
+    edge = (lo > 0) | ((free[row] > 0) & (hi > 0))
+    inner = edge & (col < S)
+    spread = (free > 0) & (h > 0)
+    return row, col, lo, hi, free, h, row[inner], col[inner], spread
+
+
+def _with_hub(tails, heads, spread, members):
+    """Edges plus a hub node ``S``: every spreading member -> hub -> every member."""
+    S = members.size
+    hub_in = np.flatnonzero(spread & members)
+    hub_out = np.flatnonzero(members)
+    return (np.concatenate([tails, hub_in, np.full(hub_out.size, S)]),
+            np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
+
+
+def _infinite_states(boxes, policy, costs_pi):
+    r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
+
+    The adversary makes the value infinite at ``s`` exactly when some kernel in
+    the boxes leads ``s``, with positive probability, into a closed class
+    holding a positive cost. A set ``X`` can be made closed when every state
+    of it has no lower end outside ``X`` (the goal is outside) and upper ends
+    summing to at least 1 inside ``X``; the closed classes are the strongly
+    connected sets of that kind (the maximal end components of the
+    adversary's choices), found by alternately splitting into strongly
+    connected components and removing the states that cannot stay in their
+    component. The answer is every state with a path into one holding a
+    positive cost. With every cost positive this is the largest set whose
+    lower ends put no mass outside it, and the states reaching it.
+    """
+    S = boxes.n_states
+    rows = _policy_rows(boxes, policy)
+    row, col, lo, hi, free, h, tails, heads, spread = _adversary_graph(boxes, rows)
+    alive = np.ones(S, dtype=bool)
+    while True:
+        edge_ok = alive[tails] & alive[heads]
+        t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
+        graph = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
+        labels = connected_components(graph, directed=True, connection="strong")[1][:S]
+        labels = np.where(alive, labels, -1)
+        label_ext = np.append(labels, -1)
+        inside = (label_ext[col] == labels[row]) & (labels[row] >= 0)
+        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=S) > 0
+        size = np.bincount(labels[alive], minlength=S + 1)
+        n_inside = np.bincount(row, weights=inside, minlength=S)
+        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=S)
+                + (np.where(alive, size[np.maximum(labels, 0)], 0) - n_inside) * h)
+        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        if np.array_equal(keep, alive):
+            break
+        alive = keep
+    costly = np.bincount(labels[alive], weights=costs_pi[alive] > 0, minlength=S + 1) > 0
+    bad = alive & costly[np.maximum(labels, 0)]
+    t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
+    return _reaching(t, hd, np.append(bad, bad.any()))[:S]
+
+
+def _evaluate(kernel, costs_pi, infinite):
+    """Exact values of ``kernel`` (CSR ``(S, S+1)``), ``+inf`` on ``infinite`` (rows sent to goal)."""
+    S = costs_pi.size
+    goal = sp.csr_array((np.ones(S), (np.arange(S), np.full(S, S))), shape=(S, S + 1))
+    keep = sp.diags_array((~infinite).astype(float))
+    chain = sp.csr_array(keep @ kernel + sp.diags_array(infinite.astype(float)) @ goal)
+    values = chain_values(chain, costs_pi)
+    values[infinite] = np.inf
+    return values
+
+
+def _select_rows(old, new, switch):
+    """Rows of ``new`` where ``switch``, of ``old`` elsewhere (CSR)."""
+    return sp.csr_array(
+        sp.diags_array(switch.astype(float)) @ new + sp.diags_array((~switch).astype(float)) @ old
+    )
+
+
+def _row_values(kernel, v_ext):
+    """``kernel @ v_ext`` counting only the positive entries (``0 * inf = 0``)."""
+    coo = kernel.tocoo()
+    terms = coo.data * v_ext[coo.col]
+    return np.bincount(coo.row, weights=terms, minlength=kernel.shape[0])
+
+
+def _adversary(boxes, policy, costs_pi, infinite, start):
+    """Adversary policy iteration for ``policy``; returns ``(values, kernel, n_iter, converged)``."""
+    rows = _policy_rows(boxes, policy)
+    v_ext = np.append(np.where(infinite, np.inf, start), 0.0)
+    kernel = _pour(boxes, rows, v_ext, descending=True, kernel=True)[1]
+    for n_iter in range(1, ROBUST_MAX_ITER + 1):
+        values = _evaluate(kernel, costs_pi, infinite)
+        v_ext = np.append(values, 0.0)
+        q_new, k_new = _pour(boxes, rows, v_ext, descending=True, kernel=True)
+        finite = ~infinite
+        tol = SWITCH_RTOL * max(1.0, float(values[finite].max(initial=0.0)))
+        switch = finite & (q_new > _row_values(kernel, v_ext) + tol)
+        if not switch.any():
+            return values, kernel, n_iter, True
+        kernel = _select_rows(kernel, k_new, switch)
+    return values, kernel, ROBUST_MAX_ITER, False
+
+
+def _check_upper(boxes, policy, costs_pi, values):
+    r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
+
+    ``U`` is first inflated by the smallest relative factor ``1 + r``
+    (``r <= CHECK_MAX_SLACK``) that absorbs the solver's residual where the
+    cost is positive; states where the check still fails are set to ``+inf``,
+    which can make their predecessors fail, until the check holds everywhere.
+    Returns ``(U, number of states set to inf by the check, r)``.
+    """
+    rows = _policy_rows(boxes, policy)
+    U = values.copy()
+    finite = np.isfinite(U)
+    T = costs_pi + _pour(boxes, rows, np.append(U, 0.0), descending=True)
+    excess = np.zeros_like(U)
+    excess[finite] = np.maximum(T[finite] - U[finite], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(excess > 0, 2.0 * excess / costs_pi, 0.0)
+    r = float(min(CHECK_MAX_SLACK, max(np.finfo(float).eps * 8, need.max(initial=0.0))))
+    U = np.where(finite, U * (1.0 + r), np.inf)
+    dropped = 0
+    while True:
+        T = costs_pi + _pour(boxes, rows, np.append(U, 0.0), descending=True)
+        fail = np.isfinite(U) & ~((T <= U) & (U >= 0))
+        if not fail.any():
+            return U, dropped, r
+        dropped += int(fail.sum())
+        U[fail] = np.inf
+
+
+def _robust_values(boxes, costs_pi, policy, start=None):
+    """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
+    S = boxes.n_states
+    infinite = _infinite_states(boxes, policy, costs_pi)
+    start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
+    values, kernel, n_iter, converged = _adversary(boxes, policy, costs_pi, infinite, start)
+    U, dropped, r = _check_upper(boxes, policy, costs_pi, values)
+    return U, kernel, infinite, n_iter, converged, dropped, r
+
+
+def _check_message(kind, n_inf, dropped, r, n_iter, converged):
+    how = "converged" if converged else "stopped at the iteration limit"
+    text = (f"{kind} policy iteration {how} after {n_iter} exact evaluations; "
+            f"{n_inf} state(s) infinite on the graph test")
+    if dropped:
+        return f"{text}; the Bellman check failed on {dropped} state(s), set to inf."
+    return f"{text}; the Bellman check holds everywhere (relative slack {r:.2g})."
+
+
+def _checked_inputs(counts, costs, delta, kind):
+    boxes = confidence_boxes(counts, delta, kind)
+    S, A = boxes.n_states, boxes.n_actions
+    costs = as_float_array("costs", costs, (S, A))
+    if np.any(costs < 0):
+        s, a = (int(i) for i in np.argwhere(costs < 0)[0])
+        raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
+    return boxes, costs
+
+
+def robust_policy_values(counts, costs, policy, delta, kind="kl"):
+    r"""Worst-case value ``U^pi`` of a policy over the confidence boxes, checked.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    policy : array_like of int, shape (S,)
+        The policy.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes (:func:`reference.confidence.confidence_boxes`).
+
+    Returns
+    -------
+    RobustValuesResult
+        ``values`` is ``U``, with ``V^pi <= U`` in every state on the event
+        that the true kernel lies in the boxes.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        On counts, costs, policy, ``delta`` or ``kind`` as in
+        :func:`reference.confidence.confidence_boxes`, or negative costs.
+
+    Notes
+    -----
+    1. **Infinity, exactly.** ``U = inf`` exactly where the adversary can
+       lead the policy with positive probability into a closed class holding
+       a positive cost; this is decided on graphs of lower ends (mass the
+       adversary must place) and upper ends (mass it may place), with no
+       arithmetic on probabilities (:func:`_infinite_states`).
+    2. **Adversary policy iteration.** On the other states, evaluate the
+       current kernel exactly, then let every state switch to the descending
+       pour against those values where it gains more than ``SWITCH_RTOL``;
+       repeat until no state switches. The values only increase.
+    3. **The check is the certificate.** With :math:`T_\pi U(s) = c(s, \pi(s))
+       + \max_{p \in B(s, \pi(s))} \sum_{s'} p(s') U(s')`, ``U`` is accepted
+       where
+
+       .. math::
+
+           U \ge 0 \quad\text{and}\quad T_\pi U \le U
+
+       (after a relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs
+       the linear solver's residual); failing states get ``+inf``. On the
+       event, the true kernel ``P`` is in the boxes, so
+       :math:`c_\pi + P U \le U`; iterating,
+       :math:`\sum_{t < n} P^t c_\pi \le U - P^n U \le U`, hence
+       :math:`V^\pi \le U` for any costs ``>= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 1, 2)); counts[0, 0] = [0, 2000]
+    >>> out = robust_policy_values(counts, np.ones((1, 1)), [0], 0.1)
+    >>> bool(1.0 <= out.values[0] < 1.01)
+    True
+    """
+    boxes, costs = _checked_inputs(counts, costs, delta, kind)
+    S = boxes.n_states
+    policy = check_policy(policy, S, boxes.n_actions)
+    costs_pi = costs[np.arange(S), policy]
+    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(boxes, costs_pi, policy)
+    message = _check_message("adversary", int(infinite.sum()), dropped, r, n_iter, converged)
+    return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
+                              n_iter=n_iter, converged=converged, message=message)
+
+
+def _robust_policy(boxes, costs, policy):
+    """Robust policy iteration from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    states, all_rows = np.arange(S), np.arange(S * A)
+    policy = policy.copy()
+    U, total, start = None, 0, None
+    for _ in range(ROBUST_MAX_ITER):
+        costs_pi = costs[states, policy]
+        U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
+            boxes, costs_pi, policy, start)
+        total += n_iter
+        q = costs + _pour(boxes, all_rows, np.append(U, 0.0), descending=True).reshape(S, A)
+        best = np.argmin(q, axis=1)
+        current = q[states, policy]
+        tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
+        switch = (q[states, best] < current - tol) | (np.isinf(current) & np.isfinite(q[states, best]))
+        if not switch.any():
+            message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
+            return U, policy, kernel, total, converged, message
+        policy = np.where(switch, best, policy)
+        start = U
+    message = _check_message("robust", int(infinite.sum()), dropped, r, total, False)
+    return U, policy, kernel, total, False, message
+
+
+def robust_optimal_values(counts, costs, delta, kind="kl", policy=None):
+    r"""The policy minimising the worst-case value over the boxes, and that value, checked.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes.
+    policy : array_like of int, shape (S,), optional
+        Starting policy (for example EVI's); by default the optimist's policy
+        of :func:`optimistic_values`.
+
+    Returns
+    -------
+    RobustValuesResult
+        ``policy`` is ``pi_U`` and ``values`` its checked ``U^{pi_U}``.
+
+    Notes
+    -----
+    Robust policy iteration: compute ``U^{pi_k}`` as in
+    :func:`robust_policy_values`, then switch every state to
+
+    .. math::
+
+        \arg\min_a \Big\{ c(s, a) + \max_{p \in B(s, a)} \sum_{s'} p(s') U^{\pi_k}(s') \Big\}
+
+    where it gains more than ``SWITCH_RTOL`` (or turns an infinite value
+    finite). ``T_{pi_{k+1}} U^{pi_k} <= U^{pi_k}`` then gives
+    ``U^{pi_{k+1}} <= U^{pi_k}``, so the values decrease and the iteration
+    stops. The returned values pass the same check as
+    :func:`robust_policy_values`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 2, 2)); counts[0, 0] = [1000, 0]; counts[0, 1] = [0, 1000]
+    >>> out = robust_optimal_values(counts, np.ones((1, 2)), 0.1)
+    >>> int(out.policy[0]), bool(np.isfinite(out.values[0]))
+    (1, True)
+    """
+    boxes, costs = _checked_inputs(counts, costs, delta, kind)
+    if policy is None:
+        policy = _optimistic(boxes, costs, np.argmin(costs, axis=1))[1]
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    U, policy, kernel, n_iter, converged, message = _robust_policy(boxes, costs, policy)
+    return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
+                              n_iter=n_iter, converged=converged, message=message)
+
+
+def _check_lower(boxes, costs, values):
+    r"""Accept ``values`` as a lower bound only where ``L >= 0`` and ``L <= T L`` hold (optimist's ``T``).
+
+    ``L`` is deflated by the smallest relative factor ``1 - r`` (``r <=
+    CHECK_MAX_SLACK``) absorbing the solver's residual; states still failing
+    are set to 0 until the check holds (``L = 0`` passes it).
+    Returns ``(L, number of states set to 0, r)``.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    all_rows = np.arange(S * A)
+
+    def bellman(L):
+        q = costs + _pour(boxes, all_rows, np.append(L, 0.0), descending=False).reshape(S, A)
+        return q.min(axis=1)
+
+    L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
+    shortfall = np.maximum(L - bellman(L), 0.0)
+    floor = costs.min(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(shortfall > 0, 2.0 * shortfall / floor, 0.0)
+    r = float(min(CHECK_MAX_SLACK, max(np.finfo(float).eps * 8, need.max(initial=0.0))))
+    L = L * (1.0 - r)
+    dropped = 0
+    while True:
+        fail = ~(bellman(L) >= L) & (L > 0)
+        if not fail.any():
+            return L, dropped, r
+        dropped += int(fail.sum())
+        L[fail] = 0.0
+
+
+def _optimistic(boxes, costs, policy):
+    """Optimist's policy iteration from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    states, all_rows = np.arange(S), np.arange(S * A)
+    policy = policy.copy()
+    rows = states * A + policy
+    kernel = _pour(boxes, rows, np.zeros(S + 1), descending=False, kernel=True)[1]
+    converged = False
+    for n_iter in range(1, ROBUST_MAX_ITER + 1):
+        values = chain_values(kernel, costs[states, policy])
+        v_ext = np.append(values, 0.0)
+        q, k_all = _pour(boxes, all_rows, v_ext, descending=False, kernel=True)
+        q = costs + q.reshape(S, A)
+        best = np.argmin(q, axis=1)
+        current = costs[states, policy] + _row_values(kernel, v_ext)
+        tol = SWITCH_RTOL * max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+        switch = (q[states, best] < current - tol) | (np.isinf(current) & np.isfinite(q[states, best]))
+        if not switch.any():
+            converged = True
+            break
+        policy = np.where(switch, best, policy)
+        kernel = _select_rows(kernel, k_all[states * A + policy], switch)
+    L, dropped, r = _check_lower(boxes, costs, values)
+    how = "converged" if converged else "stopped at the iteration limit"
+    if dropped:
+        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+                   f"Bellman check failed on {dropped} state(s), set to 0.")
+    else:
+        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+                   f"Bellman check holds everywhere (relative slack {r:.2g}).")
+    return L, policy, kernel, n_iter, converged, message
+
+
+def optimistic_values(counts, costs, delta, kind="kl", policy=None):
+    r"""The fixed point of EVI's operator over the boxes: a checked lower bound on ``V*``.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes.
+    policy : array_like of int, shape (S,), optional
+        Starting policy (for example EVI's); by default the cheapest action.
+
+    Returns
+    -------
+    RobustValuesResult
+        ``values`` is ``L`` with ``L <= V*`` on the event (``V*`` the best
+        value over proper policies), ``policy`` the optimistic policy and
+        ``kernel`` its optimistic kernel.
+
+    Notes
+    -----
+    Policy iteration over (action, kernel) pairs for the minimising player:
+    every optimistic kernel pours into the goal first, so every policy it
+    builds is proper in its kernel and each step evaluates exactly. The result
+    ``L`` is accepted where
+
+    .. math::
+
+        L \ge 0 \quad\text{and}\quad L \le \tilde T L = \min_a \Big\{ c(s, a) +
+        \min_{p \in B(s, a)} \sum_{s'} p(s') L(s') \Big\}
+
+    (after a relative deflation of at most ``CHECK_MAX_SLACK``); failing
+    states are set to 0. On the event, for any proper policy ``pi`` with true
+    kernel ``P_pi``, :math:`L \le \tilde T^n L \le \sum_{t<n} P_\pi^t c_\pi +
+    P_\pi^n L \to V^\pi`, so ``L <= V*``. EVI's iterates from 0 converge to
+    the same fixed point from below.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 1, 2)); counts[0, 0] = [0, 2000]
+    >>> out = optimistic_values(counts, np.ones((1, 1)), 0.1)
+    >>> bool(0.99 < out.values[0] <= 1.0)
+    True
+    """
+    boxes, costs = _checked_inputs(counts, costs, delta, kind)
+    if policy is None:
+        policy = np.argmin(costs, axis=1)
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    L, policy, kernel, n_iter, converged, message = _optimistic(boxes, costs, policy)
+    return RobustValuesResult(values=L, policy=policy, kernel=kernel,
+                              infinite=np.zeros(boxes.n_states, dtype=bool), n_iter=n_iter,
+                              converged=converged, message=message)
