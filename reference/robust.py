@@ -142,10 +142,7 @@ def _pour(boxes, rows, v_ext, descending, kernel=False):
     n_first = np.where(h > 0, np.minimum(S + 1, stored + reach + 1), 0).astype(np.int64)
     c_row = np.repeat(np.arange(rows.size), n_first)
     c_col = order[_segments(n_first)]
-    keys = e_row * (S + 1) + e_col
-    found = np.searchsorted(keys, c_row * (S + 1) + c_col)
-    seen = (found < keys.size) & (keys[np.minimum(found, keys.size - 1)] == c_row * (S + 1) + c_col)
-    unseen = ~seen
+    unseen = ~np.isin(c_row * (S + 1) + c_col, e_row * (S + 1) + e_col)
     row = np.concatenate([e_row, c_row[unseen]])
     col = np.concatenate([e_col, c_col[unseen]])
     lo = np.concatenate([e_lo, np.zeros(int(unseen.sum()))])
@@ -351,6 +348,20 @@ def _adversary(boxes, policy, costs_pi, infinite, start):
     return values, kernel, ROBUST_MAX_ITER, False
 
 
+def _slack(residual, values, costs):
+    r"""Relative slack ``r`` for the Bellman check, at most :data:`CHECK_MAX_SLACK`.
+
+    Scaling ``U`` by ``1 + r`` turns ``T U <= U + e`` into ``T U' <= U'`` when
+    ``(1 + r) e <= r c``; ``r = (2 e + 64 eps_mach U) / c`` also leaves room
+    for the rounding of the check itself. States with ``c = 0`` and ``e > 0``
+    cannot be helped and get the cap.
+    """
+    margin = 2.0 * residual + 64.0 * np.finfo(float).eps * np.abs(values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(margin > 0, margin / costs, 0.0)
+    return float(min(CHECK_MAX_SLACK, need.max(initial=0.0)))
+
+
 def _check_upper(boxes, policy, costs_pi, values):
     r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
 
@@ -366,9 +377,7 @@ def _check_upper(boxes, policy, costs_pi, values):
     T = costs_pi + _pour(boxes, rows, np.append(U, 0.0), descending=True)
     excess = np.zeros_like(U)
     excess[finite] = np.maximum(T[finite] - U[finite], 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(excess > 0, 2.0 * excess / costs_pi, 0.0)
-    r = float(min(CHECK_MAX_SLACK, max(np.finfo(float).eps * 8, need.max(initial=0.0))))
+    r = _slack(excess, np.where(finite, U, 0.0), costs_pi)
     U = np.where(finite, U * (1.0 + r), np.inf)
     dropped = 0
     while True:
@@ -481,17 +490,77 @@ def robust_policy_values(counts, costs, policy, delta, kind="kl"):
                               n_iter=n_iter, converged=converged, message=message)
 
 
+def _goal_forcing(boxes):
+    r"""States from which some policy reaches the goal with probability 1 against every adversary.
+
+    The almost-sure reachability of a game on the boxes, as a nested fixpoint:
+    ``W`` is the greatest set such that every state of ``W`` belongs to the
+    least set ``R`` containing the goal and every state with an action that
+    is **safe** (the adversary can put mass only inside ``W`` and the goal)
+    and **progressing** (every kernel of the box puts positive mass on ``R``:
+    lower ends in ``R``, or upper ends outside ``R`` summing below 1). Returns
+    ``(W, action)`` with ``action[s]`` the first safe and progressing action
+    found for ``s`` in ``W`` (0 elsewhere); following it from ``W``, every
+    adversary reaches the goal with probability 1.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    rows_all = np.arange(S * A)
+    row, col, lo, hi = _row_entries(boxes, rows_all)
+    free = 1.0 - np.bincount(row, weights=lo, minlength=S * A)
+    h = boxes.hi_unseen
+    possible = (lo > 0) | ((free[row] > 0) & (hi > 0))
+    spread = (free > 0) & (h > 0)
+    stored = np.diff(boxes.indptr)
+    action = np.zeros(S, dtype=np.int64)
+    W = np.ones(S, dtype=bool)
+    while True:
+        w_ext = np.append(W, True)
+        outside = ~w_ext[col]
+        n_out = np.bincount(row, weights=outside, minlength=S * A)
+        unseen_out = (S - int(W.sum())) - n_out
+        safe = (np.bincount(row, weights=possible & outside, minlength=S * A) == 0) & ~(
+            spread & (unseen_out > 0))
+        R = np.append(np.zeros(S, dtype=bool), True)
+        while True:
+            in_r = R[col]
+            lo_r = np.bincount(row, weights=np.where(in_r, lo, 0.0), minlength=S * A)
+            hi_out = (np.bincount(row, weights=np.where(in_r, 0.0, hi), minlength=S * A)
+                      + (S + 1 - int(R.sum()) - (stored - np.bincount(row, weights=in_r,
+                                                                     minlength=S * A))) * h)
+            good = (safe & ((lo_r > 0) | (hi_out < 1.0 - SIMPLEX_SLACK))).reshape(S, A)
+            new = W & good.any(axis=1) & ~R[:S]
+            if not new.any():
+                break
+            action[new] = np.argmax(good[new], axis=1)
+            R[:S] |= new
+        if np.array_equal(R[:S], W):
+            return W, np.where(W, action, 0)
+        W = R[:S].copy()
+
+
 def _robust_policy(boxes, costs, policy):
-    """Robust policy iteration from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``."""
+    """Robust policy iteration from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
+
+    States with an infinite value that some policy can make finite first
+    switch to the goal-forcing action of :func:`_goal_forcing`.
+    """
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
-    U, total, start = None, 0, None
+    U, total, start, forcing = None, 0, None, None
     for _ in range(ROBUST_MAX_ITER):
         costs_pi = costs[states, policy]
         U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
             boxes, costs_pi, policy, start)
         total += n_iter
+        if np.isinf(U).any():
+            if forcing is None:
+                forcing = _goal_forcing(boxes)
+            rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
+            if rescue.any():
+                policy = np.where(rescue, forcing[1], policy)
+                start = np.where(np.isfinite(U), U, 0.0)
+                continue
         q = costs + _pour(boxes, all_rows, np.append(U, 0.0), descending=True).reshape(S, A)
         best = np.argmin(q, axis=1)
         current = q[states, policy]
@@ -578,9 +647,7 @@ def _check_lower(boxes, costs, values):
     L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
     shortfall = np.maximum(L - bellman(L), 0.0)
     floor = costs.min(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(shortfall > 0, 2.0 * shortfall / floor, 0.0)
-    r = float(min(CHECK_MAX_SLACK, max(np.finfo(float).eps * 8, need.max(initial=0.0))))
+    r = _slack(shortfall, L, floor)
     L = L * (1.0 - r)
     dropped = 0
     while True:

@@ -1,0 +1,193 @@
+"""Certificates and the certified solver: never a certified wrong answer, checked exactly."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+N_SEEDS = 6
+"""Seeds per instance of the statistical test (the sweep over 100 seeds is in the note)."""
+
+
+def _one_state_trap(backend):
+    """One state: a cost-0.5 self-loop reaching the goal w.p. 0.01, a cost-1 exit w.p. 0.05."""
+    P = np.array([[[0.99, 0.01], [0.95, 0.05]]])
+    return backend.SSP(P, np.array([[0.5, 1.0]]), name="one-state trap")
+
+
+def _instances(backend):
+    """Small instances with an accuracy each (the one-state trap has V* = 20)."""
+    return [
+        (backend.tradeoff(), 0.2),
+        (backend.chain(4, 0.7), 0.5),
+        (backend.garnet(4, 2, 2, seed=1), 0.2),
+        (backend.trap(r=0.3), 0.5),
+        (_one_state_trap(backend), 1.0),
+    ]
+
+
+def _exact_checks(backend, ssp, res, eps):
+    exact = backend.optimal_values(ssp).values
+    value = backend.policy_values(ssp, res.policy)
+    cert = res.certificate
+    assert (cert.lower <= exact + 1e-12).all()
+    assert (cert.upper >= value - 1e-12).all()
+    assert np.max(value - exact) <= eps
+
+
+def test_certified_runs_are_never_wrong(backend):
+    for ssp, eps in _instances(backend):
+        for seed in range(N_SEEDS):
+            res = backend.solve_certified(ssp, ssp.costs, eps, 0.1, seed=seed)
+            assert res.certified and res.certificate.gap <= eps
+            _exact_checks(backend, ssp, res, eps)
+
+
+def test_gridworld_certifies_with_far_fewer_calls_than_alg1(backend):
+    ssp = backend.gridworld()
+    res = backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=0)
+    assert res.certified
+    _exact_checks(backend, ssp, res, 0.5)
+    alg1 = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10, seed=0)
+    assert res.n_calls < alg1.n_calls / 5
+    rounds = res.history
+    assert [r.n_calls for r in rounds] == sorted(r.n_calls for r in rounds)
+    assert rounds[-1].gap == res.certificate.gap and rounds[-1].n_calls == res.n_calls
+    assert res.calls.sum() == res.n_calls
+
+
+@pytest.mark.parametrize("allocation", ["adaptive", "uniform"])
+@pytest.mark.parametrize("kind", ["kl", "bernstein"])
+def test_each_kind_and_allocation_certifies(backend, kind, allocation):
+    ssp = backend.chain(4, 0.7)
+    res = backend.solve_certified(ssp, ssp.costs, 0.3, 0.1, kind=kind, allocation=allocation,
+                                  seed=2)
+    assert res.certified and res.kind == kind and res.allocation == allocation
+    _exact_checks(backend, ssp, res, 0.3)
+    if allocation == "uniform":
+        assert res.calls.min() >= res.calls.max() - 1
+
+
+def test_relative_certificate(backend):
+    ssp = backend.gridworld()
+    res = backend.solve_certified(ssp, ssp.costs, 0.2, 0.1, relative=True, seed=1)
+    cert = res.certificate
+    assert res.certified and (cert.upper <= (1 + 0.2) * cert.lower).all()
+    exact = backend.optimal_values(ssp).values
+    assert (backend.policy_values(ssp, res.policy) <= 1.2 * exact).all()
+
+
+def test_theta_variant_is_eps_optimal_against_restricted_policies(backend):
+    ssp = backend.theta_example()
+    theta, eps = 5.0, 0.2
+    restricted = backend.restricted_optimal_values(ssp, theta).values
+    for seed in range(5):
+        res = backend.solve_certified(ssp, ssp.costs, eps, 0.1, theta=theta, seed=seed)
+        assert res.certified and res.nu == pytest.approx(eps / (2 * theta * res.d_hat))
+        assert res.d_hat >= backend.diameter(ssp).D - 1e-12
+        assert (backend.policy_values(ssp, res.policy) <= restricted + eps).all()
+
+
+def test_budget_returns_the_uncertified_policy_with_its_certificate(backend):
+    ssp = backend.gridworld()
+    budget = ssp.n_states * ssp.n_actions * 200
+    with pytest.warns(backend.NotCertifiedWarning):
+        res = backend.solve_certified(ssp, ssp.costs, 0.1, 0.1, budget=budget, seed=0)
+    assert not res.certified and not res.converged and res.n_calls == budget
+    assert res.certificate.gap > 0.1 and "not certified" in res.message
+    value = backend.policy_values(ssp, res.policy)
+    assert (res.certificate.upper >= value).all()
+
+
+def test_checkpoint_resume_gives_the_uninterrupted_result(backend, tmp_path):
+    ssp = backend.gridworld()
+    whole = backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=3)
+
+    class Stop(Exception):
+        pass
+
+    def interrupt(round_):
+        if len(round_seen) == 3:
+            raise Stop
+        round_seen.append(round_)
+
+    round_seen = []
+    path = tmp_path / "run.npz"
+    with pytest.raises(Stop):
+        backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=3, checkpoint=path,
+                                callback=interrupt)
+    resumed = backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=3, checkpoint=path)
+    assert resumed.n_calls == whole.n_calls and np.array_equal(resumed.calls, whole.calls)
+    assert np.array_equal(resumed.policy, whole.policy) and resumed.history == whole.history
+    assert resumed.certificate.gap == whole.certificate.gap
+    with pytest.raises(backend.ParameterError, match="another run"):
+        backend.solve_certified(ssp, ssp.costs, 0.2, 0.1, seed=3, checkpoint=path)
+
+
+def test_same_seed_same_result_on_both_backends():
+    import fast
+    import reference
+
+    ssp = reference.gridworld()
+    a = reference.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=7)
+    b = fast.solve_certified(ssp, ssp.costs, 0.5, 0.1, seed=7)
+    assert a.n_calls == b.n_calls and np.array_equal(a.policy, b.policy)
+    assert np.allclose(a.certificate.upper, b.certificate.upper, rtol=1e-9)
+
+
+def test_certify_says_not_certified_for_coarse_alg1_answers(backend):
+    ssp = backend.gridworld()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = backend.solve(ssp, ssp.costs, 1.0, 0.1, alpha=2, seed=0)
+    counts = _store_counts(backend, ssp, res)
+    error = np.max(backend.policy_values(ssp, res.policy) - backend.optimal_values(ssp).values)
+    cert = backend.certify(counts, ssp.costs, res.policy, 0.1)
+    assert error > 1 and not cert.certified(1.0)
+    assert (cert.upper >= backend.policy_values(ssp, res.policy)).all()
+    trap = backend.trap()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = backend.solve(trap, trap.costs, 0.5, 0.1, seed=5)
+    error = np.max(backend.policy_values(trap, res.policy) - backend.optimal_values(trap).values)
+    cert = backend.certify(_store_counts(backend, trap, res), trap.costs, res.policy, 0.1)
+    assert error > 0.5 and not cert.certified(0.5)
+
+
+def _store_counts(backend, ssp, res):
+    """The counts of an Alg. 1 run, redrawn from its seed (same samples)."""
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    model = backend.TabularGenerativeModel(ssp)
+    rng = np.random.default_rng(res.seed)
+    for round_ in res.history:
+        store.top_up(model, round_.target, rng)
+    assert store.n_samples == res.n_calls
+    return store.counts_csr()
+
+
+def test_certificate_of_the_optimal_policy_with_many_samples(backend):
+    ssp = backend.tradeoff()
+    exact = backend.optimal_values(ssp)
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(backend.TabularGenerativeModel(ssp), 200_000, np.random.default_rng(0))
+    policy = backend.policy_iteration(ssp).policy
+    cert = backend.certify(store.counts_csr(), ssp.costs, policy, 0.1)
+    assert cert.certified(0.1) and cert.gap == pytest.approx(np.max(cert.upper - cert.lower))
+    assert (cert.lower <= exact.values).all() and cert.kind == "kl" and cert.delta == 0.1
+    assert cert.certified(cert.relative_gap, relative=True)
+
+
+def test_bad_arguments_are_named(backend):
+    ssp = backend.gridworld()
+    with pytest.raises(backend.ParameterError, match="`kind`"):
+        backend.solve_certified(ssp, ssp.costs, 0.1, 0.1, kind="paper")
+    with pytest.raises(backend.ParameterError, match="`allocation`"):
+        backend.solve_certified(ssp, ssp.costs, 0.1, 0.1, allocation="greedy")
+    with pytest.raises(backend.ParameterError, match="`budget`"):
+        backend.solve_certified(ssp, ssp.costs, 0.1, 0.1, budget=10)
+    zero = ssp.costs.copy()
+    zero[0, 0] = 0.0
+    with pytest.raises(backend.ParameterError, match="`theta`"):
+        backend.solve_certified(ssp, zero, 0.1, 0.1)
+    with pytest.raises(backend.ParameterError, match="`eps`"):
+        backend.solve_certified(ssp, ssp.costs, 0.0, 0.1)

@@ -1,0 +1,225 @@
+"""Pessimistic and optimistic values over confidence boxes, against LPs and brute force over vertices."""
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from reference import robust as reference_robust
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@st.composite
+def _box_and_values(draw):
+    k = draw(st.integers(2, 6))
+    lo = np.array(draw(st.lists(st.integers(0, 4), min_size=k, max_size=k)), dtype=float) / 16
+    width = np.array(draw(st.lists(st.integers(0, 12), min_size=k, max_size=k)), dtype=float) / 16
+    hi = np.minimum(1.0, lo + width)
+    assume(lo.sum() <= 1 <= hi.sum())
+    v = np.array(draw(st.lists(st.integers(0, 3), min_size=k, max_size=k)), dtype=float)
+    v[-1] = 0.0
+    return lo, hi, v
+
+
+@SETTINGS
+@given(case=_box_and_values())
+def test_pessimistic_inner_solves_the_lp(backend, case):
+    lo, hi, v = case
+    p = backend.pessimistic_inner(lo, hi, v)
+    lp = linprog(-v, A_eq=np.ones((1, v.size)), b_eq=[1.0], bounds=list(zip(lo, hi)),
+                 method="highs")
+    assert lp.status == 0
+    assert p @ v == pytest.approx(-lp.fun, abs=1e-12)
+    assert (p >= lo - 1e-15).all() and (p <= hi + 1e-15).all() and p.sum() == pytest.approx(1.0)
+
+
+def test_pessimistic_inner_fills_the_goal_last(backend):
+    lo = np.array([0.0, 0.0, 0.0])
+    hi = np.array([0.5, 0.5, 1.0])
+    # Ties at value 0 between state 1 and the goal: the goal gets mass last.
+    p = backend.pessimistic_inner(lo, hi, np.array([2.0, 0.0, 0.0]))
+    assert p.tolist() == [0.5, 0.5, 0.0]
+    with pytest.raises(backend.ParameterError, match="simplex"):
+        backend.pessimistic_inner(lo, np.array([0.1, 0.1, 0.1]), np.zeros(3))
+
+
+@st.composite
+def _sparse_counts(draw):
+    S = draw(st.integers(1, 6))
+    A = draw(st.integers(1, 3))
+    values = draw(st.lists(st.sampled_from([0, 0, 0, 0, 1, 3, 50, 400]), min_size=S * A * (S + 1),
+                           max_size=S * A * (S + 1)))
+    v = np.array(draw(st.lists(st.integers(0, 4), min_size=S, max_size=S)), dtype=float)
+    return np.array(values, dtype=float).reshape(S, A, S + 1), np.append(v, 0.0)
+
+
+@SETTINGS
+@given(case=_sparse_counts(), kind=st.sampled_from(["kl", "bernstein", "paper"]))
+def test_sparse_pour_equals_the_dense_greedy_both_ways(backend, case, kind):
+    counts, v_ext = case
+    S, A = counts.shape[:2]
+    boxes = backend.confidence_boxes(sp.csr_array(counts.reshape(S * A, S + 1)), 0.1, kind=kind)
+    lo, hi = boxes.to_dense()
+    rows = np.arange(S * A)
+    for descending, dense in ((True, backend.pessimistic_inner(lo, hi, v_ext)),
+                              (False, backend.optimistic_inner(lo, hi, v_ext))):
+        values, kernel = reference_robust._pour(boxes, rows, v_ext, descending, kernel=True)
+        assert np.allclose(kernel.toarray(), dense.reshape(S * A, S + 1), atol=1e-14)
+        assert np.allclose(values, dense.reshape(S * A, S + 1) @ v_ext, atol=1e-12)
+
+
+def _vertices(lo, hi):
+    """Vertices of {p : lo <= p <= hi, sum p = 1}, exactly (dyadic ends)."""
+    lo = [Fraction(x) for x in lo]
+    hi = [Fraction(x) for x in hi]
+    found = set()
+    k = len(lo)
+    for free in range(k):
+        others = [i for i in range(k) if i != free]
+        for ends in itertools.product((0, 1), repeat=k - 1):
+            p = [None] * k
+            for i, e in zip(others, ends):
+                p[i] = hi[i] if e else lo[i]
+            p[free] = 1 - sum(p[i] for i in others)
+            if lo[free] <= p[free] <= hi[free]:
+                found.add(tuple(p))
+    return [np.array([float(x) for x in p]) for p in found]
+
+
+def _boxes_from_dense(backend, lo, hi):
+    """ConfidenceBoxes storing every entry of dense boxes ``(S, A, S+1)``."""
+    S, A = lo.shape[:2]
+    rows = S * A
+    return backend.ConfidenceBoxes(
+        n_states=S, n_actions=A, indptr=np.arange(rows + 1, dtype=np.int64) * (S + 1),
+        indices=np.tile(np.arange(S + 1, dtype=np.int64), rows), lo=lo.ravel(), hi=hi.ravel(),
+        hi_unseen=np.zeros(rows), p_hat=np.full(rows * (S + 1), 1.0 / (S + 1)),
+        n=np.ones(rows), kind="kl", delta=0.1,
+    )
+
+
+@st.composite
+def _dyadic_boxes(draw, n_actions=1, goal_open=False, cost_values=(0.0, 0.5, 1.0)):
+    S = draw(st.integers(1, 2))
+    lo = np.zeros((S, n_actions, S + 1))
+    hi = np.zeros((S, n_actions, S + 1))
+    for s in range(S):
+        for a in range(n_actions):
+            low = np.array(draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=S + 1,
+                                         max_size=S + 1)), dtype=float)
+            width = np.array(draw(st.lists(st.sampled_from([0, 1, 2, 4, 8]), min_size=S + 1,
+                                           max_size=S + 1)), dtype=float)
+            if goal_open:
+                width[S] = max(width[S], 1)
+            up = np.minimum(8.0, low + width)
+            j = draw(st.integers(0, S))
+            up[j] += max(0.0, 8.0 - up.sum())
+            lo[s, a], hi[s, a] = low / 8, up / 8
+    costs = np.array(draw(st.lists(st.sampled_from(cost_values), min_size=S * n_actions,
+                                   max_size=S * n_actions))).reshape(S, n_actions)
+    return lo, hi, costs
+
+
+def _brute_values(backend, lo, hi, costs, policy):
+    """Max over vertex kernels (one per state) of the exact value of ``policy``."""
+    S = lo.shape[0]
+    choices = [_vertices(lo[s, policy[s]], hi[s, policy[s]]) for s in range(S)]
+    best = np.full(S, -np.inf)
+    for rows in itertools.product(*choices):
+        ssp = backend.SSP(np.array(rows)[:, None, :], costs[np.arange(S), policy][:, None],
+                          require_proper=False)
+        best = np.maximum(best, backend.policy_values(ssp, np.zeros(S, dtype=int)))
+    return best
+
+
+@SETTINGS
+@given(case=_dyadic_boxes())
+def test_infinity_is_decided_exactly_and_values_match_brute_force(backend, case):
+    lo, hi, costs = case
+    S = lo.shape[0]
+    boxes = _boxes_from_dense(backend, lo, hi)
+    policy = np.zeros(S, dtype=np.int64)
+    brute = _brute_values(backend, lo, hi, costs, policy)
+    infinite = reference_robust._infinite_states(boxes, policy, costs[:, 0])
+    assert np.array_equal(infinite, np.isinf(brute))
+    U = reference_robust._robust_values(boxes, costs[:, 0], policy)[0]
+    assert (U >= brute).all()
+    if (costs > 0).all():
+        finite = np.isfinite(brute)
+        assert np.array_equal(np.isfinite(U), finite)
+        assert np.allclose(U[finite], brute[finite], rtol=1e-9)
+
+
+@SETTINGS
+@given(case=_dyadic_boxes(n_actions=2, goal_open=True, cost_values=(0.5, 1.0)))
+def test_optimistic_and_robust_optimal_values_match_brute_force(backend, case):
+    lo, hi, costs = case
+    S = lo.shape[0]
+    boxes = _boxes_from_dense(backend, lo, hi)
+    per_policy = {policy: _brute_values(backend, lo, hi, costs, np.array(policy))
+                  for policy in itertools.product(range(2), repeat=S)}
+    robust_best = np.min(np.array(list(per_policy.values())), axis=0)
+    U, policy = reference_robust._robust_policy(boxes, costs, np.zeros(S, dtype=np.int64))[:2]
+    assert np.allclose(U, robust_best, rtol=1e-9) or np.array_equal(U, robust_best)
+    assert np.array_equal(U, per_policy[tuple(policy)]) or np.allclose(
+        U, per_policy[tuple(policy)], rtol=1e-9)
+    lowest = np.full(S, np.inf)
+    for policy in itertools.product(range(2), repeat=S):
+        choices = [_vertices(lo[s, policy[s]], hi[s, policy[s]]) for s in range(S)]
+        for rows in itertools.product(*choices):
+            ssp = backend.SSP(np.array(rows)[:, None, :], costs[np.arange(S), policy][:, None],
+                              require_proper=False)
+            lowest = np.minimum(lowest, backend.policy_values(ssp, np.zeros(S, dtype=int)))
+    L = reference_robust._optimistic(boxes, costs, np.zeros(S, dtype=np.int64))[0]
+    assert (L <= lowest).all()
+    assert np.allclose(L, lowest, rtol=1e-9)
+
+
+def _counts(backend, ssp, n, seed):
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(backend.TabularGenerativeModel(ssp), n, np.random.default_rng(seed))
+    return store.counts_csr()
+
+
+@pytest.mark.parametrize("kind", ["kl", "bernstein", "paper"])
+def test_bounds_sandwich_the_true_values(backend, kind):
+    for ssp in (backend.gridworld(), backend.garnet(8, 3, 3, seed=4), backend.trap(r=0.3)):
+        counts = _counts(backend, ssp, 3000, 1)
+        exact = backend.optimal_values(ssp).values
+        lower = backend.optimistic_values(counts, ssp.costs, 0.1, kind=kind)
+        assert (lower.values <= exact).all() and lower.converged
+        robust = backend.robust_optimal_values(counts, ssp.costs, 0.1, kind=kind)
+        assert (robust.values >= backend.policy_values(ssp, robust.policy)).all()
+        assert (robust.values >= exact).all() and robust.converged
+        for policy in (robust.policy, exact.policy if hasattr(exact, "policy") else robust.policy):
+            upper = backend.robust_policy_values(counts, ssp.costs, policy, 0.1, kind=kind)
+            assert (upper.values >= backend.policy_values(ssp, policy)).all()
+
+
+def test_an_improper_policy_gets_an_infinite_upper_bound(backend):
+    ssp = backend.trap(r=0.3)
+    counts = _counts(backend, ssp, 2000, 0)
+    values = backend.policy_values(ssp, np.zeros(ssp.n_states, dtype=int))
+    for policy in itertools.product(range(ssp.n_actions), repeat=ssp.n_states):
+        exact = backend.policy_values(ssp, np.array(policy))
+        upper = backend.robust_policy_values(counts, ssp.costs, policy, 0.1).values
+        assert (np.isinf(upper) >= np.isinf(exact)).all()
+        assert (upper >= exact).all()
+    assert values.shape == (ssp.n_states,)
+
+
+def test_unseen_pairs_and_tiny_samples_give_infinite_or_vacuous_bounds(backend):
+    ssp = backend.gridworld()
+    counts = sp.csr_array((ssp.n_states * ssp.n_actions, ssp.n_states + 1))
+    policy = np.zeros(ssp.n_states, dtype=int)
+    upper = backend.robust_policy_values(counts, ssp.costs, policy, 0.1)
+    assert np.isinf(upper.values).all()
+    lower = backend.optimistic_values(counts, ssp.costs, 0.1)
+    assert np.allclose(lower.values, ssp.costs.min(axis=1))
