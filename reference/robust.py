@@ -97,6 +97,25 @@ def _segments(lengths):
     return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
+def _filled_before(row, gap, n_rows):
+    """Within each row (entries contiguous, in pour order), the sum of the gaps before each entry.
+
+    Accumulated position by position across all rows at once, so that no
+    row's sum carries the rounding of the rows before it (a global cumulative
+    sum would leave stray mass of order ``1e-16`` in the wrong places).
+    """
+    lengths = np.bincount(row, minlength=n_rows)
+    starts = np.cumsum(lengths) - lengths
+    by_length = np.argsort(-lengths, kind="stable")
+    descending_lengths = lengths[by_length]
+    before = np.zeros_like(gap)
+    for t in range(1, int(lengths.max(initial=0))):
+        n_long = int(np.searchsorted(-descending_lengths, -t, side="left"))
+        at = starts[by_length[:n_long]] + t
+        before[at] = before[at - 1] + gap[at - 1]
+    return before
+
+
 def _pour(boxes, rows, v_ext, descending, kernel=False):
     r"""The greedy inner problem of every row in ``rows`` against ``v_ext`` (values, goal last).
 
@@ -149,10 +168,7 @@ def _pour(boxes, rows, v_ext, descending, kernel=False):
     gap = np.concatenate([boxes.hi[entry] - e_lo, h[c_row[unseen]]])
     sort = np.lexsort((rank[col], row))
     row, col, lo, gap = row[sort], col[sort], lo[sort], gap[sort]
-    filled = np.cumsum(gap)
-    first = np.searchsorted(row, np.arange(rows.size))
-    before = filled - gap - np.where(first > 0, filled[np.maximum(first - 1, 0)], 0.0)[row]
-    p = lo + np.clip(m[row] - before, 0.0, gap)
+    p = lo + np.clip(m[row] - _filled_before(row, gap, rows.size), 0.0, gap)
     positive = p > 0
     terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
     values = np.bincount(row, weights=terms, minlength=rows.size)
