@@ -18,13 +18,13 @@ code, when the compiled extensions are missing.
 """
 
 try:
-    from . import _build, _evi, _vi  # noqa: F401
+    from . import _build, _evi, _robust, _vi  # noqa: F401
 except ImportError as exc:
     raise ImportError(
         "the `fast` backend needs its compiled Cython extensions (fast._build, fast._evi, "
-        "fast._vi), which are missing or cannot be loaded (sspgm was installed without a "
-        "working C compiler, or their build failed). They are built when sspgm is installed "
-        "where a C compiler works (OpenMP optional): from the repository root, "
+        "fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was installed "
+        "without a working C compiler, or their build failed). They are built when sspgm is "
+        "installed where a C compiler works (OpenMP optional): from the repository root, "
         "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "
         "backend."
     ) from exc
@@ -33,6 +33,7 @@ from reference import (
     allocation,
     backend,
     chains,
+    confidence,
     envs,
     errors,
     evaluation,
@@ -45,6 +46,7 @@ from reference import (
 )
 from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
+from reference.confidence import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
 from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
@@ -55,17 +57,30 @@ from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
-from . import algorithms, baseline, diameter_estimate, evi, kernels, optimal, range_search
+from . import (
+    algorithms,
+    baseline,
+    certified,
+    diameter_estimate,
+    evi,
+    kernels,
+    optimal,
+    range_search,
+    robust,
+)
 from ._build import OPENMP
 from .algorithms import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
+from .certified import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
+from .robust import *  # noqa: F401,F403
 
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
+    confidence, robust, certified,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

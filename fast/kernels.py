@@ -13,8 +13,9 @@ densified: every next state a pair has not reached shares the box
 import numpy as np
 import scipy.sparse as sp
 from reference.backend import KernelSet
+from reference.kernels import pour_order
 
-from . import _evi, _vi
+from . import _evi, _robust, _vi
 from ._parallel import sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -132,6 +133,38 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
     compiled(*model.parts, costs, v_ext, v_out, policy_out, model.n_threads)
 
 
+def _pour_arguments(boxes, rows, v_ext, descending):
+    """The order of the pour and the prefix sums :mod:`fast._robust` walks it with."""
+    S = boxes.n_states
+    order = pour_order(v_ext, descending).astype(np.int64)
+    rank = np.empty(S + 1, dtype=np.int64)
+    rank[order] = np.arange(S + 1)
+    along = v_ext[order]
+    infinite = np.isinf(along)
+    cum_v = np.concatenate([[0.0], np.cumsum(np.where(infinite, 0.0, along))])
+    cum_inf = np.concatenate([[0], np.cumsum(infinite)]).astype(np.int64)
+    return (boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+            np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(v_ext), order, rank,
+            cum_v, cum_inf, np.empty(len(rows)), int(np.diff(boxes.indptr).max(initial=0)))
+
+
+def pour_values(boxes, rows, v_ext, descending):
+    """Kernel ``pour_values``, by :func:`fast._robust.pour_values` (threads over rows)."""
+    arguments = _pour_arguments(boxes, rows, v_ext, descending)
+    work = 8 * (boxes.lo.size + len(rows))
+    _robust.pour_values(*arguments, sweep_threads(work))
+    return arguments[11]
+
+
+def pour_kernel(boxes, rows, v_ext, descending):
+    """Kernel ``pour_kernel``, by :func:`fast._robust.pour_kernel`."""
+    arguments = _pour_arguments(boxes, rows, v_ext, descending)
+    indptr, indices, data = _robust.pour_kernel(*arguments)
+    kernel = sp.csr_array((data, indices, indptr), shape=(len(rows), boxes.n_states + 1))
+    kernel.sort_indices()
+    return arguments[11], kernel
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -140,5 +173,7 @@ COMPILED_KERNELS = KernelSet(
     optimistic_kernel=optimistic_kernel,
     vi_model=VIModel,
     vi_sweep=vi_sweep,
+    pour_values=pour_values,
+    pour_kernel=pour_kernel,
 )
 """The kernel set of the ``fast`` backend."""

@@ -56,6 +56,19 @@ class KernelSet:
     vi_sweep : callable
         ``vi_sweep(model, costs, v_ext, v_out, policy_out)``: one Bellman
         sweep of value iteration, with the arguments of :attr:`evi_sweep`.
+    pour_values : callable
+        ``pour_values(boxes, rows, v_ext, descending) -> values``: the greedy
+        inner problem of the pairs ``rows`` (int64 ``(n,)``, ``s*A + a``)
+        over :class:`~reference.confidence.ConfidenceBoxes`, against
+        ``v_ext`` (float64 ``(S+1,)``, ``>= 0``, ``+inf`` allowed, goal
+        last and 0): from the lower ends, pour the rest by decreasing value,
+        goal last (``descending``, the adversary's) or by increasing value,
+        goal first (the optimist's), ties to the lower index. ``values``:
+        float64 ``(n,)``, ``sum p v`` over the entries with ``p > 0``.
+    pour_kernel : callable
+        ``pour_kernel(boxes, rows, v_ext, descending) -> (values, p)``: as
+        :attr:`pour_values`, with the poured distributions ``p`` as a CSR
+        array ``(n, S+1)`` holding the positive entries.
     """
 
     name: str
@@ -65,6 +78,8 @@ class KernelSet:
     optimistic_kernel: Callable
     vi_model: Callable
     vi_sweep: Callable
+    pour_values: Callable
+    pour_kernel: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -23,13 +23,14 @@ import scipy.sparse as sp
 import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
 
 from ._checks import as_float_array, check_costs, check_int, check_policy, check_real, make_rng
-from .algorithms import _as_model
+from .runs import as_model
 from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .chains import chain_values
 from .generative import SampleStore
 from .results import Result
-from .robust import _optimistic, _pour, _robust_policy, _robust_values
+from .kernels import NUMPY_KERNELS
+from .robust import _optimistic, _robust_policy, _robust_values
 
 __all__ = [
     "ALLOCATIONS",
@@ -50,6 +51,11 @@ INITIAL_PER_PAIR = 64
 
 GROWTH = 1.3
 """Factor by which :func:`solve_certified` grows the total number of calls per round."""
+
+ALLOCATION_GRID = 2.0**16
+"""Each pair's share of a round is rounded to a multiple of ``1 / ALLOCATION_GRID`` calls
+before it is split into whole calls, so that both backends (whose sums may differ in the
+last bits) draw the same samples."""
 
 FLOOR_SHARE = 0.02
 """Adaptive allocation: every pair not yet ruled out is kept at this share of the mean count."""
@@ -221,11 +227,11 @@ def _gaps(lower, upper):
     return float(diff.max()), float(ratio.max())
 
 
-def _certificate(boxes, costs, policy, lower, lower_message):
+def _certificate(kernels, boxes, costs, policy, lower, lower_message):
     """Certificate of ``policy`` given the checked ``lower`` bound of the same boxes."""
     S = boxes.n_states
     upper, _, infinite, n_iter, converged, dropped, _ = _robust_values(
-        boxes, costs[np.arange(S), policy], policy)
+        kernels, boxes, costs[np.arange(S), policy], policy)
     gap, relative_gap = _gaps(lower, upper)
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
@@ -238,7 +244,8 @@ def _certificate(boxes, costs, policy, lower, lower_message):
                        message=message)
 
 
-def certify(counts, costs, policy, delta, kind="kl"):
+@NUMPY_KERNELS.bind
+def certify(kernels, counts, costs, policy, delta, kind="kl"):
     r"""Certificate of a policy from sample counts: ``lower <= V*`` and ``upper >= V^pi``.
 
     Parameters
@@ -294,8 +301,8 @@ def certify(counts, costs, policy, delta, kind="kl"):
         s, a = (int(i) for i in np.argwhere(costs < 0)[0])
         raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
     policy = check_policy(policy, S, A)
-    lower, _, _, _, _, lower_message = _optimistic(boxes, costs, policy)
-    return _certificate(boxes, costs, policy, lower, lower_message)
+    lower, _, _, _, _, lower_message = _optimistic(kernels, boxes, costs, policy)
+    return _certificate(kernels, boxes, costs, policy, lower, lower_message)
 
 
 class _CertifiedRun:
@@ -352,7 +359,7 @@ def _occupancy(kernel, start):
     return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
 
-def _widths(boxes, rows, upper, lower):
+def _widths(kernels, boxes, rows, upper, lower):
     r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
@@ -360,8 +367,8 @@ def _widths(boxes, rows, upper, lower):
     ``upper`` gets ``inf``.
     """
     u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
-    worst = _pour(boxes, rows, u_ext, descending=True)
-    best = _pour(boxes, rows, l_ext, descending=False)
+    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    best = kernels.pour_values(boxes, rows, l_ext, False)
     stored = np.diff(boxes.indptr)[rows]
     entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
         np.cumsum(stored) - stored, stored)
@@ -375,7 +382,7 @@ def _widths(boxes, rows, upper, lower):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
 
 
-def _adaptive_draws(boxes, costs, target_total, lower, policy_l, kernel_l, upper, goal_gap):
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper, goal_gap):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel)
@@ -394,7 +401,7 @@ def _adaptive_draws(boxes, costs, target_total, lower, policy_l, kernel_l, upper
     start = (gaps > goal_gap).astype(float)
     visits = _occupancy(kernel_l, start)
     rows = states * A + policy_l
-    width = _widths(boxes, rows, upper, lower)
+    width = _widths(kernels, boxes, rows, upper, lower)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     n = boxes.n
@@ -403,28 +410,29 @@ def _adaptive_draws(boxes, costs, target_total, lower, policy_l, kernel_l, upper
     target = np.zeros(S * A)
     if score.sum() > 0:
         target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
-    q_low = costs + _pour(boxes, np.arange(S * A), np.append(lower, 0.0),
-                          descending=False).reshape(S, A)
+    q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
+                                        False).reshape(S, A)
     alive = (q_low <= upper[:, None]).ravel()
     target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
     return np.maximum(target - n, 0.0)
 
 
-def _next_draws(boxes, costs, allocation, n_calls, state, goal_gap, cap):
+def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap):
     """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round)."""
     S, A = boxes.n_states, boxes.n_actions
     if allocation == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
         more = np.maximum(per_pair - boxes.n, 0.0)
+        total = min(cap, int(more.sum()))
     else:
-        more = _adaptive_draws(boxes, costs, GROWTH * n_calls, *state, goal_gap)
+        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap)
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
-        more = more * ((GROWTH - 1.0) * n_calls / more.sum())
-    total = min(cap, math.ceil(more.sum()))
-    draws = np.floor(more * (total / more.sum())).astype(np.int64)
+        total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
+    share = np.round(more * (total / more.sum()) * ALLOCATION_GRID) / ALLOCATION_GRID
+    draws = np.floor(share).astype(np.int64)
     spare = total - int(draws.sum())
-    draws[np.argsort(draws - more, kind="stable")[:spare]] += 1
+    draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
     return draws
 
 
@@ -445,7 +453,7 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
     }
 
 
-def _round(boxes, costs, eps, theta, policies):
+def _round(kernels, boxes, costs, eps, theta, policies):
     """Bounds of one round; returns ``(costs', lower, pi_L, kernel_L, lower message, pi_U, d_hat, nu)``.
 
     With ``theta``, ``d_hat`` is the robust optimal unit-cost value (``inf``
@@ -456,8 +464,8 @@ def _round(boxes, costs, eps, theta, policies):
     if theta is not None:
         unit = np.ones((S, A))
         start = policies.get("unit", np.zeros(S, dtype=np.int64))
-        low = _optimistic(boxes, unit, start)
-        robust = _robust_policy(boxes, unit, low[1])
+        low = _optimistic(kernels, boxes, unit, start)
+        robust = _robust_policy(kernels, boxes, unit, low[1])
         policies["unit"] = robust[1]
         d_hat = float(robust[0].max())
         if not np.isfinite(d_hat):
@@ -465,13 +473,14 @@ def _round(boxes, costs, eps, theta, policies):
         nu = eps / (2.0 * theta * d_hat)
         costs = np.maximum(costs, nu)
     start = policies.get("lower", np.argmin(costs, axis=1))
-    lower, policy_l, kernel_l, _, _, lower_message = _optimistic(boxes, costs, start)
+    lower, policy_l, kernel_l, _, _, lower_message = _optimistic(kernels, boxes, costs, start)
     policies["lower"] = policy_l
-    policy_u = _robust_policy(boxes, costs, policy_l)[1]
+    policy_u = _robust_policy(kernels, boxes, costs, policy_l)[1]
     return costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu
 
 
-def solve_certified(model, costs, eps, delta, kind="kl", relative=False, theta=None,
+@NUMPY_KERNELS.bind
+def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False, theta=None,
                     budget=None, seed=None, checkpoint=None, callback=None,
                     allocation="adaptive"):
     r"""A policy with a certificate of eps-optimality, sampling only until the certificate holds.
@@ -568,7 +577,7 @@ def solve_certified(model, costs, eps, delta, kind="kl", relative=False, theta=N
     >>> bool(res.certified), bool(res.certificate.gap <= 0.1)
     (True, True)
     """
-    model = _as_model(model)
+    model = as_model(model)
     S, A = model.n_states, model.n_actions
     costs = check_costs("costs", costs, S, A, "`model`")
     eps = check_real("eps", eps, 0.0, 1.0, low_open=True)
@@ -605,9 +614,9 @@ def solve_certified(model, costs, eps, delta, kind="kl", relative=False, theta=N
         start_time = time.perf_counter()
         boxes = confidence_boxes(run.store.counts_csr(), delta, kind)
         work_costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu = _round(
-            boxes, costs, eps, theta, policies)
+            kernels, boxes, costs, eps, theta, policies)
         searching = d_hat is not None and not np.isfinite(d_hat)
-        cert = _certificate(boxes, work_costs, policy_u, lower, lower_message)
+        cert = _certificate(kernels, boxes, work_costs, policy_u, lower, lower_message)
         done = not searching and cert.certified(goal_gap, relative)
         n_calls = run.store.n_samples
         if not (first and run.resumed):
@@ -622,7 +631,7 @@ def solve_certified(model, costs, eps, delta, kind="kl", relative=False, theta=N
             break
         state = (lower, policy_l, kernel_l, cert.upper)
         cap = np.iinfo(np.int64).max if cap is None else cap
-        run.draw(_next_draws(boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
+        run.draw(_next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
     target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "

@@ -132,6 +132,113 @@ def vi_sweep(kernel, costs, v_ext, v_out, policy_out):
     v_out[:] = q[np.arange(q.shape[0]), policy_out]
 
 
+def pour_order(v_ext, descending):
+    """Next states in pour order: by decreasing ``v`` with the goal last, or increasing with it first."""
+    S = v_ext.size - 1
+    if descending:
+        return np.append(np.lexsort((np.arange(S), -v_ext[:S])), S)
+    return np.append(S, np.lexsort((np.arange(S), v_ext[:S])))
+
+
+def segment_positions(lengths):
+    """Position of every element inside its segment, for consecutive segments of ``lengths``."""
+    total = int(lengths.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def filled_before(row, gap, n_rows):
+    """Within each row (entries contiguous, in pour order), the sum of the gaps before each entry.
+
+    Accumulated position by position across all rows at once, so that no
+    row's sum carries the rounding of the rows before it (a global cumulative
+    sum would leave stray mass of order ``1e-16`` in the wrong places).
+    """
+    lengths = np.bincount(row, minlength=n_rows)
+    starts = np.cumsum(lengths) - lengths
+    by_length = np.argsort(-lengths, kind="stable")
+    descending_lengths = lengths[by_length]
+    before = np.zeros_like(gap)
+    for t in range(1, int(lengths.max(initial=0))):
+        n_long = int(np.searchsorted(-descending_lengths, -t, side="left"))
+        at = starts[by_length[:n_long]] + t
+        before[at] = before[at - 1] + gap[at - 1]
+    return before
+
+
+def pour_boxes(boxes, rows, v_ext, descending, kernel=False):
+    r"""The greedy inner problem of every row in ``rows`` against ``v_ext`` (values, goal last).
+
+    Parameters
+    ----------
+    boxes : reference.confidence.ConfidenceBoxes
+    rows : ndarray of int64, shape (n,)
+        Pairs ``s*A + a``.
+    v_ext : ndarray of float64, shape (S+1,)
+        Values of the next states, ``>= 0``, ``+inf`` allowed, ``v_ext[S] = 0``.
+    descending : bool
+        The adversary's pour (decreasing ``v``, goal last) or the optimist's.
+    kernel : bool, default False
+        Also return the poured distributions.
+
+    Returns
+    -------
+    values : ndarray of float64, shape (n,)
+        :math:`\sum_{s'} p(s') v(s')` over the entries with ``p > 0``.
+    kernel : scipy.sparse CSR matrix, shape (n, S+1)
+        Only when ``kernel`` is True.
+
+    Notes
+    -----
+    A row's unseen next states all have the box ``[0, h]``, so its pour never
+    passes position ``k + ceil(m / h) + 1`` of the order (``k`` stored entries,
+    ``m = 1 - sum lo``): only those first positions are expanded, never the
+    dense row.
+    """
+    S = boxes.n_states
+    order = pour_order(v_ext, descending)
+    rank = np.empty(S + 1, dtype=np.int64)
+    rank[order] = np.arange(S + 1)
+    start, stored = boxes.indptr[rows], np.diff(boxes.indptr)[rows]
+    entry = np.repeat(start, stored) + segment_positions(stored)
+    e_row = np.repeat(np.arange(rows.size), stored)
+    e_col = boxes.indices[entry]
+    e_lo = boxes.lo[entry]
+    h = boxes.hi_unseen[rows]
+    m = 1.0 - np.bincount(e_row, weights=e_lo, minlength=rows.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reach = np.where(h > 0, np.ceil(np.maximum(m, 0.0) / h), 0.0)
+    n_first = np.where(h > 0, np.minimum(S + 1, stored + reach + 1), 0).astype(np.int64)
+    c_row = np.repeat(np.arange(rows.size), n_first)
+    c_col = order[segment_positions(n_first)]
+    unseen = ~np.isin(c_row * (S + 1) + c_col, e_row * (S + 1) + e_col)
+    row = np.concatenate([e_row, c_row[unseen]])
+    col = np.concatenate([e_col, c_col[unseen]])
+    lo = np.concatenate([e_lo, np.zeros(int(unseen.sum()))])
+    gap = np.concatenate([boxes.hi[entry] - e_lo, h[c_row[unseen]]])
+    sort = np.lexsort((rank[col], row))
+    row, col, lo, gap = row[sort], col[sort], lo[sort], gap[sort]
+    p = lo + np.clip(m[row] - filled_before(row, gap, rows.size), 0.0, gap)
+    positive = p > 0
+    terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
+    values = np.bincount(row, weights=terms, minlength=rows.size)
+    if not kernel:
+        return values
+    matrix = sp.csr_array(
+        (p[positive], (row[positive], col[positive])), shape=(rows.size, S + 1)
+    )
+    return values, matrix
+
+
+def pour_values(boxes, rows, v_ext, descending):
+    """Kernel ``pour_values``: the value of the greedy pour of every row in ``rows``."""
+    return pour_boxes(boxes, rows, v_ext, descending)
+
+
+def pour_kernel(boxes, rows, v_ext, descending):
+    """Kernel ``pour_kernel``: values and poured distributions (CSR) of the rows in ``rows``."""
+    return pour_boxes(boxes, rows, v_ext, descending, kernel=True)
+
+
 NUMPY_KERNELS = KernelSet(
     name="numpy",
     radius=radius,
@@ -140,5 +247,7 @@ NUMPY_KERNELS = KernelSet(
     optimistic_kernel=optimistic_kernel,
     vi_model=vi_model,
     vi_sweep=vi_sweep,
+    pour_values=pour_values,
+    pour_kernel=pour_kernel,
 )
 """The kernel set of the ``reference`` backend."""

@@ -30,6 +30,7 @@ from ._checks import as_float_array, check_policy
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ParameterError, ShapeError
 from .chains import _reaching, chain_values
+from .kernels import NUMPY_KERNELS, pour_order, segment_positions
 from .results import Result
 
 __all__ = [
@@ -81,103 +82,6 @@ class RobustValuesResult(Result):
     n_iter: int
     converged: bool
     message: str
-
-
-def _pour_order(v_ext, descending):
-    """Next states in pour order: by decreasing ``v`` with the goal last, or increasing with it first."""
-    S = v_ext.size - 1
-    if descending:
-        return np.append(np.lexsort((np.arange(S), -v_ext[:S])), S)
-    return np.append(S, np.lexsort((np.arange(S), v_ext[:S])))
-
-
-def _segments(lengths):
-    """Position of every element inside its segment, for consecutive segments of ``lengths``."""
-    total = int(lengths.sum())
-    return np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-
-def _filled_before(row, gap, n_rows):
-    """Within each row (entries contiguous, in pour order), the sum of the gaps before each entry.
-
-    Accumulated position by position across all rows at once, so that no
-    row's sum carries the rounding of the rows before it (a global cumulative
-    sum would leave stray mass of order ``1e-16`` in the wrong places).
-    """
-    lengths = np.bincount(row, minlength=n_rows)
-    starts = np.cumsum(lengths) - lengths
-    by_length = np.argsort(-lengths, kind="stable")
-    descending_lengths = lengths[by_length]
-    before = np.zeros_like(gap)
-    for t in range(1, int(lengths.max(initial=0))):
-        n_long = int(np.searchsorted(-descending_lengths, -t, side="left"))
-        at = starts[by_length[:n_long]] + t
-        before[at] = before[at - 1] + gap[at - 1]
-    return before
-
-
-def _pour(boxes, rows, v_ext, descending, kernel=False):
-    r"""The greedy inner problem of every row in ``rows`` against ``v_ext`` (values, goal last).
-
-    Parameters
-    ----------
-    boxes : ConfidenceBoxes
-    rows : ndarray of int64, shape (n,)
-        Pairs ``s*A + a``.
-    v_ext : ndarray of float64, shape (S+1,)
-        Values of the next states, ``>= 0``, ``+inf`` allowed, ``v_ext[S] = 0``.
-    descending : bool
-        The adversary's pour (decreasing ``v``, goal last) or the optimist's.
-    kernel : bool, default False
-        Also return the poured distributions.
-
-    Returns
-    -------
-    values : ndarray of float64, shape (n,)
-        :math:`\sum_{s'} p(s') v(s')` over the entries with ``p > 0``.
-    kernel : scipy.sparse CSR matrix, shape (n, S+1)
-        Only when ``kernel`` is True.
-
-    Notes
-    -----
-    A row's unseen next states all have the box ``[0, h]``, so its pour never
-    passes position ``k + ceil(m / h) + 1`` of the order (``k`` stored entries,
-    ``m = 1 - sum lo``): only those first positions are expanded, never the
-    dense row.
-    """
-    S = boxes.n_states
-    order = _pour_order(v_ext, descending)
-    rank = np.empty(S + 1, dtype=np.int64)
-    rank[order] = np.arange(S + 1)
-    start, stored = boxes.indptr[rows], np.diff(boxes.indptr)[rows]
-    entry = np.repeat(start, stored) + _segments(stored)
-    e_row = np.repeat(np.arange(rows.size), stored)
-    e_col = boxes.indices[entry]
-    e_lo = boxes.lo[entry]
-    h = boxes.hi_unseen[rows]
-    m = 1.0 - np.bincount(e_row, weights=e_lo, minlength=rows.size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        reach = np.where(h > 0, np.ceil(np.maximum(m, 0.0) / h), 0.0)
-    n_first = np.where(h > 0, np.minimum(S + 1, stored + reach + 1), 0).astype(np.int64)
-    c_row = np.repeat(np.arange(rows.size), n_first)
-    c_col = order[_segments(n_first)]
-    unseen = ~np.isin(c_row * (S + 1) + c_col, e_row * (S + 1) + e_col)
-    row = np.concatenate([e_row, c_row[unseen]])
-    col = np.concatenate([e_col, c_col[unseen]])
-    lo = np.concatenate([e_lo, np.zeros(int(unseen.sum()))])
-    gap = np.concatenate([boxes.hi[entry] - e_lo, h[c_row[unseen]]])
-    sort = np.lexsort((rank[col], row))
-    row, col, lo, gap = row[sort], col[sort], lo[sort], gap[sort]
-    p = lo + np.clip(m[row] - _filled_before(row, gap, rows.size), 0.0, gap)
-    positive = p > 0
-    terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
-    values = np.bincount(row, weights=terms, minlength=rows.size)
-    if not kernel:
-        return values
-    matrix = sp.csr_array(
-        (p[positive], (row[positive], col[positive])), shape=(rows.size, S + 1)
-    )
-    return values, matrix
 
 
 def pessimistic_inner(lo, hi, v):
@@ -232,7 +136,7 @@ def pessimistic_inner(lo, hi, v):
         raise ParameterError("the box must satisfy 0 <= `lo` <= `hi` <= 1 with finite ends.")
     if np.any(lo.sum(axis=-1) > 1 + SIMPLEX_SLACK) or np.any(hi.sum(axis=-1) < 1 - SIMPLEX_SLACK):
         raise ParameterError("the box must meet the simplex (sum `lo` <= 1 <= sum `hi`).")
-    order = _pour_order(v, descending=True)
+    order = pour_order(v, descending=True)
     gaps = (hi - lo)[..., order]
     before = np.cumsum(gaps, axis=-1) - gaps
     p = lo.copy()
@@ -247,7 +151,7 @@ def _policy_rows(boxes, policy):
 def _row_entries(boxes, rows):
     """Stored entries of ``rows``: ``(row position, column, lo, hi)``."""
     stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + _segments(stored)
+    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
     return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
             boxes.hi[entry])
 
@@ -346,15 +250,15 @@ def _row_values(kernel, v_ext):
     return np.bincount(coo.row, weights=terms, minlength=kernel.shape[0])
 
 
-def _adversary(boxes, policy, costs_pi, infinite, start):
+def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     """Adversary policy iteration for ``policy``; returns ``(values, kernel, n_iter, converged)``."""
     rows = _policy_rows(boxes, policy)
     v_ext = np.append(np.where(infinite, np.inf, start), 0.0)
-    kernel = _pour(boxes, rows, v_ext, descending=True, kernel=True)[1]
+    kernel = kernels.pour_kernel(boxes, rows, v_ext, True)[1]
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values = _evaluate(kernel, costs_pi, infinite)
         v_ext = np.append(values, 0.0)
-        q_new, k_new = _pour(boxes, rows, v_ext, descending=True, kernel=True)
+        q_new, k_new = kernels.pour_kernel(boxes, rows, v_ext, True)
         finite = ~infinite
         tol = SWITCH_RTOL * max(1.0, float(values[finite].max(initial=0.0)))
         switch = finite & (q_new > _row_values(kernel, v_ext) + tol)
@@ -378,7 +282,7 @@ def _slack(residual, values, costs):
     return float(min(CHECK_MAX_SLACK, need.max(initial=0.0)))
 
 
-def _check_upper(boxes, policy, costs_pi, values):
+def _check_upper(kernels, boxes, policy, costs_pi, values):
     r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
 
     ``U`` is first inflated by the smallest relative factor ``1 + r``
@@ -390,14 +294,14 @@ def _check_upper(boxes, policy, costs_pi, values):
     rows = _policy_rows(boxes, policy)
     U = values.copy()
     finite = np.isfinite(U)
-    T = costs_pi + _pour(boxes, rows, np.append(U, 0.0), descending=True)
+    T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
     excess = np.zeros_like(U)
     excess[finite] = np.maximum(T[finite] - U[finite], 0.0)
     r = _slack(excess, np.where(finite, U, 0.0), costs_pi)
     U = np.where(finite, U * (1.0 + r), np.inf)
     dropped = 0
     while True:
-        T = costs_pi + _pour(boxes, rows, np.append(U, 0.0), descending=True)
+        T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
         fail = np.isfinite(U) & ~((T <= U) & (U >= 0))
         if not fail.any():
             return U, dropped, r
@@ -405,13 +309,13 @@ def _check_upper(boxes, policy, costs_pi, values):
         U[fail] = np.inf
 
 
-def _robust_values(boxes, costs_pi, policy, start=None):
+def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
     S = boxes.n_states
     infinite = _infinite_states(boxes, policy, costs_pi)
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
-    values, kernel, n_iter, converged = _adversary(boxes, policy, costs_pi, infinite, start)
-    U, dropped, r = _check_upper(boxes, policy, costs_pi, values)
+    values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite, start)
+    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values)
     return U, kernel, infinite, n_iter, converged, dropped, r
 
 
@@ -434,7 +338,8 @@ def _checked_inputs(counts, costs, delta, kind):
     return boxes, costs
 
 
-def robust_policy_values(counts, costs, policy, delta, kind="kl"):
+@NUMPY_KERNELS.bind
+def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
     r"""Worst-case value ``U^pi`` of a policy over the confidence boxes, checked.
 
     Parameters
@@ -500,7 +405,7 @@ def robust_policy_values(counts, costs, policy, delta, kind="kl"):
     S = boxes.n_states
     policy = check_policy(policy, S, boxes.n_actions)
     costs_pi = costs[np.arange(S), policy]
-    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(boxes, costs_pi, policy)
+    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(kernels, boxes, costs_pi, policy)
     message = _check_message("adversary", int(infinite.sum()), dropped, r, n_iter, converged)
     return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
                               n_iter=n_iter, converged=converged, message=message)
@@ -554,7 +459,7 @@ def _goal_forcing(boxes):
         W = R[:S].copy()
 
 
-def _robust_policy(boxes, costs, policy):
+def _robust_policy(kernels, boxes, costs, policy):
     """Robust policy iteration from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
 
     States with an infinite value that some policy can make finite first
@@ -567,7 +472,7 @@ def _robust_policy(boxes, costs, policy):
     for _ in range(ROBUST_MAX_ITER):
         costs_pi = costs[states, policy]
         U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
-            boxes, costs_pi, policy, start)
+            kernels, boxes, costs_pi, policy, start)
         total += n_iter
         if np.isinf(U).any():
             if forcing is None:
@@ -577,7 +482,7 @@ def _robust_policy(boxes, costs, policy):
                 policy = np.where(rescue, forcing[1], policy)
                 start = np.where(np.isfinite(U), U, 0.0)
                 continue
-        q = costs + _pour(boxes, all_rows, np.append(U, 0.0), descending=True).reshape(S, A)
+        q = costs + kernels.pour_values(boxes, all_rows, np.append(U, 0.0), True).reshape(S, A)
         best = np.argmin(q, axis=1)
         current = q[states, policy]
         tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
@@ -591,7 +496,8 @@ def _robust_policy(boxes, costs, policy):
     return U, policy, kernel, total, False, message
 
 
-def robust_optimal_values(counts, costs, delta, kind="kl", policy=None):
+@NUMPY_KERNELS.bind
+def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None):
     r"""The policy minimising the worst-case value over the boxes, and that value, checked.
 
     Parameters
@@ -638,14 +544,14 @@ def robust_optimal_values(counts, costs, delta, kind="kl", policy=None):
     """
     boxes, costs = _checked_inputs(counts, costs, delta, kind)
     if policy is None:
-        policy = _optimistic(boxes, costs, np.argmin(costs, axis=1))[1]
+        policy = _optimistic(kernels, boxes, costs, np.argmin(costs, axis=1))[1]
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
-    U, policy, kernel, n_iter, converged, message = _robust_policy(boxes, costs, policy)
+    U, policy, kernel, n_iter, converged, message = _robust_policy(kernels, boxes, costs, policy)
     return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
                               n_iter=n_iter, converged=converged, message=message)
 
 
-def _check_lower(boxes, costs, values):
+def _check_lower(kernels, boxes, costs, values):
     r"""Accept ``values`` as a lower bound only where ``L >= 0`` and ``L <= T L`` hold (optimist's ``T``).
 
     ``L`` is deflated by the smallest relative factor ``1 - r`` (``r <=
@@ -657,7 +563,7 @@ def _check_lower(boxes, costs, values):
     all_rows = np.arange(S * A)
 
     def bellman(L):
-        q = costs + _pour(boxes, all_rows, np.append(L, 0.0), descending=False).reshape(S, A)
+        q = costs + kernels.pour_values(boxes, all_rows, np.append(L, 0.0), False).reshape(S, A)
         return q.min(axis=1)
 
     L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
@@ -674,18 +580,18 @@ def _check_lower(boxes, costs, values):
         L[fail] = 0.0
 
 
-def _optimistic(boxes, costs, policy):
+def _optimistic(kernels, boxes, costs, policy):
     """Optimist's policy iteration from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``."""
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
     rows = states * A + policy
-    kernel = _pour(boxes, rows, np.zeros(S + 1), descending=False, kernel=True)[1]
+    kernel = kernels.pour_kernel(boxes, rows, np.zeros(S + 1), False)[1]
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values = chain_values(kernel, costs[states, policy])
         v_ext = np.append(values, 0.0)
-        q, k_all = _pour(boxes, all_rows, v_ext, descending=False, kernel=True)
+        q, k_all = kernels.pour_kernel(boxes, all_rows, v_ext, False)
         q = costs + q.reshape(S, A)
         best = np.argmin(q, axis=1)
         current = costs[states, policy] + _row_values(kernel, v_ext)
@@ -696,7 +602,7 @@ def _optimistic(boxes, costs, policy):
             break
         policy = np.where(switch, best, policy)
         kernel = _select_rows(kernel, k_all[states * A + policy], switch)
-    L, dropped, r = _check_lower(boxes, costs, values)
+    L, dropped, r = _check_lower(kernels, boxes, costs, values)
     how = "converged" if converged else "stopped at the iteration limit"
     if dropped:
         message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
@@ -707,7 +613,8 @@ def _optimistic(boxes, costs, policy):
     return L, policy, kernel, n_iter, converged, message
 
 
-def optimistic_values(counts, costs, delta, kind="kl", policy=None):
+@NUMPY_KERNELS.bind
+def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     r"""The fixed point of EVI's operator over the boxes: a checked lower bound on ``V*``.
 
     Parameters
@@ -760,7 +667,7 @@ def optimistic_values(counts, costs, delta, kind="kl", policy=None):
     if policy is None:
         policy = np.argmin(costs, axis=1)
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
-    L, policy, kernel, n_iter, converged, message = _optimistic(boxes, costs, policy)
+    L, policy, kernel, n_iter, converged, message = _optimistic(kernels, boxes, costs, policy)
     return RobustValuesResult(values=L, policy=policy, kernel=kernel,
                               infinite=np.zeros(boxes.n_states, dtype=bool), n_iter=n_iter,
                               converged=converged, message=message)

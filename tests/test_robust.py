@@ -12,6 +12,16 @@ from scipy.optimize import linprog
 
 from reference import robust as reference_robust
 
+
+def _kernel_sets():
+    import fast.kernels
+    import reference.kernels
+
+    return {"reference": reference.kernels.NUMPY_KERNELS, "fast": fast.kernels.COMPILED_KERNELS}
+
+
+KERNELS = _kernel_sets()
+
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -70,7 +80,9 @@ def test_sparse_pour_equals_the_dense_greedy_both_ways(backend, case, kind):
     rows = np.arange(S * A)
     for descending, dense in ((True, backend.pessimistic_inner(lo, hi, v_ext)),
                               (False, backend.optimistic_inner(lo, hi, v_ext))):
-        values, kernel = reference_robust._pour(boxes, rows, v_ext, descending, kernel=True)
+        values, kernel = KERNELS[backend.__name__].pour_kernel(boxes, rows, v_ext, descending)
+        assert np.array_equal(values, KERNELS[backend.__name__].pour_values(boxes, rows, v_ext,
+                                                                            descending))
         assert np.allclose(kernel.toarray(), dense.reshape(S * A, S + 1), atol=1e-14)
         assert np.allclose(values, dense.reshape(S * A, S + 1) @ v_ext, atol=1e-12)
 
@@ -149,7 +161,7 @@ def test_infinity_is_decided_exactly_and_values_match_brute_force(backend, case)
     brute = _brute_values(backend, lo, hi, costs, policy)
     infinite = reference_robust._infinite_states(boxes, policy, costs[:, 0])
     assert np.array_equal(infinite, np.isinf(brute))
-    U = reference_robust._robust_values(boxes, costs[:, 0], policy)[0]
+    U = reference_robust._robust_values(KERNELS[backend.__name__], boxes, costs[:, 0], policy)[0]
     assert (U >= brute).all()
     if (costs > 0).all():
         finite = np.isfinite(brute)
@@ -166,7 +178,8 @@ def test_optimistic_and_robust_optimal_values_match_brute_force(backend, case):
     per_policy = {policy: _brute_values(backend, lo, hi, costs, np.array(policy))
                   for policy in itertools.product(range(2), repeat=S)}
     robust_best = np.min(np.array(list(per_policy.values())), axis=0)
-    U, policy = reference_robust._robust_policy(boxes, costs, np.zeros(S, dtype=np.int64))[:2]
+    U, policy = reference_robust._robust_policy(
+        KERNELS[backend.__name__], boxes, costs, np.zeros(S, dtype=np.int64))[:2]
     assert np.allclose(U, robust_best, rtol=1e-9) or np.array_equal(U, robust_best)
     assert np.array_equal(U, per_policy[tuple(policy)]) or np.allclose(
         U, per_policy[tuple(policy)], rtol=1e-9)
@@ -177,7 +190,8 @@ def test_optimistic_and_robust_optimal_values_match_brute_force(backend, case):
             ssp = backend.SSP(np.array(rows)[:, None, :], costs[np.arange(S), policy][:, None],
                               require_proper=False)
             lowest = np.minimum(lowest, backend.policy_values(ssp, np.zeros(S, dtype=int)))
-    L = reference_robust._optimistic(boxes, costs, np.zeros(S, dtype=np.int64))[0]
+    L = reference_robust._optimistic(
+        KERNELS[backend.__name__], boxes, costs, np.zeros(S, dtype=np.int64))[0]
     assert (L <= lowest).all()
     assert np.allclose(L, lowest, rtol=1e-9)
 
