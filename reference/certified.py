@@ -10,26 +10,22 @@ policy whose gap is at most ``eps`` is eps-optimal with probability at least
 :func:`solve_certified` samples until its own policy is certified.
 """
 
-import hashlib
 import math
-import numbers
 import os
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
+from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
-from ._checks import as_float_array, check_costs, check_int, check_policy, check_real, make_rng
-from .runs import as_model
+from ._checks import as_float_array, check_int, check_policy, check_real
 from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
-from .chains import chain_values
-from .generative import SampleStore
-from .results import Result
 from .kernels import NUMPY_KERNELS
+from .results import Result
+from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
 from .robust import _optimistic, _robust_policy, _robust_values
 
 __all__ = [
@@ -305,41 +301,10 @@ def certify(kernels, counts, costs, policy, delta, kind="kl"):
     return _certificate(kernels, boxes, costs, policy, lower, lower_message)
 
 
-class _CertifiedRun:
-    """Sample store, generator and rounds of one certified run; saved after every round."""
-
-    def __init__(self, model, params, seed, callback, checkpoint):
-        self.model, self.params = model, params
-        self.callback, self.checkpoint = callback, checkpoint
-        self.resumed = checkpoint is not None and os.path.exists(checkpoint)
-        if self.resumed:
-            self.store, self.rng, meta = SampleStore.load(checkpoint)
-            saved = meta.get("params")
-            for key, value in params.items():
-                if saved is None or saved.get(key) != value:
-                    raise ParameterError(
-                        f"`checkpoint` {os.fspath(checkpoint)!r} belongs to another run: it has "
-                        f"{key} = {None if saved is None else saved.get(key)!r}, this call has "
-                        f"{key} = {value!r}."
-                    )
-            self.history = [CertifiedRound(**r) for r in meta["history"]]
-        else:
-            self.store = SampleStore(model.n_states, model.n_actions)
-            self.rng = make_rng(seed)
-            self.history = []
-
-    def record(self, round_):
-        self.history.append(round_)
-        if self.checkpoint is not None:
-            meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
-            self.store.save(self.checkpoint, self.rng, meta)
-        if self.callback is not None:
-            self.callback(round_)
-
-    def draw(self, more):
-        """Draw ``more[s*A + a]`` samples of every pair (int64 array of shape ``(S*A,)``)."""
-        pairs = np.flatnonzero(more > 0)
-        self.store.draw_pairs(self.model, pairs, more[pairs], self.rng)
+def _draw(run, more):
+    """Draw ``more[s*A + a]`` samples of every pair into the run's store."""
+    pairs = np.flatnonzero(more > 0)
+    run.store.draw_pairs(run.model, pairs, more[pairs], run.rng)
 
 
 def _occupancy(kernel, start):
@@ -351,10 +316,10 @@ def _occupancy(kernel, start):
     S = kernel.shape[0]
     system = (sp.identity(S, format="csc") - kernel[:, :S].T).tocsc()
     with warnings.catch_warnings():
-        warnings.simplefilter("error", sp.linalg.MatrixRankWarning)
+        warnings.simplefilter("error", MatrixRankWarning)
         try:
-            visits = np.atleast_1d(sp.linalg.spsolve(system, start))
-        except sp.linalg.MatrixRankWarning:
+            visits = np.atleast_1d(spsolve(system, start))
+        except MatrixRankWarning:
             return np.zeros(S)
     return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
@@ -437,20 +402,10 @@ def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap
 
 
 def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed):
-    return {
-        "algorithm": "certified",
-        "n_states": model.n_states,
-        "n_actions": model.n_actions,
-        "costs_sha256": hashlib.sha256(costs.tobytes()).hexdigest(),
-        "eps": eps,
-        "delta": delta,
-        "kind": kind,
-        "relative": relative,
-        "theta": theta,
-        "budget": budget,
-        "allocation": allocation,
-        "seed": int(seed) if isinstance(seed, numbers.Integral) else None,
-    }
+    """What identifies a certified run in its checkpoint."""
+    params = run_params("certified", model, costs, eps, delta, theta, None, seed)
+    params.update(kind=kind, relative=relative, budget=budget, allocation=allocation)
+    return params
 
 
 def _round(kernels, boxes, costs, eps, theta, policies):
@@ -579,9 +534,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     """
     model = as_model(model)
     S, A = model.n_states, model.n_actions
-    costs = check_costs("costs", costs, S, A, "`model`")
-    eps = check_real("eps", eps, 0.0, 1.0, low_open=True)
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    costs = check_model_costs(costs, model)
+    eps, delta = check_accuracy(eps, delta)
     if kind not in BOX_KINDS or kind == "paper":
         raise ParameterError(
             f"`kind` must be 'kl' or 'bernstein' (time-uniform boxes, needed by a run that "
@@ -603,11 +557,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     else:
         theta = check_real("theta", theta, 1.0)
     goal_gap = eps if theta is None else eps / 2.0
-    run = _CertifiedRun(
-        model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed),
-        seed, callback, checkpoint)
-    if not run.resumed:
-        run.draw(np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
+    resumed = checkpoint is not None and os.path.exists(checkpoint)
+    run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
+                             seed), seed, callback, checkpoint, round_type=CertifiedRound)
+    if not resumed:
+        _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
     policies = {}
     first = True
     while True:
@@ -619,7 +573,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         cert = _certificate(kernels, boxes, work_costs, policy_u, lower, lower_message)
         done = not searching and cert.certified(goal_gap, relative)
         n_calls = run.store.n_samples
-        if not (first and run.resumed):
+        if not (first and resumed):
             run.record(CertifiedRound(
                 n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
                 max_lower=float(lower.max()), max_upper=float(cert.upper.max()),
@@ -631,7 +585,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
             break
         state = (lower, policy_l, kernel_l, cert.upper)
         cap = np.iinfo(np.int64).max if cap is None else cap
-        run.draw(_next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
+        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
     target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "

@@ -67,10 +67,12 @@ class Run:
     parameters and samples of this model (:func:`_check_same_run`). Every
     batch of calls is recorded in the checkpoint's ledger before it is drawn
     (:meth:`~reference.generative.SampleStore.track_calls`), so the calls of a
-    round lost before its checkpoint are counted on resume.
+    round lost before its checkpoint are counted on resume. ``round_type`` is
+    the record class of the history (rebuilt from a checkpoint by keyword):
+    :class:`Round` for the paper's algorithms.
     """
 
-    def __init__(self, model, params, seed, callback, checkpoint):
+    def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
         self.model = model
         self.callback = callback
         self.checkpoint = checkpoint
@@ -78,7 +80,7 @@ class Run:
         if checkpoint is not None and os.path.exists(checkpoint):
             self.store, self.rng, meta = SampleStore.load(checkpoint)
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
-            self.history = _saved_rounds(checkpoint, meta.get("history"))
+            self.history = _saved_rounds(checkpoint, meta.get("history"), round_type)
         else:
             self.store = SampleStore(model.n_states, model.n_actions,
                                      fingerprint=model_fingerprint(model))
@@ -124,9 +126,9 @@ def _check_same_run(path, saved, params, store, model):
     store.check_model(model, f"`checkpoint` {os.fspath(path)!r}")
 
 
-def _saved_rounds(path, history):
+def _saved_rounds(path, history, round_type):
     """The rounds a checkpoint records, or a :class:`CheckpointError` naming a malformed one."""
-    names = sorted(f.name for f in fields(Round))
+    names = sorted(f.name for f in fields(round_type))
     if not isinstance(history, list):
         raise CheckpointError(f"`checkpoint` {os.fspath(path)!r} holds no list of rounds.")
     for i, entry in enumerate(history):
@@ -135,7 +137,7 @@ def _saved_rounds(path, history):
                 f"`checkpoint` {os.fspath(path)!r} has a malformed round {i}: it must hold "
                 f"exactly the fields {names}."
             )
-    return [Round(**entry) for entry in history]
+    return [round_type(**entry) for entry in history]
 
 
 def as_model(model):
