@@ -20,13 +20,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
-from ._checks import as_float_array, check_int, check_policy, check_real
+from ._checks import check_int, check_policy, check_real
 from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
 from .results import Result
 from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
-from .robust import _optimistic, _robust_policy, _robust_values
+from .robust import _optimistic, _robust_policy, _robust_values, checked_inputs
 
 __all__ = [
     "ALLOCATIONS",
@@ -223,11 +223,8 @@ def _gaps(lower, upper):
     return float(diff.max()), float(ratio.max())
 
 
-def _certificate(kernels, boxes, costs, policy, lower, lower_message):
-    """Certificate of ``policy`` given the checked ``lower`` bound of the same boxes."""
-    S = boxes.n_states
-    upper, _, infinite, n_iter, converged, dropped, _ = _robust_values(
-        kernels, boxes, costs[np.arange(S), policy], policy)
+def _certificate(boxes, policy, lower, upper, lower_message):
+    """The Certificate of ``policy`` from the checked bounds ``lower`` and ``upper`` of ``boxes``."""
     gap, relative_gap = _gaps(lower, upper)
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
@@ -290,15 +287,12 @@ def certify(kernels, counts, costs, policy, delta, kind="kl"):
     >>> bool(cert.certified(0.1)), bool(certify(counts, np.ones((1, 2)), [0], 0.1).certified(0.1))
     (True, False)
     """
-    boxes = confidence_boxes(counts, delta, kind)
-    S, A = boxes.n_states, boxes.n_actions
-    costs = as_float_array("costs", costs, (S, A))
-    if np.any(costs < 0):
-        s, a = (int(i) for i in np.argwhere(costs < 0)[0])
-        raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
-    policy = check_policy(policy, S, A)
+    boxes, costs = checked_inputs(counts, costs, delta, kind)
+    S = boxes.n_states
+    policy = check_policy(policy, S, boxes.n_actions)
     lower, _, _, _, _, lower_message = _optimistic(kernels, boxes, costs, policy)
-    return _certificate(kernels, boxes, costs, policy, lower, lower_message)
+    upper = _robust_values(kernels, boxes, costs[np.arange(S), policy], policy)[0]
+    return _certificate(boxes, policy, lower, upper, lower_message)
 
 
 def _draw(run, more):
@@ -409,29 +403,30 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
 
 
 def _round(kernels, boxes, costs, eps, theta, policies):
-    """Bounds of one round; returns ``(costs', lower, pi_L, kernel_L, lower message, pi_U, d_hat, nu)``.
+    """Bounds of one round: ``(costs', lower, pi_L, kernel_L, certificate of pi_U, d_hat, nu)``.
 
-    With ``theta``, ``d_hat`` is the robust optimal unit-cost value (``inf``
-    when not finite, and then the round works on unit costs to find the goal).
+    With ``theta``, ``d_hat`` is the robust optimal unit-cost value; while it
+    is infinite the round works on unit costs, to find the goal.
     """
     S, A = boxes.n_states, boxes.n_actions
     d_hat = nu = None
     if theta is not None:
         unit = np.ones((S, A))
-        start = policies.get("unit", np.zeros(S, dtype=np.int64))
-        low = _optimistic(kernels, boxes, unit, start)
+        low = _optimistic(kernels, boxes, unit, policies.get("unit", np.zeros(S, dtype=np.int64)))
         robust = _robust_policy(kernels, boxes, unit, low[1])
         policies["unit"] = robust[1]
         d_hat = float(robust[0].max())
         if not np.isfinite(d_hat):
-            return (unit,) + low[:3] + (low[5], robust[1], d_hat, None)
+            cert = _certificate(boxes, robust[1], low[0], robust[0], low[5])
+            return unit, low[0], low[1], low[2], cert, d_hat, None
         nu = eps / (2.0 * theta * d_hat)
         costs = np.maximum(costs, nu)
     start = policies.get("lower", np.argmin(costs, axis=1))
     lower, policy_l, kernel_l, _, _, lower_message = _optimistic(kernels, boxes, costs, start)
     policies["lower"] = policy_l
-    policy_u = _robust_policy(kernels, boxes, costs, policy_l)[1]
-    return costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu
+    upper, policy_u = _robust_policy(kernels, boxes, costs, policy_l)[:2]
+    cert = _certificate(boxes, policy_u, lower, upper, lower_message)
+    return costs, lower, policy_l, kernel_l, cert, d_hat, nu
 
 
 @NUMPY_KERNELS.bind
@@ -567,10 +562,9 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     while True:
         start_time = time.perf_counter()
         boxes = confidence_boxes(run.store.counts_csr(), delta, kind)
-        work_costs, lower, policy_l, kernel_l, lower_message, policy_u, d_hat, nu = _round(
+        work_costs, lower, policy_l, kernel_l, cert, d_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
         searching = d_hat is not None and not np.isfinite(d_hat)
-        cert = _certificate(kernels, boxes, work_costs, policy_u, lower, lower_message)
         done = not searching and cert.certified(goal_gap, relative)
         n_calls = run.store.n_samples
         if not (first and resumed):
@@ -595,7 +589,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
                    f"does not reach {target}. {cert.message}")
         warnings.warn(message, NotCertifiedWarning, stacklevel=2)
     return CertifiedResult(
-        policy=policy_u, values=cert.upper, certificate=cert, certified=done,
+        policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
         message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
         d_hat=d_hat, nu=nu, allocation=allocation, budget=budget, seed=seed,
