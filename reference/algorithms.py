@@ -70,10 +70,10 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
 
     Warns
     -----
-    VacuousSetsWarning
-        When the last EVI sent every state straight to the goal against the
-        returned policy's samples (``vacuous`` is then True and ``message``
-        says so): the stopping test carried no information.
+    NotCertifiedWarning
+        When the certificate of the returned policy, computed on the run's
+        own samples (``result.certificate``), does not prove it eps-optimal;
+        ``message`` says so too.
 
     Notes
     -----
@@ -119,7 +119,8 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         run = Run(model, run_params("alg1", model, costs, eps, delta, None, alpha, seed),
                    seed, callback, checkpoint)
         out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
-        return solve_result(run, out, scale, None, None, "alg1", eps, delta, None, alpha, seed)
+        return solve_result(kernels, run, out, scale, None, None, "alg1", eps, delta, None, alpha,
+                            seed, costs)
     theta = check_real("theta", theta, 1.0)
     run = Run(model, run_params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
@@ -127,4 +128,5 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     nu = eps / (2.0 * theta * D_hat)
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
-    return solve_result(run, out, scale, D_hat, nu, "alg3", eps, delta, theta, alpha, seed)
+    return solve_result(kernels, run, out, scale, D_hat, nu, "alg3", eps, delta, theta, alpha,
+                        seed, costs)

@@ -84,6 +84,9 @@ class Certificate(Result):
     delta : float
         The confidence level: the bounds hold together with probability at
         least ``1 - delta``.
+    converged : bool
+        Whether both policy iterations stopped on their own (the bounds are
+        valid either way: each passed its check).
     message : str
         One line: the gap, and how the two bounds were computed.
     """
@@ -95,6 +98,7 @@ class Certificate(Result):
     relative_gap: float
     kind: str
     delta: float
+    converged: bool
     message: str
 
     def certified(self, eps, relative=False):
@@ -129,11 +133,11 @@ class CertifiedRound(Result):
         ``max lower`` and ``max upper`` of the round.
     n_infinite : int
         States where ``upper`` is infinite.
-    d_hat : float or None
+    D_hat : float or None
         With ``theta``: the robust unit-cost bound on ``D`` (``inf`` while
         none is finite).
     nu : float or None
-        With ``theta``: the cost floor ``eps / (2 theta d_hat)``.
+        With ``theta``: the cost floor ``eps / (2 theta D_hat)``.
     seconds : float
         Wall time of the round (ignored when rounds are compared).
     """
@@ -144,8 +148,8 @@ class CertifiedRound(Result):
     max_lower: float
     max_upper: float
     n_infinite: int
-    d_hat: object
-    nu: object
+    D_hat: float | None
+    nu: float | None
     seconds: float = field(compare=False)
 
 
@@ -184,7 +188,7 @@ class CertifiedResult(Result):
         Whether ``eps`` is relative.
     theta : float or None
         Slack of the ``c_min = 0`` variant.
-    d_hat, nu : float or None
+    D_hat, nu : float or None
         With ``theta``: the last round's bound on ``D`` and cost floor.
     allocation : str
         ``"adaptive"`` or ``"uniform"``.
@@ -200,19 +204,19 @@ class CertifiedResult(Result):
     certified: bool
     n_calls: int
     calls: np.ndarray
-    history: tuple
+    history: tuple[CertifiedRound, ...]
     converged: bool
     message: str
     eps: float
     delta: float
     kind: str
     relative: bool
-    theta: object
-    d_hat: object
-    nu: object
+    theta: float | None
+    D_hat: float | None
+    nu: float | None
     allocation: str
-    budget: object
-    seed: object
+    budget: int | None
+    seed: int | np.random.Generator | None
 
 
 def _gaps(lower, upper):
@@ -223,7 +227,7 @@ def _gaps(lower, upper):
     return float(diff.max()), float(ratio.max())
 
 
-def _certificate(boxes, policy, lower, upper, lower_message):
+def _certificate(boxes, policy, lower, upper, lower_message, converged):
     """The Certificate of ``policy`` from the checked bounds ``lower`` and ``upper`` of ``boxes``."""
     gap, relative_gap = _gaps(lower, upper)
     n_inf = int(np.isinf(upper).sum())
@@ -234,7 +238,7 @@ def _certificate(boxes, policy, lower, upper, lower_message):
     )
     return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
                        relative_gap=relative_gap, kind=boxes.kind, delta=boxes.delta,
-                       message=message)
+                       converged=converged, message=message)
 
 
 @NUMPY_KERNELS.bind
@@ -290,9 +294,11 @@ def certify(kernels, counts, costs, policy, delta, kind="kl"):
     boxes, costs = checked_inputs(counts, costs, delta, kind)
     S = boxes.n_states
     policy = check_policy(policy, S, boxes.n_actions)
-    lower, _, _, _, _, lower_message = _optimistic(kernels, boxes, costs, policy)
-    upper = _robust_values(kernels, boxes, costs[np.arange(S), policy], policy)[0]
-    return _certificate(boxes, policy, lower, upper, lower_message)
+    lower, _, _, _, lower_converged, lower_message = _optimistic(kernels, boxes, costs, policy)
+    upper, _, _, _, upper_converged, _, _ = _robust_values(
+        kernels, boxes, costs[np.arange(S), policy], policy)
+    return _certificate(boxes, policy, lower, upper, lower_message,
+                        lower_converged and upper_converged)
 
 
 def _draw(run, more):
@@ -403,30 +409,32 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
 
 
 def _round(kernels, boxes, costs, eps, theta, policies):
-    """Bounds of one round: ``(costs', lower, pi_L, kernel_L, certificate of pi_U, d_hat, nu)``.
+    """Bounds of one round: ``(costs', lower, pi_L, kernel_L, certificate of pi_U, D_hat, nu)``.
 
-    With ``theta``, ``d_hat`` is the robust optimal unit-cost value; while it
+    With ``theta``, ``D_hat`` is the robust optimal unit-cost value; while it
     is infinite the round works on unit costs, to find the goal.
     """
     S, A = boxes.n_states, boxes.n_actions
-    d_hat = nu = None
+    D_hat = nu = None
     if theta is not None:
         unit = np.ones((S, A))
         low = _optimistic(kernels, boxes, unit, policies.get("unit", np.zeros(S, dtype=np.int64)))
         robust = _robust_policy(kernels, boxes, unit, low[1])
         policies["unit"] = robust[1]
-        d_hat = float(robust[0].max())
-        if not np.isfinite(d_hat):
-            cert = _certificate(boxes, robust[1], low[0], robust[0], low[5])
-            return unit, low[0], low[1], low[2], cert, d_hat, None
-        nu = eps / (2.0 * theta * d_hat)
+        D_hat = float(robust[0].max())
+        if not np.isfinite(D_hat):
+            cert = _certificate(boxes, robust[1], low[0], robust[0], low[5], low[4] and robust[4])
+            return unit, low[0], low[1], low[2], cert, D_hat, None
+        nu = eps / (2.0 * theta * D_hat)
         costs = np.maximum(costs, nu)
     start = policies.get("lower", np.argmin(costs, axis=1))
-    lower, policy_l, kernel_l, _, _, lower_message = _optimistic(kernels, boxes, costs, start)
+    lower, policy_l, kernel_l, _, lower_converged, lower_message = _optimistic(
+        kernels, boxes, costs, start)
     policies["lower"] = policy_l
-    upper, policy_u = _robust_policy(kernels, boxes, costs, policy_l)[:2]
-    cert = _certificate(boxes, policy_u, lower, upper, lower_message)
-    return costs, lower, policy_l, kernel_l, cert, d_hat, nu
+    upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
+    cert = _certificate(boxes, policy_u, lower, upper, lower_message,
+                        lower_converged and upper_converged)
+    return costs, lower, policy_l, kernel_l, cert, D_hat, nu
 
 
 @NUMPY_KERNELS.bind
@@ -454,7 +462,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         Stop when ``upper <= (1 + eps) lower`` instead of ``upper - lower <= eps``.
     theta : float >= 1, optional
         ``c_min = 0`` variant: run on the costs ``max(c, nu)`` with
-        ``nu = eps / (2 theta d_hat)``, stopping at gap ``eps / 2``.
+        ``nu = eps / (2 theta D_hat)``, stopping at gap ``eps / 2``.
     budget : int, optional
         Cap on calls. When reached, the best policy found is returned with
         ``certified = False`` and its certificate, a message and a
@@ -512,9 +520,9 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     optimistic policy's pairs grow until their lower ends force mass towards
     the goal.
 
-    With ``theta``: ``d_hat`` is the robust optimal unit-cost value over the
+    With ``theta``: ``D_hat`` is the robust optimal unit-cost value over the
     same boxes, an upper bound on the diameter ``D`` on the event, and
-    ``nu = eps / (2 theta d_hat)``. On the event, every ``pi`` in
+    ``nu = eps / (2 theta D_hat)``. On the event, every ``pi`` in
     ``Pi_theta`` has ``V^pi_{max(c, nu)} <= V^pi + nu theta D <= V^pi + eps/2``,
     so a gap of ``eps / 2`` on the perturbed costs gives
     ``V^{pi_U} <= V*_theta + eps`` (Thm. 2's form, docs/semantics.md).
@@ -562,16 +570,16 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     while True:
         start_time = time.perf_counter()
         boxes = confidence_boxes(run.store.counts_csr(), delta, kind)
-        work_costs, lower, policy_l, kernel_l, cert, d_hat, nu = _round(
+        work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
-        searching = d_hat is not None and not np.isfinite(d_hat)
+        searching = D_hat is not None and not np.isfinite(D_hat)
         done = not searching and cert.certified(goal_gap, relative)
         n_calls = run.store.n_samples
         if not (first and resumed):
             run.record(CertifiedRound(
                 n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
                 max_lower=float(lower.max()), max_upper=float(cert.upper.max()),
-                n_infinite=int(np.isinf(cert.upper).sum()), d_hat=d_hat, nu=nu,
+                n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
         cap = None if budget is None else budget - n_calls
@@ -592,5 +600,5 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
         message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
-        d_hat=d_hat, nu=nu, allocation=allocation, budget=budget, seed=seed,
+        D_hat=D_hat, nu=nu, allocation=allocation, budget=budget, seed=seed,
     )

@@ -34,7 +34,6 @@ import scipy.sparse as sp
 
 from ._checks import check_real, csr_position
 from .errors import NotFiniteError, ParameterError, ShapeError
-from .results import Result
 
 __all__ = [
     "BOX_KINDS",
@@ -60,8 +59,11 @@ SIMPLEX_SLACK = 1e-12
 
 
 @dataclass(frozen=True, repr=False)
-class ConfidenceBoxes(Result):
+class ConfidenceBoxes:
     r"""Per-entry boxes of every pair, on the sparsity pattern of the counts.
+
+    The layout the ``pour_values`` and ``pour_kernel`` kernels read
+    (``docs/backends.md``); a data structure, not a result.
 
     Row ``i = s * A + a`` holds the pair ``(s, a)``; its stored next states are
     ``indices[indptr[i]:indptr[i+1]]`` (ascending), with intervals
@@ -100,6 +102,10 @@ class ConfidenceBoxes(Result):
     n: np.ndarray
     kind: str
     delta: float
+
+    def __repr__(self):
+        return (f"ConfidenceBoxes(kind={self.kind!r}, delta={self.delta!r}, "
+                f"n_states={self.n_states}, n_actions={self.n_actions}, nnz={self.lo.size})")
 
     @property
     def rows(self):

@@ -18,7 +18,6 @@ __all__ = [
     "TooLargeError",
     "ConvergenceError",
     "SSPWarning",
-    "VacuousSetsWarning",
     "SparseFormatError",
     "NumericRangeError",
     "GenerativeModelError",
@@ -66,16 +65,6 @@ class ConvergenceError(RuntimeError):
 
 class SSPWarning(UserWarning):
     """Base class of every warning emitted by sspgm; filter sspgm's warnings by this class."""
-
-
-class VacuousSetsWarning(SSPWarning, RuntimeWarning):
-    """The confidence sets said nothing about the dynamics where the answer was decided.
-
-    Emitted by :func:`solve` and :func:`search` when the last EVI sent every
-    state straight to the goal against the returned policy's samples (the
-    result's ``vacuous`` field): the stopping test then passed whatever the
-    dynamics are, and the policy carries no guarantee.
-    """
 
 
 class SparseFormatError(SSPValueError):

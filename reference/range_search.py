@@ -11,10 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import evi
+from . import certified, evi
 from ._checks import check_int, check_real
 from .allocation import top_up_to_fixpoint
-from .errors import ParameterError, VacuousSetsWarning
+from .certified import Certificate
+from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
@@ -58,11 +59,12 @@ class SolveResult(Result):
         Whether SEARCH stopped by its test with a converged EVI: always True
         on a returned result, since a non-converged EVI raises
         :class:`ConvergenceError` instead (no policy is returned from it).
-    vacuous : bool
-        Whether the last EVI sent every state straight to the goal, against
-        the samples of ``policy`` for at least one state: the stopping test
-        then said nothing about the dynamics, and ``message`` warns (too small
-        an ``alpha`` for this ``eps``).
+    certificate : Certificate
+        Bounds ``lower <= V*`` and ``upper >= V^pi`` computed from the run's
+        own samples (:func:`~reference.certified.certify`, KL boxes at
+        ``delta``, against the costs given); ``certificate.certified(eps)``
+        tells whether they prove the policy eps-optimal. When they do not,
+        ``message`` says so and :class:`NotCertifiedWarning` is emitted.
     message : str
         How the run ended.
     algorithm : str
@@ -88,7 +90,7 @@ class SolveResult(Result):
     calls: np.ndarray
     history: tuple[Round, ...]
     converged: bool
-    vacuous: bool
+    certificate: Certificate
     message: str
     algorithm: str
     eps: float
@@ -159,37 +161,14 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             return out, scale
 
 
-def is_vacuous(store, out):
-    r"""Whether the stopping test saw no dynamics: EVI sent every state straight to the goal,
-    against the samples of at least one of them.
-
-    With ``p_tilde`` the optimistic kernel of the returned policy and ``p_hat``
-    the empirical one, the run is vacuous when
-
-    .. math::
-
-        \tilde p(g \mid s, \pi(s)) = 1 \ \text{for every } s
-        \quad\text{and}\quad \hat p(g \mid s, \pi(s)) < 1 \ \text{for some } s:
-
-    then ``v_tilde(s) = c(s, pi(s))`` everywhere and the test
-    ``max v_tilde <= Delta`` is passed whatever the dynamics. A policy whose
-    pairs all truly reach the goal in one step (``p_hat(g) = 1``) is not
-    vacuous.
-    """
-    S, A = store.n_states, store.n_actions
-    p_tilde = out.p_tilde
-    goal_tilde = p_tilde[:, [S]].toarray().ravel() if sp.issparse(p_tilde) else p_tilde[:, S]
-    rows = np.arange(S) * A + out.policy
-    goal_hat = store.counts_csr()[rows][:, [S]].toarray().ravel()
-    n_plus = np.maximum(1, store.n_pair.reshape(-1)[rows])
-    return bool(np.all(goal_tilde >= 1.0 - 1e-12) and np.any(goal_hat < n_plus))
-
-
-def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, seed):
+def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, seed,
+                 costs):
     """The :class:`SolveResult` of a run whose SEARCH stopped at ``Delta = scale`` with EVI ``out``.
 
-    Warns with :class:`VacuousSetsWarning` (and says so in ``message``) when
-    the run is vacuous (:func:`is_vacuous`).
+    Certifies the returned policy on the run's own samples against ``costs``
+    (:func:`~reference.certified.certify`, KL boxes at ``delta``); warns with
+    :class:`NotCertifiedWarning` (and says so in ``message``) when the
+    certificate's gap exceeds ``eps``.
     """
     n_rounds = len(run.rounds("search"))
     message = (
@@ -197,15 +176,16 @@ def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha
         f"max v_tilde = {float(out.v_tilde.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.n_iter - 1}."
     )
-    vacuous = is_vacuous(run.store, out)
-    if vacuous:
+    certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
+                               delta)
+    if not certificate.certified(eps):
         warning = (
-            f"The confidence sets are vacuous at this sample size: EVI sent every state "
-            f"straight to the goal, against the samples of the returned policy, so the "
-            f"stopping test carried no information about the dynamics. The guarantee needs a "
-            f"larger `alpha` (got {alpha:g}) or a smaller `eps`."
+            f"The returned policy is not certified at eps = {eps:g}: on the run's own samples "
+            f"its certificate gives max(upper - lower) = {certificate.gap:.6g}, so the samples "
+            f"do not show it eps-optimal (a larger `alpha`, got {alpha:g}, or "
+            "`solve_certified` samples until they do)."
         )
-        warnings.warn(warning, VacuousSetsWarning, stacklevel=4)
+        warnings.warn(warning, NotCertifiedWarning, stacklevel=4)
         message = f"{message} Warning: {warning}"
     return SolveResult(
         policy=out.policy,
@@ -219,7 +199,7 @@ def solve_result(run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha
         calls=run.store.n_pair,
         history=tuple(run.history),
         converged=bool(out.converged),
-        vacuous=vacuous,
+        certificate=certificate,
         message=message,
         algorithm=algorithm,
         eps=eps,
@@ -275,10 +255,10 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
 
     Warns
     -----
-    VacuousSetsWarning
-        When the last EVI sent every state straight to the goal against the
-        returned policy's samples (``vacuous`` is then True and ``message``
-        says so): the stopping test carried no information.
+    NotCertifiedWarning
+        When the certificate of the returned policy, computed on the run's
+        own samples (``result.certificate``), does not prove it eps-optimal;
+        ``message`` says so too.
 
     Notes
     -----
@@ -307,4 +287,5 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
     run = Run(model, run_params("search", model, costs, eps, delta, None, alpha, seed),
                seed, callback, checkpoint)
     out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
-    return solve_result(run, out, scale, None, None, "search", eps, delta, None, alpha, seed)
+    return solve_result(kernels, run, out, scale, None, None, "search", eps, delta, None, alpha,
+                        seed, costs)

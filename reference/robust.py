@@ -62,9 +62,9 @@ class RobustValuesResult(Result):
         The certified bound (``+inf`` where none is finite).
     policy : ndarray of int64, shape (S,)
         The policy the values belong to.
-    kernel : scipy.sparse CSR matrix, shape (S, S+1)
-        The extremal kernel of ``policy`` in the boxes (the adversary's or the
-        optimist's last choice).
+    p_bound : scipy.sparse.csr_array, shape (S, S+1)
+        The kernel of ``policy`` in the boxes attaining the bound (the
+        adversary's or the optimist's last choice).
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
@@ -77,7 +77,7 @@ class RobustValuesResult(Result):
 
     values: np.ndarray
     policy: np.ndarray
-    kernel: object
+    p_bound: sp.csr_array
     infinite: np.ndarray
     n_iter: int
     converged: bool
@@ -408,7 +408,7 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
     costs_pi = costs[np.arange(S), policy]
     U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(kernels, boxes, costs_pi, policy)
     message = _check_message("adversary", int(infinite.sum()), dropped, r, n_iter, converged)
-    return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
+    return RobustValuesResult(values=U, policy=policy, p_bound=kernel, infinite=~np.isfinite(U),
                               n_iter=n_iter, converged=converged, message=message)
 
 
@@ -548,7 +548,7 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
         policy = _optimistic(kernels, boxes, costs, np.argmin(costs, axis=1))[1]
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
     U, policy, kernel, n_iter, converged, message = _robust_policy(kernels, boxes, costs, policy)
-    return RobustValuesResult(values=U, policy=policy, kernel=kernel, infinite=~np.isfinite(U),
+    return RobustValuesResult(values=U, policy=policy, p_bound=kernel, infinite=~np.isfinite(U),
                               n_iter=n_iter, converged=converged, message=message)
 
 
@@ -669,6 +669,6 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
         policy = np.argmin(costs, axis=1)
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
     L, policy, kernel, n_iter, converged, message = _optimistic(kernels, boxes, costs, policy)
-    return RobustValuesResult(values=L, policy=policy, kernel=kernel,
+    return RobustValuesResult(values=L, policy=policy, p_bound=kernel,
                               infinite=np.zeros(boxes.n_states, dtype=bool), n_iter=n_iter,
                               converged=converged, message=message)

@@ -73,7 +73,7 @@ COLUMNS = {
     "bound": float,
     "calls_over_bound": float,
     "rounds": int,
-    "vacuous": bool,
+    "uncertified": bool,
     "Delta_final": float,
     "D_hat": float,
     "eps_diameter": float,
@@ -314,9 +314,10 @@ def run_one(spec, progress=False):
     + bound)`` counts the subroutine twice and understates the ratio. Alg. 3 runs the
     subroutine at accuracy ``eps_diameter = eps``.
 
-    ``vacuous`` is the result's flag: the last EVI sent every state straight to
-    the goal, against the policy's samples, so SEARCH's stopping test said
-    nothing about the dynamics (``solve`` warns; the row records it).
+    ``uncertified`` is True when the result's certificate, computed on the
+    run's own samples, does not prove the policy eps-optimal
+    (``not result.certificate.certified(eps)``; ``solve`` warns, the row
+    records it).
     """
     ssp, target, D, B_star = _truth(spec.instance, spec.backend, spec.theta)
     backend = load_backend(spec.backend)
@@ -350,7 +351,7 @@ def run_one(spec, progress=False):
         "bound": bound,
         "calls_over_bound": int(result.n_calls) / (calls_diameter + bound),
         "rounds": sum(r.phase == "search" for r in result.history),
-        "vacuous": bool(result.vacuous),
+        "uncertified": not result.certificate.certified(spec.eps),
         "Delta_final": delta_final,
         "D_hat": d_hat,
         "eps_diameter": None if spec.theta is None else spec.eps,
@@ -625,8 +626,8 @@ def summarize(rows, level=0.95):
     Returns
     -------
     list of dict
-        Keys: the configuration columns, ``runs``, ``failures``, ``vacuous``
-        (runs whose final confidence sets were vacuous),
+        Keys: the configuration columns, ``runs``, ``failures``, ``uncertified``
+        (runs whose certificate does not prove eps-optimality),
         ``failure_rate``, ``failure_low`` / ``failure_high`` (Clopper-Pearson),
         ``consistent`` (``failure_low <= delta``: the observed failures do
         not refute the guarantee), ``error_over_eps_max`` (the largest
@@ -661,7 +662,7 @@ def summarize(rows, level=0.95):
         line.update(
             runs=len(members),
             failures=failures,
-            vacuous=sum(row["vacuous"] for row in members),
+            uncertified=sum(row["uncertified"] for row in members),
             failure_rate=failures / len(members),
             failure_low=low,
             failure_high=high,
@@ -685,7 +686,7 @@ def summarize(rows, level=0.95):
 
 
 SUMMARY_LEGEND = (
-    "vac: runs whose last EVI sent every state straight to the goal against the samples (vacuous). "
+    "unc: runs whose certificate, on their own samples, does not prove eps-optimality. "
     "rate: failures / runs, Clopper-Pearson interval (the guarantee: <= delta). "
     "err/eps: the largest error in units of eps (a failure above 1). "
     "calls/bound: calls over the explicit total at the final Delta (Alg. 3: plus the "
@@ -701,7 +702,7 @@ def format_summary(summary):
     width = max([len("instance")] + [len(s["instance"]) for s in summary])
     header = (
         f"{'instance':<{width}} {'backend':<9} {'theta':>5} {'delta':>5} {'runs':>4} "
-        f"{'fail':>4} {'vac':>4} {'rate [CP 95%]':>20} {'err/eps':>8} {'calls/bound':>16} "
+        f"{'fail':>4} {'unc':>4} {'rate [CP 95%]':>20} {'err/eps':>8} {'calls/bound':>16} "
         f"{'slope [95%]':>22} {'@Dmax [95%]':>22} {'bound':>5} {'max':>3}"
     )
     lines = [header, "-" * len(header)]
@@ -713,7 +714,7 @@ def format_summary(summary):
         settled = _interval(s["settled_slope"], s["settled_slope_low"], s["settled_slope_high"])
         lines.append(
             f"{s['instance']:<{width}} {s['backend']:<9} {theta:>5} {s['delta']:>5g} "
-            f"{s['runs']:>4} {s['failures']:>4} {s['vacuous']:>4} {rate:>20} "
+            f"{s['runs']:>4} {s['failures']:>4} {s['uncertified']:>4} {rate:>20} "
             f"{s['error_over_eps_max']:>8.2g} {ratio:>16} {slope:>22} {settled:>22} "
             f"{s['bound_slope']:>5.2f} {s['slope_limit']:>3g}"
         )

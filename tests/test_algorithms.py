@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from reference.errors import VacuousSetsWarning
+from reference.errors import NotCertifiedWarning
 
 
 def _same_result(a, b):
@@ -63,15 +63,15 @@ def _alg1_cases(backend):
 
 @pytest.mark.slow
 def test_alg1_success_rate_over_seeds(backend):
-    """Thm. 1 over 50 seeds per instance, at an eps where every run's confidence sets are
-    informative (a vacuous run can succeed by the tie-break alone, proving nothing)."""
+    """Thm. 1 over 50 seeds per instance, at an eps where every run is certified on its own
+    samples (an uninformed run can succeed by the tie-break alone, proving nothing)."""
     eps, delta, n_seeds = 0.2, 0.1, 50
     for ssp, alpha in _alg1_cases(backend):
         v_star = backend.optimal_values(ssp).values
         successes = 0
         for seed in range(n_seeds):
             res = backend.solve(ssp, ssp.costs, eps, delta, alpha=alpha, seed=seed)
-            assert "vacuous" not in res.message, (ssp.name, seed)
+            assert res.certificate.certified(eps), (ssp.name, seed)
             error = np.max(np.abs(backend.policy_values(ssp, res.policy) - v_star))
             successes += error <= eps
         assert successes / n_seeds >= 1 - delta, (ssp.name, successes)
@@ -155,7 +155,7 @@ def test_checkpoint_of_another_run_is_refused(backend, tmp_path):
     _same_result(resumed, backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0))
 
 
-@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
+@pytest.mark.filterwarnings("ignore::reference.errors.NotCertifiedWarning")
 def test_simulator_model_counts_every_call(backend):
     ssp = backend.chain(3, 0.8)
 
@@ -258,46 +258,45 @@ def test_model_sizes_must_match_costs(backend):
         backend.solve(object(), ssp.costs, 0.5, 0.1)
 
 
-def test_vacuous_confidence_sets_are_reported(backend):
+def test_uninformed_stops_are_not_certified(backend):
     """With alpha = 1 and eps = 0.5 the first round's boxes all cover [0, 1] on the gridworld:
-    SEARCH stops at once, and the result must say the stop carried no information."""
+    SEARCH stops at once on an uninformed policy, and its certificate, computed on the run's
+    own samples, says so; with alpha = 10 the run is certified."""
     ssp = backend.gridworld()
-    with pytest.warns(VacuousSetsWarning, match="vacuous"):
+    with pytest.warns(NotCertifiedWarning, match="not certified"):
         coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
-    assert "vacuous" in coarse.message
-    assert coarse.Delta_final == 1.0
-    assert coarse.vacuous
+    assert "not certified" in coarse.message and coarse.Delta_final == 1.0
+    assert not coarse.certificate.certified(0.5)
+    value = backend.policy_values(ssp, coarse.policy)
+    assert (coarse.certificate.upper >= value).all()
     informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
-    assert not informed.vacuous and "vacuous" not in informed.message
+    assert informed.certificate.certified(0.5) and "not certified" not in informed.message
     error = np.abs(backend.policy_values(ssp, informed.policy) - backend.optimal_values(ssp).values)
-    assert error.max() <= 0.5
+    assert error.max() <= informed.certificate.gap <= 0.5
 
 
-def test_vacuous_flag_separates_uninformed_stops_from_true_one_step_exits(backend):
+def test_certificate_separates_uninformed_stops_from_true_one_step_exits(backend):
     """On `tradeoff(cost=0.9)` the fast action (cost 1) truly reaches the goal in one step and
     is optimal; the slow one (cost 0.9, goal w.p. 1/2) costs 1.8. With alpha = 1 and eps = 0.2
-    the slow action's box allows all mass on the goal: SEARCH stops on it, uninformed (flagged,
-    and Thm. 1 fails). With alpha = 10 the fast action is returned; its optimistic kernel is all
-    goal mass too, but that is what its samples show, so the run is not flagged."""
+    SEARCH stops on the slow action, uninformed (Thm. 1 fails, and the certificate says so).
+    With alpha = 10 the fast action is returned and certified."""
     ssp = backend.tradeoff(cost=0.9, q=0.5)
     v_star = backend.optimal_values(ssp).values
-    with pytest.warns(VacuousSetsWarning, match="vacuous"):
+    with pytest.warns(NotCertifiedWarning, match="not certified"):
         coarse = backend.solve(ssp, ssp.costs, 0.2, 0.1, seed=0)
-    assert coarse.vacuous and coarse.policy[0] == 1
+    assert coarse.policy[0] == 1 and not coarse.certificate.certified(0.2)
     assert backend.policy_values(ssp, coarse.policy)[0] - v_star[0] > 0.2
     informed = backend.solve(ssp, ssp.costs, 0.2, 0.1, alpha=10.0, seed=0)
-    kernel = np.asarray(informed.p_tilde.toarray() if hasattr(informed.p_tilde, "toarray")
-                        else informed.p_tilde)
-    assert informed.policy[0] == 0 and kernel[0, -1] == 1.0
-    assert not informed.vacuous and "vacuous" not in informed.message
+    assert informed.policy[0] == 0 and informed.certificate.certified(0.2)
+    assert informed.certificate.lower[0] <= v_star[0] <= informed.certificate.upper[0]
 
 
-def test_one_true_exit_does_not_hide_a_vacuous_stop(backend):
+def test_one_true_exit_does_not_hide_an_uninformed_stop(backend):
     """On the deterministic chain only the last state truly reaches the goal in one step; when
-    EVI sends every state there at Delta = 1 the run is still vacuous."""
+    EVI sends every state there at Delta = 1 the run is not certified."""
     ssp = backend.chain(4)
-    with pytest.warns(VacuousSetsWarning, match="vacuous"):
+    with pytest.warns(NotCertifiedWarning, match="not certified"):
         res = backend.solve(ssp, ssp.costs, 0.2, 0.2, seed=0)
     kernel = res.p_tilde.toarray() if hasattr(res.p_tilde, "toarray") else res.p_tilde
     assert np.all(kernel[:, -1] == 1.0) and res.Delta_final == 1.0
-    assert res.vacuous
+    assert not res.certificate.certified(0.2)

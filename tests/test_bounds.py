@@ -408,7 +408,7 @@ def _diameter_guess(run):
 
 
 @pytest.mark.parametrize("accuracy", [1.0, 0.5])
-@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
+@pytest.mark.filterwarnings("ignore::reference.errors.NotCertifiedWarning")
 def test_alg1_calls_within_run_total_and_explicit_total(backend, accuracy):
     for name, ssp in _standard_instances():
         run = backend.solve(ssp, ssp.costs, accuracy, 0.1, seed=0)
@@ -427,7 +427,7 @@ ALG3_CASES = [("zero_cost_loop", 2.0, 0.5), ("theta_example", 2.0, 0.5), ("trade
 
 
 @pytest.mark.parametrize("name, slack, accuracy", ALG3_CASES, ids=[c[0] for c in ALG3_CASES])
-@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
+@pytest.mark.filterwarnings("ignore::reference.errors.NotCertifiedWarning")
 def test_alg3_calls_within_run_total_and_explicit_total(backend, name, slack, accuracy):
     ssp = INSTANCES[name]()
     run = backend.solve(ssp, ssp.costs, accuracy, 0.1, theta=slack, seed=0)

@@ -83,8 +83,8 @@ def test_theta_variant_is_eps_optimal_against_restricted_policies(backend):
     restricted = backend.restricted_optimal_values(ssp, theta).values
     for seed in range(5):
         res = backend.solve_certified(ssp, ssp.costs, eps, 0.1, theta=theta, seed=seed)
-        assert res.certified and res.nu == pytest.approx(eps / (2 * theta * res.d_hat))
-        assert res.d_hat >= backend.diameter(ssp).D - 1e-12
+        assert res.certified and res.nu == pytest.approx(eps / (2 * theta * res.D_hat))
+        assert res.D_hat >= backend.diameter(ssp).D - 1e-12
         assert (backend.policy_values(ssp, res.policy) <= restricted + eps).all()
 
 

@@ -207,7 +207,7 @@ def test_value_iteration_matches_reference(problem, sparse):
     assert _same_policy_up_to_ties(q, got.policy, ref.policy)
 
 
-@pytest.mark.filterwarnings("ignore::reference.errors.VacuousSetsWarning")
+@pytest.mark.filterwarnings("ignore::reference.errors.NotCertifiedWarning")
 @pytest.mark.parametrize("theta", [None, 2.0], ids=["alg1", "alg3"])
 @settings(max_examples=SOLVE_EXAMPLES, **SETTINGS)
 @given(problem=ssps(), seed=st.integers(0, 2**31 - 1))

@@ -21,10 +21,12 @@ from reference.results import Result
 RESULT_CLASSES = [
     getattr(reference, name) for name in reference.__all__
     if inspect.isclass(getattr(reference, name)) and issubclass(getattr(reference, name), Result)
-    and name not in ("Result", "Round")
+    and name not in ("Result", "Round", "CertifiedRound")
 ]
-"""The results returned by public functions (a :class:`Round` is a record of a run's history)."""
-ITERATIVE = {"EVIResult", "ValueIterationResult", "PolicyIterationResult", "PlugInResult"}
+"""The results returned by public functions (a :class:`Round` or :class:`CertifiedRound` is a
+record of a run's history)."""
+ITERATIVE = {"EVIResult", "ValueIterationResult", "PolicyIterationResult", "PlugInResult",
+             "RobustValuesResult"}
 OPTIMISTIC = {"EVIResult", "SolveResult"}
 RETIRED = {"iterations", "delta_final", "d_hat", "d_listing", "v_max", "max_v", "gamma_hat",
            "evi_iterations", "kernel", "w"}
@@ -40,7 +42,8 @@ def test_the_result_classes_are_found():
     assert ITERATIVE | OPTIMISTIC | {"DiameterEstimate", "OptimalValuesResult"} <= names
 
 
-@pytest.mark.parametrize("cls", RESULT_CLASSES + [reference.Round], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", RESULT_CLASSES + [reference.Round, reference.CertifiedRound],
+                         ids=lambda c: c.__name__)
 def test_no_retired_name_and_no_untyped_field(cls):
     hints = typing.get_type_hints(cls)
     assert not RETIRED & set(hints)
@@ -107,5 +110,5 @@ def test_results_are_read_only_mappings(backend):
 
 
 def test_warnings_are_classes_of_our_own():
-    assert issubclass(reference.VacuousSetsWarning, reference.SSPWarning)
-    assert issubclass(reference.VacuousSetsWarning, RuntimeWarning)
+    assert issubclass(reference.NotCertifiedWarning, reference.SSPWarning)
+    assert issubclass(reference.NotCertifiedWarning, RuntimeWarning)

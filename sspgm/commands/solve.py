@@ -3,6 +3,9 @@
 The instance is known, so after the run the policy's exact error is printed:
 ``max_s |V^pi(s) - V*(s)|`` for Alg. 1 (Thm. 1), and the one-sided
 ``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, docs/semantics.md).
+``--method certified`` runs ``solve_certified`` instead. Every run prints the
+certificate of its policy (bounds computed from its own samples) next to the
+exact error.
 
 The exit status is 0 when the answer passes every check of :func:`answer_checks`
 and :data:`EXIT_FAILED_CHECK` when it fails one (each failure is named on
@@ -18,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from reference.errors import ParameterError, TooLargeError, VacuousSetsWarning
+from reference.errors import NotCertifiedWarning, ParameterError, TooLargeError
 from sspgm import BACKENDS, load_backend
 from sspgm.cli import COMMANDS
 from sspgm.instances import (
@@ -39,14 +42,17 @@ def register(subparsers):
         help=COMMANDS["solve"],
         usage="sspgm solve [-h] [--eps EPS] [--delta DELTA] [--theta THETA] [--alpha ALPHA] "
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
+        "[--method {paper,certified}] [--kind {kl,bernstein}] [--relative] [--budget N] "
         "[--show N] [INSTANCE] [--param value ...]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
         "then print the calls used, the policy and its exact error against eps. "
-        "Exit status: 0 when the exact error is within eps, 1 when it is not, 2 on an "
+        "Exit status: 0 when the answer is certified and its exact error is within eps, 1 "
+        "when it is not, 2 on an "
         "error in the arguments or input, 130 when interrupted.",
         epilog=describe_instance_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument("--eps", type=float, default=0.1, help="accuracy in (0, 1] (default: 0.1)")
     parser.add_argument(
@@ -78,6 +84,23 @@ def register(subparsers):
         "--show", type=int, default=20, metavar="N",
         help="print the policy of the first N states only, for non-grid instances (default: 20)",
     )
+    parser.add_argument(
+        "--method", choices=("paper", "certified"), default="paper",
+        help="paper: Alg. 1 / Alg. 3; certified: sample until the certificate proves "
+        "eps-optimality (solve_certified) (default: paper)",
+    )
+    parser.add_argument(
+        "--kind", choices=("kl", "bernstein"), default="kl",
+        help="confidence sets of --method certified (default: kl)",
+    )
+    parser.add_argument(
+        "--relative", action="store_true",
+        help="--method certified: stop at upper <= (1 + eps) lower",
+    )
+    parser.add_argument(
+        "--budget", type=int, default=None, metavar="N",
+        help="--method certified: cap on the calls to the generative model",
+    )
     parser.set_defaults(run=run, accepts_extra=True)
 
 
@@ -91,6 +114,35 @@ def _print_round(round_):
         f"{round_.seconds:.2f} s",
         flush=True,
     )
+
+
+def _print_certified_round(round_):
+    print(
+        f"  round: calls = {round_.n_calls:<12d} gap = {round_.gap:<10.6g} "
+        f"max lower = {round_.max_lower:<10.6g} max upper = {round_.max_upper:<10.6g} "
+        f"{round_.seconds:.2f} s",
+        flush=True,
+    )
+
+
+def _certificate(res):
+    """Print the result's certificate; returns whether it proves the accuracy asked for.
+
+    The target is ``eps``, or ``eps / 2`` with ``theta`` (the perturbed costs'
+    certificate), relative for a certified run with ``relative``.
+    """
+    cert = res.certificate
+    relative = getattr(res, "relative", False)
+    target = res.eps if res.theta is None else res.eps / 2
+    certified = cert.certified(target, relative)
+    verdict = "certified" if certified else "NOT certified"
+    what = "relative gap" if relative else "gap"
+    print(f"certificate ({cert.kind} boxes, delta = {cert.delta:g}, from the run's own samples; "
+          "lower <= V*, upper >= V^pi): "
+          f"max lower = {cert.lower.max():.6g}, max upper = {cert.upper.max():.6g}, "
+          f"gap = {cert.gap:.6g}, relative gap = {cert.relative_gap:.6g} "
+          f"({verdict}: {what} <= {target:g})")
+    return certified
 
 
 def _print_policy(ssp, policy, show):
@@ -139,7 +191,8 @@ def answer_checks(backend, ssp, res):
         decided). ``sspgm solve`` exits with :data:`EXIT_FAILED_CHECK` when
         any check is False.
     """
-    return {"exact error within eps": _exact_error(backend, ssp, res)}
+    return {"certified": _certificate(res),
+            "exact error within eps": _exact_error(backend, ssp, res)}
 
 
 def check_checkpoint_path(path):
@@ -180,7 +233,12 @@ def run(args):
     if args.checkpoint is not None:
         check_checkpoint_path(args.checkpoint)
     params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    algorithm = "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
+    if args.method == "certified":
+        algorithm = "solve_certified"
+        if args.theta is not None:
+            algorithm += f" (theta = {args.theta:g})"
+    else:
+        algorithm = "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
     print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
           f"Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
     print(f"{algorithm}: eps = {args.eps:g}, delta = {args.delta:g}, alpha = {args.alpha:g}, "
@@ -188,11 +246,18 @@ def run(args):
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     start = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VacuousSetsWarning)
-        res = backend.solve(
-            ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
-            seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
-        )
+        warnings.simplefilter("ignore", NotCertifiedWarning)
+        if args.method == "certified":
+            res = backend.solve_certified(
+                ssp, ssp.costs, args.eps, args.delta, kind=args.kind, relative=args.relative,
+                theta=args.theta, budget=args.budget, seed=args.seed,
+                checkpoint=args.checkpoint, callback=_print_certified_round,
+            )
+        else:
+            res = backend.solve(
+                ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
+                seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
+            )
     seconds = time.perf_counter() - start
     print(res.message)
     if res.D_hat is not None:
