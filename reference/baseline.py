@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import optimal
-from ._checks import check_int, make_rng
+from . import certified, optimal
+from ._checks import check_int, check_real, make_rng
+from .certified import Certificate
 from .generative import SampleStore
 from .kernels import NUMPY_KERNELS
 from .model import SSP
@@ -40,6 +41,11 @@ class PlugInResult(Result):
     converged : bool
         Whether VI met its tolerance (False when the empirical model has no
         proper policy and the iterates diverge).
+    certificate : Certificate
+        Bounds ``lower <= V*`` and ``upper >= V^pi`` from the run's own
+        samples (:func:`~reference.certified.certify`, KL boxes at ``delta``):
+        ``upper`` is infinite where the samples cannot exclude that the policy
+        never reaches the goal.
     message : str
         VI's message.
     """
@@ -51,11 +57,12 @@ class PlugInResult(Result):
     calls: np.ndarray
     n_iter: int
     converged: bool
+    certificate: Certificate
     message: str
 
 
 @NUMPY_KERNELS.bind
-def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000):
+def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100_000, delta=0.1):
     r"""Naive baseline: ``n_per_pair`` samples per pair, then plain VI on the empirical model.
 
     Parameters
@@ -72,6 +79,8 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         VI tolerance.
     max_iter : int, default 100000
         VI sweep limit.
+    delta : float in (0, 1), default 0.1
+        Confidence level of the result's certificate.
 
     Returns
     -------
@@ -89,26 +98,30 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
     Raises
     ------
     ParameterError
-        On ``n_per_pair < 1``, ``tol <= 0`` or ``max_iter < 1``.
+        On ``n_per_pair < 1``, ``tol <= 0``, ``max_iter < 1`` or ``delta``
+        outside ``(0, 1)``.
     ShapeError, NotFiniteError, CostError
         On costs as in :func:`solve`.
     """
     model = as_model(model)
     costs = check_model_costs(costs, model)
     n_per_pair = check_int("n_per_pair", n_per_pair, low=1)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     store = SampleStore(model.n_states, model.n_actions)
     store.top_up(model, n_per_pair, make_rng(seed))
     counts = store.counts_csr().astype(np.float64)
     p_hat = sp.csr_array(sp.diags_array(1.0 / counts.sum(axis=1)) @ counts)
     empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
     out = kernels.call(optimal.value_iteration, empirical, tol, max_iter)
+    policy = np.asarray(out.policy, dtype=np.int64)
     return PlugInResult(
-        policy=np.asarray(out.policy, dtype=np.int64),
+        policy=policy,
         values=np.asarray(out.values),
         n_per_pair=n_per_pair,
         n_calls=store.n_samples,
         calls=store.n_pair,
         n_iter=int(out.n_iter),
         converged=bool(out.converged),
+        certificate=kernels.call(certified.certify, counts, costs, policy, delta),
         message=out.message,
     )
