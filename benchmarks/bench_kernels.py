@@ -1,4 +1,4 @@
-"""Kernel benchmarks: EVI sweep, full EVI, VI sweep, robust sweep and ``policy_values``, backend x size.
+"""Kernel benchmarks: EVI, VI and robust sweeps, full EVI and ``policy_values``, backend x size.
 
 Each group holds one operation at one size, so ``reference``, ``fast`` and
 the memory-bound yardstick (numpy ``P @ v`` on the dense ``(S*A, S+1)``

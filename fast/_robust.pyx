@@ -1,4 +1,5 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True, embedsignature=True
+# boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
 """Compiled greedy pour over sparse per-entry confidence boxes, in either order.
 
 Private module of the ``fast`` backend. The boxes are those of
@@ -80,26 +81,40 @@ cdef inline double _run(const Order* o, int64_t start, int64_t stop, double widt
     return width * (o.cum_v[start + q] - o.cum_v[start])
 
 
+cdef inline double _lower_value(const Order* o, const int64_t* cols, const double* lo,
+                               int64_t k, double* mass, bint* infinite) noexcept nogil:
+    """``sum lo v`` over a row's stored entries (finite part); lowers ``mass`` by ``sum lo``.
+
+    Sets ``infinite`` when a positive lower end meets an infinite value.
+    """
+    cdef double acc = 0.0
+    cdef int64_t j
+    for j in range(k):
+        mass[0] = mass[0] - lo[j]
+        if lo[j] > 0.0:
+            if isinf(o.v[cols[j]]):
+                infinite[0] = True
+            else:
+                acc = acc + lo[j] * o.v[cols[j]]
+    return acc
+
+
 cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, const double* hi,
                       int64_t k, double width, int64_t n_next, int64_t* keys, double* poured,
-                      int64_t* n_unseen_touched, int64_t* run_start, int64_t* run_len) noexcept nogil:
+                      int64_t* n_unseen_touched, int64_t* run_start,
+                      int64_t* run_len) noexcept nogil:
     """Value of one row's pour; ``poured[j]`` gets the mass added to stored entry ``j``.
 
     ``keys`` is scratch of length ``k``. The touched unseen runs are reported
     as ``run_start``/``run_len`` (positions in the order, at most ``k + 1``
     runs), their number in ``n_unseen_touched``.
     """
-    cdef double acc = 0.0, mass = 1.0, g, vj, part
+    cdef double mass = 1.0, g, vj, part
     cdef int64_t j, t, r, pos = 0, touched, n_runs = 0
     cdef bint infinite = False
+    cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
         poured[j] = 0.0
-        mass = mass - lo[j]
-        if lo[j] > 0.0:
-            if isinf(o.v[cols[j]]):
-                infinite = True
-            else:
-                acc = acc + lo[j] * o.v[cols[j]]
         keys[j] = o.rank[cols[j]] * (k + 1) + j
     qsort(keys, k, sizeof(int64_t), _compare)
     for t in range(k + 1):
@@ -148,17 +163,12 @@ cdef double _pour_row_walk(const Order* o, const int64_t* cols, const double* lo
     next state to its stored entry. Costs ``O(k)`` plus the positions walked,
     which suits rows with many stored entries and a short pour.
     """
-    cdef double acc = 0.0, mass = 1.0, g, vj
+    cdef double mass = 1.0, g, vj
     cdef int64_t j, t, state
     cdef bint infinite = False
+    cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
         local[cols[j]] = j
-        mass = mass - lo[j]
-        if lo[j] > 0.0:
-            if isinf(o.v[cols[j]]):
-                infinite = True
-            else:
-                acc = acc + lo[j] * o.v[cols[j]]
     t = 0
     while mass > 0.0 and t < n_next:
         state = o.order[t]
@@ -242,7 +252,7 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 const double[::1] v, const int64_t[::1] order, const int64_t[::1] rank,
                 const double[::1] cum_v, const int64_t[::1] cum_inf, double[::1] out,
                 int widest):
-    """Values (into ``out``) and poured distributions of ``rows``, as CSR ``(indptr, indices, data)``."""
+    """Values (into ``out``) and poured distributions of ``rows`` as CSR parts."""
     cdef Py_ssize_t n = rows.shape[0], i
     cdef int64_t row, k, n_runs, j, t, p, count
     cdef int64_t n_next = v.shape[0]

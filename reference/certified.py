@@ -1,4 +1,4 @@
-r"""Certificates computed from the data, and a solver that stops as soon as it can prove eps-optimality.
+r"""Certificates computed from the data, and a solver that stops once it proves eps-optimality.
 
 A **certificate** of a policy ``pi`` is a pair of value vectors computed from
 the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
@@ -102,7 +102,7 @@ class Certificate(Result):
     message: str
 
     def certified(self, eps, relative=False):
-        """Whether the certificate proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
+        """Whether it proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
 
         Parameters
         ----------
@@ -220,7 +220,7 @@ class CertifiedResult(Result):
 
 
 def _gaps(lower, upper):
-    """``(max (upper - lower), max (upper - lower) / lower)`` with the conventions of Certificate."""
+    """``(max (upper - lower), max (upper - lower) / lower)``, conventions of Certificate."""
     diff = np.where(np.isinf(upper), np.inf, upper - lower)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(diff <= 0, 0.0, np.where(lower > 0, diff / lower, np.inf))
@@ -228,7 +228,7 @@ def _gaps(lower, upper):
 
 
 def _certificate(boxes, policy, lower, upper, lower_message, converged):
-    """The Certificate of ``policy`` from the checked bounds ``lower`` and ``upper`` of ``boxes``."""
+    """The Certificate of ``policy`` from the checked bounds ``lower``, ``upper`` of ``boxes``."""
     gap, relative_gap = _gaps(lower, upper)
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
@@ -308,7 +308,7 @@ def _draw(run, more):
 
 
 def _occupancy(kernel, start):
-    r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper chain ``kernel``.
+    r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper ``kernel``.
 
     ``Q`` is the non-goal part of ``kernel`` (CSR ``(S, S+1)``); returns zeros
     when the system is singular in double precision.
@@ -347,7 +347,8 @@ def _widths(kernels, boxes, rows, upper, lower):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
 
 
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper, goal_gap):
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
+                    goal_gap):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel)
@@ -587,7 +588,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
             break
         state = (lower, policy_l, kernel_l, cert.upper)
         cap = np.iinfo(np.int64).max if cap is None else cap
-        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap, cap))
+        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap,
+                               cap))
     target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "

@@ -55,7 +55,11 @@ KL_BISECTIONS = 64
 """Bisection steps of :func:`kl_interval`: below one ulp of ``[0, 1]`` after 53."""
 
 SIMPLEX_SLACK = 1e-12
-"""A box meets the simplex when the sum of its upper ends is at least ``1 - SIMPLEX_SLACK``."""
+"""Tolerance of the simplex test of a box.
+
+A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
+``sum hi >= 1 - SIMPLEX_SLACK``.
+"""
 
 
 @dataclass(frozen=True, repr=False)
@@ -238,7 +242,7 @@ def _level(kind, n, S, A, delta):
 
 
 def _intervals(kind, p_hat, n, level):
-    """Interval ends for frequencies ``p_hat`` of rows with ``n`` samples and log term ``level``."""
+    """Interval ends of frequencies ``p_hat`` in rows of ``n`` samples with log term ``level``."""
     if kind == "kl":
         return kl_interval(p_hat, n, level)
     if kind == "paper":

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from . import confidence
 from ._checks import as_float_array, check_counts_log_term, check_int, check_real, count_table
+from .confidence import SIMPLEX_SLACK
 from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
 from .kernels import (
     EVI_DENSE_LIMIT_BYTES,
@@ -45,12 +46,6 @@ algorithms ask for on instances the reference backend is meant for, within
 seconds per call.
 """
 
-SIMPLEX_SLACK = 1e-12
-"""Tolerance of the simplex test of a box.
-
-A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
-``sum hi >= 1 - SIMPLEX_SLACK``.
-"""
 
 
 @dataclass(frozen=True, repr=False)
@@ -194,8 +189,8 @@ def bernstein_radius_sum(counts, delta):
     return (total + (S + 1 - stored) * beta_unseen).reshape(S, A)
 
 
-def confidence_box(counts, delta):
-    r"""Lower and upper ends of the box ``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` (Lemma 5).
+def confidence_box(counts, delta, kind="paper"):
+    r"""Lower and upper ends of the confidence box of every pair, as dense arrays.
 
     Parameters
     ----------
@@ -203,10 +198,16 @@ def confidence_box(counts, delta):
         Sample counts.
     delta : float in (0, 1)
         Confidence level.
+    kind : {"paper", "bernstein", "kl"}, default "paper"
+        ``"paper"`` is Lemma 5's box ``[p_hat - beta, p_hat + beta] ∩ [0, 1]``;
+        the time-uniform kinds are those of
+        :func:`~reference.confidence.confidence_boxes` (which keeps them sparse).
 
     Returns
     -------
     lo, hi : ndarray of float64, shape (S, A, S+1)
+        For ``"paper"``:
+
         .. math::
 
             lo = \max(0, \hat p - \beta), \qquad hi = \min(1, \hat p + \beta).
@@ -214,10 +215,13 @@ def confidence_box(counts, delta):
     Raises
     ------
     ParameterError
-        If some box misses the simplex (``sum hi < 1``), which happens only for
-        a pair without samples and a ``delta`` so close to 1 that
+        On an unknown ``kind``, or if some box misses the simplex
+        (``sum hi < 1``), which happens only for the paper's box of a pair
+        without samples and a ``delta`` so close to 1 that
         ``28 (S+1) log(S A / delta) < 1``.
     """
+    if kind != "paper":
+        return confidence.confidence_boxes(counts, delta, kind).to_dense()
     counts = dense_counts(counts)
     delta = check_delta(delta)
     check_counts_log_term(counts, delta)
@@ -283,6 +287,12 @@ def optimistic_inner(lo, hi, v):
             p = \arg\min \Big\{ \sum_{s'} p(s') v(s') :
             lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
     """
+    lo, hi, v = checked_box(lo, hi, v)
+    return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), goal_first_order(v))
+
+
+def checked_box(lo, hi, v):
+    """``lo, hi, v`` as float64 arrays after the checks of :func:`_check_box` and their shapes."""
     lo = np.asarray(lo, dtype=np.float64)
     hi = np.asarray(hi, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
@@ -292,7 +302,7 @@ def optimistic_inner(lo, hi, v):
             f"{lo.shape}, {hi.shape} and {v.shape}."
         )
     _check_box(lo, hi, v)
-    return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), goal_first_order(v))
+    return lo, hi, v
 
 
 def _check_box(lo, hi, v):

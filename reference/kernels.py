@@ -133,7 +133,7 @@ def vi_sweep(kernel, costs, v_ext, v_out, policy_out):
 
 
 def pour_order(v_ext, descending):
-    """Next states in pour order: by decreasing ``v`` with the goal last, or increasing with it first."""
+    """Next states in pour order: decreasing ``v``, goal last, or increasing, goal first."""
     S = v_ext.size - 1
     if descending:
         return np.append(np.lexsort((np.arange(S), -v_ext[:S])), S)

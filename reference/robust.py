@@ -28,9 +28,10 @@ from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
 from .confidence import SIMPLEX_SLACK, confidence_boxes
-from .errors import ParameterError, ShapeError
+from .errors import ParameterError
 from .chains import _reaching, chain_values
-from .kernels import NUMPY_KERNELS, pour_order, segment_positions
+from .evi import checked_box
+from .kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
 from .results import Result
 
 __all__ = [
@@ -46,15 +47,16 @@ ROBUST_MAX_ITER = 1_000
 """Largest number of exact evaluations of each policy iteration."""
 
 SWITCH_RTOL = 1e-10
-"""Policy iteration switches a row or an action only for a gain above ``SWITCH_RTOL * max(1, max|V|)``."""
+"""Policy iteration switches a row or an action only for a gain above
+``SWITCH_RTOL * max(1, max|V|)``."""
 
 CHECK_MAX_SLACK = 1e-6
-"""Largest relative inflation (upper bound) or deflation (lower bound) the Bellman check may apply."""
+"""Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
 
 
 @dataclass(frozen=True, repr=False)
 class RobustValuesResult(Result):
-    """Output of :func:`robust_policy_values`, :func:`robust_optimal_values` and :func:`optimistic_values`.
+    """Output of :func:`robust_policy_values`, :func:`robust_optimal_values`, and the optimist's values.
 
     Attributes
     ----------
@@ -110,9 +112,9 @@ def pessimistic_inner(lo, hi, v):
 
     Raises
     ------
-    ShapeError, ParameterError
-        On shapes that disagree, a box outside ``[0, 1]`` or missing the
-        simplex, or a negative or non-finite ``v``.
+    ShapeError, NotFiniteError, ParameterError
+        On shapes that disagree, non-finite entries, a box outside ``[0, 1]``
+        or missing the simplex, or a negative ``v``.
 
     Examples
     --------
@@ -121,27 +123,10 @@ def pessimistic_inner(lo, hi, v):
     >>> pessimistic_inner(lo, hi, np.array([1.0, 3.0, 0.0])).round(3).tolist()
     [0.2, 0.6, 0.2]
     """
-    lo = np.asarray(lo, dtype=np.float64)
-    hi = np.asarray(hi, dtype=np.float64)
-    v = np.asarray(v, dtype=np.float64)
-    if lo.shape != hi.shape or lo.ndim < 1 or v.shape != lo.shape[-1:]:
-        raise ShapeError(
-            "`lo` and `hi` must have the same shape (..., S+1) and `v` shape (S+1,); got "
-            f"{lo.shape}, {hi.shape} and {v.shape}."
-        )
-    if not (np.all(np.isfinite(v)) and np.all(v >= 0)):
-        raise ParameterError(f"`v` must be finite and >= 0; got min {float(np.min(v))!r}.")
-    if (not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)))
-            or np.any((lo < 0) | (lo > hi) | (hi > 1))):
-        raise ParameterError("the box must satisfy 0 <= `lo` <= `hi` <= 1 with finite ends.")
-    if np.any(lo.sum(axis=-1) > 1 + SIMPLEX_SLACK) or np.any(hi.sum(axis=-1) < 1 - SIMPLEX_SLACK):
-        raise ParameterError("the box must meet the simplex (sum `lo` <= 1 <= sum `hi`).")
-    order = pour_order(v, descending=True)
-    gaps = (hi - lo)[..., order]
-    before = np.cumsum(gaps, axis=-1) - gaps
-    p = lo.copy()
-    p[..., order] += np.clip((1.0 - lo.sum(axis=-1, keepdims=True)) - before, 0.0, gaps)
-    return p
+    lo, hi, v = checked_box(lo, hi, v)
+    if np.any(v < 0):
+        raise ParameterError(f"`v` must be >= 0; got min {float(np.min(v))!r}.")
+    return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), pour_order(v, True))
 
 
 def _policy_rows(boxes, policy):
@@ -226,7 +211,7 @@ def _infinite_states(boxes, policy, costs_pi):
 
 
 def _evaluate(kernel, costs_pi, infinite):
-    """Exact values of ``kernel`` (CSR ``(S, S+1)``), ``+inf`` on ``infinite`` (rows sent to goal)."""
+    """Exact values of ``kernel`` (CSR ``(S, S+1)``), ``+inf`` on ``infinite`` ."""
     S = costs_pi.size
     goal = sp.csr_array((np.ones(S), (np.arange(S), np.full(S, S))), shape=(S, S + 1))
     keep = sp.diags_array((~infinite).astype(float))
@@ -251,7 +236,7 @@ def _row_values(kernel, v_ext):
 
 
 def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
-    """Adversary policy iteration for ``policy``; returns ``(values, kernel, n_iter, converged)``."""
+    """Adversary policy iteration for ``policy``: ``(values, kernel, n_iter, converged)``."""
     rows = _policy_rows(boxes, policy)
     v_ext = np.append(np.where(infinite, np.inf, start), 0.0)
     kernel = kernels.pour_kernel(boxes, rows, v_ext, True)[1]
@@ -314,7 +299,8 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     S = boxes.n_states
     infinite = _infinite_states(boxes, policy, costs_pi)
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
-    values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite, start)
+    values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
+                                                   start)
     U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values)
     return U, kernel, infinite, n_iter, converged, dropped, r
 
@@ -406,7 +392,8 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
     S = boxes.n_states
     policy = check_policy(policy, S, boxes.n_actions)
     costs_pi = costs[np.arange(S), policy]
-    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(kernels, boxes, costs_pi, policy)
+    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(kernels, boxes, costs_pi,
+                                                                        policy)
     message = _check_message("adversary", int(infinite.sum()), dropped, r, n_iter, converged)
     return RobustValuesResult(values=U, policy=policy, p_bound=kernel, infinite=~np.isfinite(U),
                               n_iter=n_iter, converged=converged, message=message)
@@ -461,7 +448,7 @@ def _goal_forcing(boxes):
 
 
 def _robust_policy(kernels, boxes, costs, policy):
-    """Robust policy iteration from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
+    """Robust PI from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
 
     States with an infinite value that some policy can make finite first
     switch to the goal-forcing action of :func:`_goal_forcing`.
@@ -487,7 +474,8 @@ def _robust_policy(kernels, boxes, costs, policy):
         best = np.argmin(q, axis=1)
         current = q[states, policy]
         tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
-        switch = (q[states, best] < current - tol) | (np.isinf(current) & np.isfinite(q[states, best]))
+        switch = ((q[states, best] < current - tol)
+                  | (np.isinf(current) & np.isfinite(q[states, best])))
         if not switch.any():
             message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
             return U, policy, kernel, total, converged, message
@@ -553,7 +541,7 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
 
 
 def _check_lower(kernels, boxes, costs, values):
-    r"""Accept ``values`` as a lower bound only where ``L >= 0`` and ``L <= T L`` hold (optimist's ``T``).
+    r"""Accept ``values`` as a lower bound where ``L >= 0`` and ``L <= T L`` (optimist's ``T``).
 
     ``L`` is deflated by the smallest relative factor ``1 - r`` (``r <=
     CHECK_MAX_SLACK``) absorbing the solver's residual; states still failing
@@ -582,7 +570,7 @@ def _check_lower(kernels, boxes, costs, values):
 
 
 def _optimistic(kernels, boxes, costs, policy):
-    """Optimist's policy iteration from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``."""
+    """Optimist's PI from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``."""
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
@@ -597,7 +585,8 @@ def _optimistic(kernels, boxes, costs, policy):
         best = np.argmin(q, axis=1)
         current = costs[states, policy] + _row_values(kernel, v_ext)
         tol = SWITCH_RTOL * max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
-        switch = (q[states, best] < current - tol) | (np.isinf(current) & np.isfinite(q[states, best]))
+        switch = ((q[states, best] < current - tol)
+                  | (np.isinf(current) & np.isfinite(q[states, best])))
         if not switch.any():
             converged = True
             break

@@ -55,7 +55,13 @@ def test_paper_kind_is_the_lemma_5_box(backend):
     dense = store.counts_dense()
     lo, hi = backend.confidence_boxes(dense, 0.1, kind="paper").to_dense()
     expect_lo, expect_hi = backend.confidence_box(dense, 0.1)
-    assert np.allclose(lo, expect_lo, rtol=1e-14, atol=0) and np.allclose(hi, expect_hi, rtol=1e-14)
+    assert np.allclose(lo, expect_lo, rtol=1e-14, atol=0)
+    assert np.allclose(hi, expect_hi, rtol=1e-14)
+    for kind in ("kl", "bernstein"):
+        dense_ends = backend.confidence_box(store.counts_csr(), 0.1, kind=kind)
+        expected_ends = backend.confidence_boxes(dense, 0.1, kind).to_dense()
+        for got, expected in zip(dense_ends, expected_ends):
+            assert np.array_equal(got, expected)
 
 
 def test_bernstein_and_kl_logs_by_hand(backend):
@@ -66,7 +72,8 @@ def test_bernstein_and_kl_logs_by_hand(backend):
     lo, hi = boxes.to_dense()
     L = math.log(4 * S * A * (S + 1) * n * (n + 1) / delta)
     radius = math.sqrt(2 * (n * 0.3 * 0.7 / (n - 1)) * L / n) + 7 * L / (3 * (n - 1))
-    assert lo[0, 0, 0] == max(0.0, 0.3 - radius) and hi[0, 0, 0] == pytest.approx(min(1, 0.3 + radius))
+    assert lo[0, 0, 0] == max(0.0, 0.3 - radius)
+    assert hi[0, 0, 0] == pytest.approx(min(1, 0.3 + radius))
     assert hi[0, 0, 1] == pytest.approx(min(1.0, 7 * L / (3 * (n - 1))))
     assert (lo[1, 0] == 0).all() and (hi[1, 0] == 1).all()
     kl = backend.confidence_boxes(counts, delta, kind="kl")

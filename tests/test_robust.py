@@ -1,4 +1,4 @@
-"""Pessimistic and optimistic values over confidence boxes, against LPs and brute force over vertices."""
+"""Pessimistic and optimistic values over confidence boxes, against LPs and vertex brute force."""
 
 import itertools
 from fractions import Fraction
