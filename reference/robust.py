@@ -56,7 +56,7 @@ CHECK_MAX_SLACK = 1e-6
 
 @dataclass(frozen=True, repr=False)
 class RobustValuesResult(Result):
-    """Output of :func:`robust_policy_values`, :func:`robust_optimal_values`, and the optimist's values.
+    """Checked bounds over the boxes: the output of the public functions of this module.
 
     Attributes
     ----------
