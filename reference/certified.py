@@ -25,8 +25,8 @@ from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
 from .results import Result
-from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
 from .robust import _optimistic, _robust_policy, _robust_values, checked_inputs
+from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
 
 __all__ = [
     "ALLOCATIONS",

@@ -27,9 +27,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
+from .chains import _reaching, chain_values
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ParameterError
-from .chains import _reaching, chain_values
 from .evi import checked_box
 from .kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
 from .results import Result
