@@ -129,4 +129,4 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
     return solve_result(kernels, run, out, scale, D_hat, nu, "alg3", eps, delta, theta, alpha,
-                        seed, costs)
+                        seed, perturbed)

@@ -63,8 +63,11 @@ class SolveResult(Result):
         Bounds ``lower <= V*`` and ``upper >= V^pi`` computed from the run's
         own samples (:func:`~reference.certified.certify`, KL boxes at
         ``delta``, against the costs given); ``certificate.certified(eps)``
-        tells whether they prove the policy eps-optimal. When they do not,
-        ``message`` says so and :class:`NotCertifiedWarning` is emitted.
+        tells whether they prove the policy eps-optimal. For Alg. 3 they are
+        those of the perturbed costs ``max(c, nu)`` SEARCH ran on, tested at
+        ``eps / 2`` (App. E; ``upper`` bounds ``V^pi`` of ``c`` too). When
+        they do not prove it, ``message`` says so and
+        :class:`NotCertifiedWarning` is emitted.
     message : str
         How the run ended.
     algorithm : str
@@ -168,8 +171,10 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
     Certifies the returned policy on the run's own samples against ``costs``
     (:func:`~reference.certified.certify`, KL boxes at ``delta``); warns with
     :class:`NotCertifiedWarning` (and says so in ``message``) when the
-    certificate's gap exceeds ``eps``.
+    certificate's gap exceeds ``eps``, or ``eps / 2`` for Alg. 3 (``costs``
+    are then the perturbed costs ``max(c, nu)`` SEARCH ran on).
     """
+    target = eps if theta is None else eps / 2.0
     n_rounds = len(run.rounds("search"))
     message = (
         f"SEARCH stopped after {n_rounds} round(s) at Delta = {scale:g} with "
@@ -178,9 +183,9 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
     )
     certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
                                delta)
-    if not certificate.certified(eps):
+    if not certificate.certified(target):
         warning = (
-            f"The returned policy is not certified at eps = {eps:g}: on the run's own samples "
+            f"The returned policy is not certified at {target:g}: on the run's own samples "
             f"its certificate gives max(upper - lower) = {certificate.gap:.6g}, so the samples "
             f"do not show it eps-optimal (a larger `alpha`, got {alpha:g}, or "
             "`solve_certified` samples until they do)."

@@ -84,6 +84,11 @@ def test_theta_variant_is_eps_optimal_against_restricted_policies(backend):
         assert res.certified and res.nu == pytest.approx(eps / (2 * theta * res.D_hat))
         assert res.D_hat >= backend.diameter(ssp).D - 1e-12
         assert (backend.policy_values(ssp, res.policy) <= restricted + eps).all()
+    alg3 = backend.solve(ssp, ssp.costs, eps, 0.1, theta=theta, alpha=10.0, seed=0)
+    perturbed = backend.SSP(ssp.P, np.maximum(ssp.costs, alg3.nu))
+    assert alg3.certificate.certified(eps / 2)
+    assert (alg3.certificate.upper >= backend.policy_values(perturbed, alg3.policy)).all()
+    assert (alg3.certificate.lower <= backend.optimal_values(perturbed).values).all()
 
 
 def test_budget_returns_the_uncertified_policy_with_its_certificate(backend):
