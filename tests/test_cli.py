@@ -82,10 +82,12 @@ def test_solve_exits_1_when_the_exact_error_exceeds_eps(backend, capsys, monkeyp
     true_values = backend.policy_values
     monkeypatch.setattr(backend, "policy_values",
                         lambda ssp, policy: np.asarray(true_values(ssp, policy)) + 0.5)
-    status = main(["solve", "chain", "--n", "3", "--eps", "0.2", "--backend", backend.__name__])
+    status = main(["solve", "chain", "--n", "3", "--eps", "0.2", "--alpha", "10",
+                   "--backend", backend.__name__])
     captured = capsys.readouterr()
     assert status == 1
     assert "= 0.5 (ABOVE eps = 0.2)" in captured.out
+    assert "(certified: gap <= 0.2)" in captured.out
     assert captured.err == "sspgm solve: the answer fails: exact error within eps\n"
 
 
