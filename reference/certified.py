@@ -11,7 +11,6 @@ policy whose gap is at most ``eps`` is eps-optimal with probability at least
 """
 
 import math
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -561,9 +560,9 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     else:
         theta = check_real("theta", theta, 1.0)
     goal_gap = eps if theta is None else eps / 2.0
-    resumed = checkpoint is not None and os.path.exists(checkpoint)
     run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
                              seed), seed, callback, checkpoint, round_type=CertifiedRound)
+    resumed = bool(run.history)
     if not resumed:
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
     policies = {}
