@@ -266,11 +266,12 @@ class RowLog:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "rows.csv")
-    >>> with RowLog(path) as log:
-    ...     log.append(Row("tradeoff", "reference", None, 1.0, 0.1, 0.1, 0, seconds=1.5))
-    >>> read_rows(path)[0].seconds
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "rows.csv")
+    ...     with RowLog(path) as log:
+    ...         log.append(Row("tradeoff", "reference", None, 1.0, 0.1, 0.1, 0, seconds=1.5))
+    ...     read_rows(path)[0].seconds
     1.5
     """
 

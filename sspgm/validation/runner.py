@@ -238,8 +238,10 @@ def _watch_parent(parent_pid):
     threading.Thread(target=watch, name="sspgm-watch-parent", daemon=True).start()
 
 
-def _pool_rows(specs, n_workers):
-    """Yield the rows of ``specs`` from a fresh pool of worker processes, as they complete.
+def _pool_rows(specs, n_workers, task):
+    """Yield ``task(spec)`` for each of ``specs`` from a fresh pool of worker processes.
+
+    Rows are yielded as they complete.
 
     Returns (as the generator's value) the specs left without a row because
     a worker process died and broke the pool.
@@ -253,7 +255,7 @@ def _pool_rows(specs, n_workers):
     )
     unfinished = []
     try:
-        futures = {pool.submit(_guarded_run, spec): spec for spec in specs}
+        futures = {pool.submit(task, spec): spec for spec in specs}
         for future in as_completed(futures):
             try:
                 row = future.result()
@@ -266,8 +268,8 @@ def _pool_rows(specs, n_workers):
     return unfinished
 
 
-def _local_rows(specs, n_jobs):
-    """Rows from local worker processes; a run that kills its worker gets an error row.
+def _local_rows(specs, n_jobs, task=_guarded_run):
+    """``task(spec)`` in local worker processes; a run that kills its worker gets an error row.
 
     When a worker dies, the pool breaks and every unfinished run is retried in
     a fresh pool. A run left unfinished by two breaks is retried alone, and
@@ -280,11 +282,11 @@ def _local_rows(specs, n_jobs):
         shared = [spec for spec in remaining if witnessed[spec] < 2]
         remaining = []
         for spec in alone:
-            if (yield from _pool_rows([spec], 1)):
+            if (yield from _pool_rows([spec], 1, task)):
                 yield _error_row(spec, "WorkerDied: the worker process running this "
                                  "configuration alone died (killed by a signal, or out of memory).")
         if shared:
-            remaining = yield from _pool_rows(shared, n_jobs)
+            remaining = yield from _pool_rows(shared, n_jobs, task)
             witnessed.update(remaining)
 
 

@@ -37,7 +37,7 @@ _UNDEFINED = Interval(math.nan, math.nan, math.nan)
 
 
 def failure_interval(failures, n, level=0.95):
-    """The failure rate ``failures / n`` with its exact (Clopper-Pearson) interval.
+    r"""The failure rate ``failures / n`` with its exact (Clopper-Pearson) interval.
 
     Parameters
     ----------
