@@ -481,7 +481,7 @@ def _alive(pid):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_workers_die_with_a_killed_sweep(tmp_path, sig):
     path = tmp_path / "rows.csv"
     process = _start_sweep(path, 2)
