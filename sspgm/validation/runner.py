@@ -41,6 +41,7 @@ class _Reading(typing.NamedTuple):
     vacuous: bool
     rounds: int
     calls_diameter: int
+    W_final: float | None
 
 
 def _read(result):
@@ -58,6 +59,7 @@ def _read(result):
         vacuous=bool(result.vacuous),
         rounds=sum(r.phase == "search" for r in result.history),
         calls_diameter=int(diameter[-1].n_calls) if diameter else 0,
+        W_final=float(diameter[-1].scale) if diameter else None,
     )
 
 
@@ -92,29 +94,27 @@ def _truth(instance, backend_name, theta):
     return ssp, np.asarray(target), float(backend.diameter(ssp).D), float(backend.b_star(ssp))
 
 
-def _explicit_total(ssp, spec, reading, D, B_star):
-    """The explicit total the run's calls are compared with.
+def _explicit_total(ssp, spec, reading):
+    """The explicit total of the run at its own final guesses, rounding up included.
 
-    Alg. 1: ``S A phi(Delta, c_min)`` at accuracy ``eps`` (``bounds.samp_comp``,
-    ``"explicit1"``). Alg. 3: the calls of its diameter phase plus ``S A
-    phi(Delta, nu)`` at accuracy ``eps / 2`` with the run's own ``D_hat``
-    (``bounds.samp_comp_theta``, ``"explicit3"``, which covers SEARCH only).
-    Both depend on the range of the values only through ``Delta``, the run's
-    final guess, and leave out the rounding up of each pair's count to an
-    integer, which adds fewer than ``S A`` calls: that allowance is added.
+    Alg. 1: ``S A phi(Delta, c_min)`` at accuracy ``eps``
+    (``bounds.samp_comp``, ``"explicit1"``), plus ``S A`` for rounding each
+    pair's count up to an integer. Alg. 3: ``bounds.samp_comp_theta``,
+    ``"explicit3"``: Alg. 4's total up to its final guess ``W``, plus ``S A
+    phi(Delta, max(c_min, nu))`` at accuracy ``eps / 2`` with the run's own
+    ``D_hat`` (rounding included).
     """
-    Delta = max(reading.Delta_final, 1.0)
     common = dict(
         S=ssp.n_states, A=ssp.n_actions, Gamma=ssp.branching, delta=spec.delta,
-        alpha=spec.alpha, Delta=Delta,
+        alpha=spec.alpha, Delta=reading.Delta_final,
     )
-    rounding = ssp.n_states * ssp.n_actions
     if spec.theta is None:
-        return rounding + float(bounds.samp_comp(spec.eps, B=B_star, cmin=ssp.c_min,
-                                                 bound="explicit1", **common))
-    search = bounds.samp_comp_theta(spec.eps, theta=spec.theta, D=D, B=Delta, D_hat=reading.d_hat,
-                                    bound="explicit3", **common)
-    return rounding + reading.calls_diameter + float(search)
+        explicit = bounds.samp_comp(spec.eps, B=None, cmin=ssp.c_min, bound="explicit1", **common)
+        return float(explicit) + ssp.n_states * ssp.n_actions
+    return float(bounds.samp_comp_theta(
+        spec.eps, theta=spec.theta, D=None, cmin=ssp.c_min, D_hat=reading.d_hat,
+        W=reading.W_final, bound="explicit3", **common,
+    ))
 
 
 def run_one(spec, progress=False):
@@ -140,12 +140,12 @@ def run_one(spec, progress=False):
     -----
     ``calls`` counts every call of the run; ``calls_diameter`` those made by
     Alg. 3's diameter subroutine (0 for Alg. 1), which Alg. 3 runs at
-    accuracy ``eps_diameter = eps``. ``bound`` is the explicit total of the
-    run, with ``S A`` calls for rounding each pair's count up to an integer:
-    for Alg. 1 ``S A (phi(Delta, c_min) + 1)``; for Alg. 3 SEARCH's explicit
-    total plus the diameter phase's calls, as measured (SEARCH reuses the
-    phase's samples, so the run's calls are at most that sum).
-    ``calls_over_bound = calls / bound``.
+    accuracy ``eps_diameter = eps``. ``bound`` is the run's explicit total
+    at its own final guesses (:func:`_explicit_total`): Alg. 1's ``S A
+    phi(Delta, c_min)`` with the rounding up of every pair's count, Alg. 3's
+    total of Alg. 4 and SEARCH (``bounds``, ``"explicit3"``).
+    ``calls_over_bound = calls / bound``: above 1, the run spent more than
+    its explicit total allows.
 
     ``vacuous`` is the result's flag: the last EVI sent every state straight to
     the goal, against the policy's samples, so SEARCH's stopping test said
@@ -168,7 +168,7 @@ def run_one(spec, progress=False):
     reading = _read(result)
     gap = backend.policy_values(ssp, reading.policy) - target
     error = float(np.max(np.abs(gap)) if spec.theta is None else np.max(gap))
-    bound = _explicit_total(ssp, spec, reading, D, B_star)
+    bound = _explicit_total(ssp, spec, reading)
     return Row(
         **dataclasses.asdict(spec),
         success=error <= spec.eps,
