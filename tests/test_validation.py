@@ -300,6 +300,24 @@ def test_run_one_chain(backend):
     assert row.vacuous is bool(runner._read(result).vacuous)
 
 
+def test_run_one_hides_only_the_warning_its_row_records(backend, monkeypatch):
+    from reference.errors import VacuousSetsWarning
+
+    real = backend.solve
+
+    def solve(*args, **kwargs):
+        warnings.warn("an unrelated numerical warning", RuntimeWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backend, "solve", solve)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        row = run_one(RunSpec("chain:n=4", 0.2, 0.2, 0, backend.__name__))
+    assert row.vacuous is True
+    assert not any(issubclass(w.category, VacuousSetsWarning) for w in caught)
+    assert [str(w.message) for w in caught] == ["an unrelated numerical warning"]
+
+
 def test_run_one_theta_example_is_one_sided(backend):
     row = run_one(RunSpec("theta_example", 0.2, 0.1, 0, backend.__name__, theta=5.0))
     # V*_5 = 0.5 (only the exit is in Pi_5); the returned policy is the exit (value 0.5)

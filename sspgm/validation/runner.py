@@ -18,10 +18,12 @@ import os
 import threading
 import time
 import typing
+import warnings
 
 import numpy as np
 
 import bounds
+from reference.errors import VacuousSetsWarning
 from sspgm import load_backend
 
 from .rows import Row, RowLog
@@ -31,6 +33,10 @@ __all__ = ["run_one", "run_sweep"]
 
 _WATCH_SECONDS = 0.2
 """How often a local worker checks that the sweep's process is still alive."""
+
+
+_RECORDED_WARNING = VacuousSetsWarning
+"""The warning of ``solve`` that a row records (``vacuous``), so it is not shown again."""
 
 
 class _Reading(typing.NamedTuple):
@@ -54,8 +60,8 @@ def _read(result):
     return _Reading(
         policy=result.policy,
         n_calls=int(result.n_calls),
-        Delta_final=float(result.delta_final),
-        d_hat=None if result.d_hat is None else float(result.d_hat),
+        Delta_final=float(result.Delta_final),
+        d_hat=None if result.D_hat is None else float(result.D_hat),
         vacuous=bool(result.vacuous),
         rounds=sum(r.phase == "search" for r in result.history),
         calls_diameter=int(diameter[-1].n_calls) if diameter else 0,
@@ -158,10 +164,12 @@ def run_one(spec, progress=False):
                unit="round", leave=False)
     start = time.perf_counter()
     try:
-        result = backend.solve(
-            model, ssp.costs, spec.eps, spec.delta, theta=spec.theta, alpha=spec.alpha,
-            seed=spec.seed, callback=_round_callback(bar),
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _RECORDED_WARNING)
+            result = backend.solve(
+                model, ssp.costs, spec.eps, spec.delta, theta=spec.theta, alpha=spec.alpha,
+                seed=spec.seed, callback=_round_callback(bar),
+            )
     finally:
         bar.close()
     seconds = time.perf_counter() - start
