@@ -242,11 +242,12 @@ def check_runs(runs):
     Parameters
     ----------
     runs : Sweep, or sequence of Sweep and RunSpec
+        Flattened by :func:`as_runs`.
 
     Returns
     -------
     list of RunSpec
-        The runs, flattened, duplicates dropped (first occurrence kept).
+        The runs, duplicates dropped (first occurrence kept).
 
     Raises
     ------
