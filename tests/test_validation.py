@@ -605,15 +605,13 @@ def test_cli_validate_help_shows_the_standard_sweeps(capsys):
 
 
 def test_cli_validate_names_the_missing_extra(tmp_path, monkeypatch, capsys):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    for name in ("matplotlib", "matplotlib.figure"):
+        monkeypatch.setitem(sys.modules, name, None)
     status = main(["validate", "--instances", "tradeoff", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert status == 2
     assert "matplotlib" in err and "pip install 'sspgm[validate]'" in err
+    assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 

@@ -11,12 +11,11 @@ other grid options override their values.
 """
 
 import dataclasses
-import importlib.util
 import os
-import sys
 import time
 
 from sspgm import BACKENDS
+from sspgm.cli import import_extra
 from sspgm.validation.spec import STANDARD_SWEEPS
 
 ROWS_FILE = "validation.csv"
@@ -103,16 +102,17 @@ def _sweeps(args, backends):
     return [dataclasses.replace(sweep, **overrides) for sweep in STANDARD_SWEEPS]
 
 
-def _missing_extras(args):
-    """``(module, extra)`` pairs this invocation needs and cannot import."""
+def _import_extras(args):
+    """Import the optional modules this invocation needs, or fail naming the extra to install."""
     needed = []
     if not args.no_progress:
-        needed.append(("tqdm", "validate"))
+        needed.append(("tqdm.auto", "validate"))
     if not args.no_plot:
-        needed.append(("matplotlib", "validate"))
+        needed.append(("matplotlib.figure", "validate"))
     if args.scheduler:
         needed += [("joblib", "validate"), ("dask.distributed", "dask")]
-    return [(m, e) for m, e in needed if importlib.util.find_spec(m.split(".")[0]) is None]
+    for module, extra in needed:
+        import_extra(module, extra)
 
 
 def _new_directory():
@@ -130,13 +130,7 @@ def _new_directory():
 
 def run(args):
     """Run the sweep, write the rows, summary and plots; returns the exit status."""
-    missing = _missing_extras(args)
-    if missing:
-        names = ", ".join(m for m, _ in missing)
-        extras = ",".join(dict.fromkeys(e for _, e in missing))
-        print(f"sspgm validate: error: needs {names}; install the extra with "
-              f"pip install 'sspgm[{extras}]'", file=sys.stderr)
-        return 2
+    _import_extras(args)
     from sspgm.validation import check_runs, format_summary, run_sweep, summarize
 
     backends = " ".join(args.backend or [_default_backend()])
