@@ -1,6 +1,6 @@
 """``sspgm validate``: check the theorems on real instances.
 
-Runs ``solve`` over instances x eps x delta x seeds (x theta for Alg. 3),
+Runs solve over instances x eps x delta x seeds (x theta for Alg. 3),
 evaluates every policy exactly, and writes into the --out directory: the
 rows file (one row per run, appended as runs complete; a sweep restarted on
 the same directory runs only what is missing), summary.txt (one line per
@@ -22,9 +22,9 @@ ROWS_FILE = "validation.csv"
 SUMMARY_FILE = "summary.txt"
 
 
-def _values(name):
-    """The values of ``name`` in the standard sweeps, as the help shows them."""
-    values = dict.fromkeys(v for sweep in STANDARD_SWEEPS for v in getattr(sweep, name))
+def _values(name, sweeps=STANDARD_SWEEPS):
+    """The values of the field ``name`` in ``sweeps``, as the help shows them."""
+    values = dict.fromkeys(v for sweep in sweeps for v in getattr(sweep, name))
     return " ".join("none" if v is None else f"{v:g}" for v in values)
 
 
@@ -40,7 +40,7 @@ def register(subparsers):
                    help="instance specs NAME or NAME:key=value,key=value "
                    "(e.g. garnet:n_states=6,n_actions=2,branching=2); default: the standard "
                    f"sweeps, Alg. 1 on {' '.join(standard.instances)} and Alg. 3 (theta "
-                   f"{_values('thetas').replace('none ', '')}) on "
+                   f"{_values('thetas', STANDARD_SWEEPS[1:])}) on "
                    f"{' '.join(STANDARD_SWEEPS[1].instances)}")
     p.add_argument("--eps", nargs="+", type=float, help=f"accuracies (default {_values('eps')})")
     p.add_argument("--delta", nargs="+", type=float,
