@@ -1,17 +1,21 @@
 """Figures of a validation sweep (matplotlib, Agg canvas, PNG files).
 
-* :func:`plot_calls` -- calls used against ``1/eps`` on log-log axes, with the
-  explicit total of the allocation function at each run's final ``Delta``
-  (for Alg. 3 plus the calls of its diameter phase, which the total leaves
-  out) and the Thm. 1 / Thm. 2 curves of :mod:`bounds` (their :math:`\\tilde O`
-  form: unit constants, no logarithms, so only their slope is meaningful).
-* :func:`plot_failures` -- failure rate against ``delta`` with
-  Clopper-Pearson intervals and the line ``rate = delta``.
+* :func:`plot_calls` -- calls used against ``1/eps`` on log-log axes, one
+  panel per instance, with each run's explicit total: the bound the calls are
+  compared with (the :math:`\\tilde O` forms of Thm. 1 and Thm. 2 drop
+  constants and logarithms, so they are not drawn: the summary compares the
+  slopes instead).
+* :func:`plot_calls_over_bound` -- every run's calls over its explicit total,
+  one strip per configuration, against the line 1.
+* :func:`plot_failures` -- failure rates with Clopper-Pearson intervals
+  against the guarantee ``rate <= delta``.
 * :func:`plot_diameter` -- ``D_hat / D`` of Alg. 3's diameter estimate
   against Lemma 9's band :math:`[1, (1 + 2\\epsilon(1+\\epsilon))(1+\\epsilon)]`.
 
-Figures are drawn on :class:`matplotlib.figure.Figure` objects directly
-(no pyplot state, no display needed).
+Overlapping runs are spread by a small deterministic horizontal offset and
+drawn half-transparent; legends sit outside the axes. Figures are drawn on
+:class:`matplotlib.figure.Figure` objects directly (no pyplot state, no
+display needed). Rows of runs that raised are left out.
 """
 
 import math
@@ -21,19 +25,21 @@ import numpy as np
 
 import bounds
 
-from .validation import clopper_pearson
+from .validation.statistics import failure_interval
 
-__all__ = ["plot_calls", "plot_failures", "plot_diameter", "plot_all"]
+__all__ = ["plot_calls", "plot_calls_over_bound", "plot_failures", "plot_diameter", "plot_all"]
 
-_EPS_POINTS = 50
+_POINTS = 50
+_ALPHA = 0.55
+_DPI = 130
 
 
-def _figure(n_panels, width=4.2, height=3.4):
+def _figure(n_panels, width=4.0, height=3.1, cols=3):
     from matplotlib.figure import Figure
 
-    cols = min(n_panels, 3)
+    cols = min(n_panels, cols)
     rows = math.ceil(n_panels / cols)
-    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    fig = Figure(figsize=(width * cols, height * rows + 0.6), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -43,48 +49,97 @@ def _figure(n_panels, width=4.2, height=3.4):
 def _groups(rows, columns):
     out = {}
     for row in rows:
-        out.setdefault(tuple(row[c] for c in columns), []).append(row)
+        out.setdefault(tuple(getattr(row, c) for c in columns), []).append(row)
     return out
 
 
-def _label(ax, xlabel, ylabel, instance, theta):
-    """Axis labels, the panel's title (instance, and ``theta`` for Alg. 3) and the legend."""
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(instance if theta is None else f"{instance} (Alg. 3, theta={theta:g})",
-                 fontsize=9)
-    ax.legend(fontsize=7)
+def _ran(rows):
+    return [row for row in rows if row.exception is None]
+
+
+def _title(instance, theta):
+    return instance if theta is None else f"{instance}  (Alg. 3, θ = {theta:g})"
+
+
+def _colors(n):
+    """``n`` colours of an ordered scale (for ``delta``)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    return [cmap(0.15 + 0.7 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def _instance_colors(rows):
+    """One distinct colour per instance name (the same in every panel)."""
+    from matplotlib import colormaps
+
+    names = list(dict.fromkeys(row.instance for row in rows))
+    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {name: cmap(i % cmap.N) for i, name in enumerate(names)}
+
+
+def _spread(index, count, width):
+    """The offset of item ``index`` of ``count`` spread evenly over ``[-width/2, width/2]``."""
+    return 0.0 if count == 1 else width * (index / (count - 1) - 0.5)
+
+
+def _log_ticks(axis, values):
+    """Major ticks exactly at ``values``, labelled plainly; no minor ticks or labels."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    values = sorted(set(values))
+    axis.set_major_locator(FixedLocator(values))
+    axis.set_major_formatter(_plain_formatter())
+    axis.set_minor_locator(NullLocator())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _plain_formatter():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: f"{value:g}")
+
+
+def _log_y(ax, low, high):
+    """A log y axis from ``low`` to ``high`` with readable major ticks and no minor labels.
+
+    Over at least two decades the ticks are the powers of ten; over less,
+    1, 2 and 5 times them, so that a panel always has labelled ticks.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.set_ylim(low / 1.6, high * 1.6)
+    subs = (1.0,) if high / low >= 100 else (1.0, 2.0, 5.0)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(FuncFormatter(_power_of_ten))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _power_of_ten(value, _):
+    """``value`` as :math:`m \\times 10^k` in mathtext (``m`` omitted when 1)."""
+    k = math.floor(math.log10(value) + 1e-9)
+    m = round(value / 10.0**k, 6)
+    return f"$10^{{{k}}}$" if m == 1 else f"${m:g}\\times10^{{{k}}}$"
 
 
 def _save(fig, path):
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=_DPI)
     return str(path)
-
-
-def _theorem_curve(row, eps_grid):
-    """Thm. 1 (``theta`` unset) or Thm. 2 at the instance's constants, or None if it vanishes."""
-    common = dict(S=row["n_states"], A=row["n_actions"], Gamma=row["branching"])
-    if row["theta"] is None:
-        values = [
-            bounds.samp_comp(e, B=row["B_star"], cmin=row["c_min"], **common) for e in eps_grid
-        ]
-        return "Thm. 1 (O~ form)", np.array(values)
-    if row["B_star"] <= 0:
-        return None
-    values = [
-        bounds.samp_comp_theta(e, theta=row["theta"], D=row["D"], B=row["B_star"], **common)
-        for e in eps_grid
-    ]
-    return "Thm. 2 (O~ form)", np.array(values)
 
 
 def plot_calls(rows, path):
     """Calls used against ``1/eps`` (log-log), one panel per instance and ``theta``.
 
+    Each run is a dot, coloured by ``delta`` and spread slightly around its
+    ``1/eps``; its explicit total (:data:`~sspgm.validation.rows.Row.bound`)
+    is a dash of the same colour. A dot above its dash spent more calls than
+    the explicit total allows.
+
     Parameters
     ----------
-    rows : sequence of dict
-        Sweep rows (:data:`sspgm.validation.COLUMNS`).
+    rows : sequence of Row
+        Sweep rows.
     path : str or os.PathLike
         PNG file to write.
 
@@ -93,37 +148,91 @@ def plot_calls(rows, path):
     str
         ``path``.
     """
+    from matplotlib.lines import Line2D
+
+    rows = _ran(rows)
     groups = _groups(rows, ("instance", "theta"))
+    deltas = sorted({row.delta for row in rows})
+    colors = dict(zip(deltas, _colors(len(deltas))))
     fig, axes = _figure(len(groups))
     for ax, ((instance, theta), members) in zip(axes, groups.items()):
-        inv = np.array([1.0 / r["eps"] for r in members])
-        ax.scatter(inv, [r["calls"] for r in members], s=14, label="calls used", zorder=3)
-        by_eps = _groups(members, ("eps",))
-        eps_sorted = sorted(e for (e,) in by_eps)
-        explicit = [
-            np.median([r["bound"] + r["calls_diameter"] for r in by_eps[(e,)]])
-            for e in eps_sorted
-        ]
-        label = "explicit total (eq. 6)" + ("" if theta is None else " + diameter phase")
-        ax.plot([1 / e for e in eps_sorted], explicit, "k--", label=label)
-        grid = np.geomspace(min(eps_sorted), max(eps_sorted), _EPS_POINTS)
-        curve = _theorem_curve(members[0], grid)
-        if curve is not None:
-            ax.plot(1 / grid, curve[1], ":", color="tab:red", label=curve[0])
+        seeds = sorted({row.seed for row in members})
+        for row in members:
+            shift = _spread(deltas.index(row.delta), len(deltas), 0.16)
+            shift += _spread(seeds.index(row.seed), len(seeds), 0.04)
+            x = np.exp(np.log(1 / row.eps) + shift)
+            ax.plot(x, row.bound, "_", color=colors[row.delta], markersize=9, mew=1.4, zorder=2)
+            ax.plot(x, row.calls, "o", color=colors[row.delta], markersize=3.2, alpha=_ALPHA,
+                    mew=0, zorder=3)
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks([1 / e for e in eps_sorted], labels=[f"{1 / e:g}" for e in eps_sorted])
-        ax.minorticks_off()
-        _label(ax, "1 / eps", "calls to the generative model", instance, theta)
+        _log_ticks(ax.xaxis, [1 / row.eps for row in members])
+        values = [row.calls for row in members] + [row.bound for row in members]
+        _log_y(ax, min(values), max(values))
+        ax.set_xlabel("1 / ε")
+        ax.set_ylabel("calls to the generative model")
+        ax.set_title(_title(instance, theta), fontsize=9)
+        ax.grid(True, which="major", alpha=0.25)
+    handles = [Line2D([], [], ls="", marker="o", color=colors[d], label=f"calls, δ = {d:g}")
+               for d in deltas]
+    handles += [Line2D([], [], ls="", marker="_", markersize=9, mew=1.4, color="0.2",
+                       label="dash: the run's explicit total, in the colour of its δ")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
+               frameon=False)
+    return _save(fig, path)
+
+
+def plot_calls_over_bound(rows, path):
+    """Every run's calls over its explicit total, one strip per configuration.
+
+    Parameters
+    ----------
+    rows : sequence of Row
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+    """
+    rows = _ran(rows)
+    configs = _groups(rows, ("instance", "theta"))
+    deltas = sorted({row.delta for row in rows})
+    colors = dict(zip(deltas, _colors(len(deltas))))
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(max(6.0, 0.75 * len(configs) + 2.5), 4.2), layout="constrained")
+    ax = fig.subplots()
+    rng = np.random.default_rng(0)
+    for position, members in enumerate(configs.values()):
+        for row in members:
+            x = (position + _spread(deltas.index(row.delta), len(deltas), 0.5)
+                 + rng.uniform(-0.05, 0.05))
+            ax.plot(x, row.calls_over_bound, "o", color=colors[row.delta], markersize=3.2,
+                    alpha=_ALPHA, mew=0)
+    ax.axhline(1.0, color="0.2", ls="--", lw=1)
+    ax.set_xticks(range(len(configs)),
+                  labels=[_title(i, t).replace("  ", "\n") for i, t in configs],
+                  rotation=35, ha="right", fontsize=8)
+    ratios = [row.calls_over_bound for row in rows]
+    _log_y(ax, min(ratios + [1.0]), max(ratios + [1.0]))
+    ax.set_ylabel("calls / explicit total")
+    ax.grid(True, axis="y", which="major", alpha=0.25)
+    handles = [Line2D([], [], ls="", marker="o", color=colors[d], label=f"δ = {d:g}")
+               for d in deltas]
+    handles.append(Line2D([], [], ls="--", color="0.2", label="explicit total"))
+    fig.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False)
     return _save(fig, path)
 
 
 def plot_failures(rows, path, level=0.95):
-    """Failure rate against ``delta`` with Clopper-Pearson intervals, one panel per instance.
+    """Failure rates with Clopper-Pearson intervals, one panel per algorithm.
+
+    Within a panel, each ``delta`` is a group of configurations side by side,
+    with the guarantee ``rate <= delta`` drawn as a dashed line over the group.
 
     Parameters
     ----------
-    rows : sequence of dict
+    rows : sequence of Row
     path : str or os.PathLike
     level : float
         Coverage of the intervals.
@@ -132,31 +241,44 @@ def plot_failures(rows, path, level=0.95):
     -------
     str
     """
-    groups = _groups(rows, ("instance", "theta"))
-    fig, axes = _figure(len(groups))
-    for ax, ((instance, theta), members) in zip(axes, groups.items()):
-        by_delta = _groups(members, ("delta",))
-        deltas = sorted(d for (d,) in by_delta)
-        rates, lows, highs = [], [], []
-        for d in deltas:
-            runs = by_delta[(d,)]
-            k = sum(not r["success"] for r in runs)
-            low, high = clopper_pearson(k, len(runs), level)
-            rates.append(k / len(runs))
-            lows.append(k / len(runs) - low)
-            highs.append(high - k / len(runs))
-        ax.errorbar(deltas, rates, yerr=[lows, highs], fmt="o", capsize=3,
-                    label=f"failure rate ({level:.0%} CP)")
-        top = max(deltas) * 1.1
-        ax.plot([0, top], [0, top], "k--", label="rate = delta")
-        ax.set_xlim(0, top)
-        ax.set_ylim(-0.01, 1.1 * max(top, max(r + h for r, h in zip(rates, highs))))
-        _label(ax, "delta", "failure rate", instance, theta)
+    from matplotlib.lines import Line2D
+
+    rows = _ran(rows)
+    panels = _groups(rows, ("theta",))
+    configs = list(_groups(rows, ("instance", "theta")))
+    colors = _instance_colors(rows)
+    fig, axes = _figure(len(panels), width=5.2, height=3.6, cols=2)
+    for ax, ((theta,), members) in zip(axes, panels.items()):
+        deltas = sorted({row.delta for row in members})
+        mine = [c for c in configs if c[1] == theta]
+        for position, delta in enumerate(deltas):
+            for index, config in enumerate(mine):
+                runs = [r for r in members if (r.instance, r.theta, r.delta) == (*config, delta)]
+                if not runs:
+                    continue
+                rate, low, high = failure_interval(sum(not r.success for r in runs), len(runs),
+                                                   level)
+                x = position + _spread(index, len(mine), 0.6)
+                ax.errorbar(x, rate, yerr=[[rate - low], [high - rate]], fmt="o", capsize=2.5,
+                            color=colors[config[0]], markersize=4)
+            ax.plot([position - 0.4, position + 0.4], [delta, delta], "k--", lw=1)
+        ax.set_xticks(range(len(deltas)), labels=[f"{d:g}" for d in deltas])
+        ax.set_xlim(-0.6, len(deltas) - 0.4)
+        ax.set_ylim(-0.02, 1.05 * max(deltas + [ax.get_ylim()[1]]))
+        ax.set_xlabel("δ")
+        ax.set_ylabel(f"failure rate, {level:.0%} Clopper-Pearson")
+        ax.set_title("Alg. 1 (Thm. 1)" if theta is None else f"Alg. 3, θ = {theta:g} (Thm. 2)",
+                     fontsize=9)
+        ax.grid(True, axis="y", alpha=0.25)
+    handles = [Line2D([], [], ls="", marker="o", color=color, label=name)
+               for name, color in colors.items()]
+    handles.append(Line2D([], [], ls="--", color="k", label="guarantee: rate ≤ δ"))
+    fig.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False)
     return _save(fig, path)
 
 
 def plot_diameter(rows, path):
-    """``D_hat / D`` of Alg. 3 runs against Lemma 9's band, one panel per instance.
+    """``D_hat / D`` of Alg. 3 runs against Lemma 9's band, in one panel.
 
     The band at accuracy ``e`` of the diameter subroutine is
 
@@ -169,7 +291,7 @@ def plot_diameter(rows, path):
 
     Parameters
     ----------
-    rows : sequence of dict
+    rows : sequence of Row
         Rows with ``theta`` set (others are ignored).
     path : str or os.PathLike
 
@@ -178,44 +300,58 @@ def plot_diameter(rows, path):
     str or None
         ``path``, or None when no row has ``theta`` set.
     """
-    theta_rows = [r for r in rows if r["theta"] is not None]
+    from matplotlib.figure import Figure
+
+    theta_rows = [r for r in _ran(rows) if r.theta is not None]
     if not theta_rows:
         return None
     groups = _groups(theta_rows, ("instance", "theta"))
-    fig, axes = _figure(len(groups))
+    colors = _instance_colors(theta_rows)
+    fig = Figure(figsize=(7.0, 3.8), layout="constrained")
+    ax = fig.subplots()
+    acc = np.array([r.eps_diameter for r in theta_rows])
+    grid = np.geomspace(acc.min() / 1.15, acc.max() * 1.15, _POINTS)
     upper = bounds.D_HAT_UPPER / bounds.D
-    for ax, ((instance, theta), members) in zip(axes, groups.items()):
-        acc = np.array([r["eps_diameter"] for r in members])
-        ax.scatter(acc, [r["D_hat"] / r["D"] for r in members], s=14, zorder=3,
-                   label="D_hat / D")
-        grid = np.geomspace(acc.min(), acc.max(), _EPS_POINTS)
-        top = [float(upper.subs(bounds.eps, e)) for e in grid]
-        ax.fill_between(grid, np.ones_like(grid), top, alpha=0.2, color="tab:green",
-                        label="Lemma 9 band")
-        ax.plot(grid, top, color="tab:green")
-        ax.axhline(1.0, color="tab:green")
-        ax.set_xscale("log")
-        _label(ax, "accuracy of the diameter subroutine", "D_hat / D", instance, theta)
+    top = np.array([float(upper.subs(bounds.eps, e)) for e in grid])
+    ax.fill_between(grid, np.ones_like(grid), top, alpha=0.15, color="tab:green", lw=0,
+                    label="Lemma 9 band")
+    ax.plot(grid, top, color="tab:green", lw=1)
+    ax.axhline(1.0, color="tab:green", lw=1)
+    for index, (config, members) in enumerate(groups.items()):
+        shift = _spread(index, len(groups), 0.12)
+        ax.plot([r.eps_diameter * np.exp(shift) for r in members],
+                [r.D_hat / r.D for r in members], "o", color=colors[config[0]], alpha=_ALPHA,
+                markersize=4, mew=0, label=_title(*config))
+    ax.set_xscale("log")
+    _log_ticks(ax.xaxis, acc)
+    ax.set_xlabel("accuracy ε of the diameter subroutine")
+    ax.set_ylabel("D̂ / D")
+    ax.grid(True, alpha=0.25)
+    fig.legend(loc="outside right center", fontsize=8, frameon=False)
     return _save(fig, path)
 
 
 def plot_all(rows, directory):
-    """Write ``calls.png``, ``failures.png`` and (with Alg. 3 rows) ``diameter.png``.
+    """Write ``calls.png``, ``calls_over_bound.png``, ``failures.png`` and ``diameter.png``.
 
     Parameters
     ----------
-    rows : sequence of dict
+    rows : sequence of Row
     directory : str or os.PathLike
         Created if missing.
 
     Returns
     -------
     list of str
-        The files written.
+        The files written (``diameter.png`` only with Alg. 3 rows; nothing
+        when no run returned a policy).
     """
+    if not _ran(rows):
+        return []
     os.makedirs(directory, exist_ok=True)
     written = [
         plot_calls(rows, os.path.join(directory, "calls.png")),
+        plot_calls_over_bound(rows, os.path.join(directory, "calls_over_bound.png")),
         plot_failures(rows, os.path.join(directory, "failures.png")),
         plot_diameter(rows, os.path.join(directory, "diameter.png")),
     ]

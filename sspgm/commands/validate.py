@@ -1,23 +1,36 @@
 """``sspgm validate``: check the theorems on real instances.
 
-Runs ``solve`` over instances x eps x delta x seeds (x backend, x theta for
-Alg. 3), evaluates every policy exactly, appends one row per run to a CSV
-file (runs it already records are skipped, so an interrupted sweep resumes),
-and prints one summary line per configuration: the failure rate with its
-Clopper-Pearson interval against delta, calls over the explicit bound, and
-the log-log slope of calls against 1/eps. Without --instances it runs the
-standard sweep (sspgm.validation.STANDARD_SWEEPS); the other grid options
-override the standard values.
+Runs solve over instances x eps x delta x seeds (x theta for Alg. 3),
+evaluates every policy exactly, and writes into the --out directory: the
+rows file (one row per run, appended as runs complete; a sweep restarted on
+the same directory runs only what is missing), summary.txt (one line per
+configuration: the failure rate with its Clopper-Pearson interval against
+delta, calls over the explicit total, the log-log slope of calls against
+1/eps), and the plots. Without --instances it runs the standard sweeps; the
+other grid options override their values.
 """
 
 import dataclasses
+import os
+import time
 
 from sspgm import BACKENDS
-from sspgm.validation import STANDARD_SWEEPS, format_summary, run_sweep, summarize
+from sspgm.cli import import_extra
+from sspgm.validation.spec import STANDARD_SWEEPS
+
+ROWS_FILE = "validation.csv"
+SUMMARY_FILE = "summary.txt"
+
+
+def _values(name, sweeps=STANDARD_SWEEPS):
+    """The values of the field ``name`` in ``sweeps``, as the help shows them."""
+    values = dict.fromkeys(v for sweep in sweeps for v in getattr(sweep, name))
+    return " ".join("none" if v is None else f"{v:g}" for v in values)
 
 
 def register(subparsers):
     """Add the ``validate`` parser to ``subparsers``."""
+    standard = STANDARD_SWEEPS[0]
     p = subparsers.add_parser(
         "validate",
         help="check the theorems on instances (sweep, summary, plots)",
@@ -25,22 +38,36 @@ def register(subparsers):
     )
     p.add_argument("--instances", nargs="+", metavar="SPEC",
                    help="instance specs NAME or NAME:key=value,key=value "
-                   "(e.g. garnet:n_states=6,n_actions=2,branching=2); default: the standard set")
-    p.add_argument("--eps", nargs="+", type=float, help="accuracies (default 0.4 0.2 0.1)")
-    p.add_argument("--delta", nargs="+", type=float, help="confidence levels (default 0.1)")
-    p.add_argument("--seeds", type=int, help="number of seeds per configuration (default 5)")
+                   "(e.g. garnet:n_states=6,n_actions=2,branching=2); default: the standard "
+                   f"sweeps, Alg. 1 on {' '.join(standard.instances)} and Alg. 3 (theta "
+                   f"{_values('thetas', STANDARD_SWEEPS[1:])}) on "
+                   f"{' '.join(STANDARD_SWEEPS[1].instances)}")
+    p.add_argument("--eps", nargs="+", type=float, help=f"accuracies (default {_values('eps')})")
+    p.add_argument("--delta", nargs="+", type=float,
+                   help=f"confidence levels (default {_values('deltas')})")
+    p.add_argument("--seeds", type=int,
+                   help=f"number of seeds per configuration (default {len(standard.seeds)})")
     p.add_argument("--theta", nargs="+", type=_theta,
-                   help="theta values for Alg. 3; `none` runs Alg. 1 (default none)")
-    p.add_argument("--backend", nargs="+", choices=BACKENDS, help="backends (default reference)")
-    p.add_argument("--alpha", type=float, help="constant of the allocation function (default 1)")
-    p.add_argument("--csv", default="validation.csv",
-                   help="rows file, appended to and resumed from (default validation.csv)")
-    p.add_argument("--plot", metavar="DIR", help="write calls.png, failures.png, diameter.png here")
+                   help="theta values for Alg. 3; `none` runs Alg. 1 (default: as the standard "
+                   "sweeps, or none with --instances)")
+    p.add_argument("--backend", nargs="+", choices=BACKENDS,
+                   help="backends (default fast when its compiled extension is built, else "
+                   "reference)")
+    p.add_argument("--alpha", type=float,
+                   help=f"constant of the allocation function (default {standard.alpha:g})")
+    p.add_argument("--out", metavar="DIR",
+                   help=f"directory for {ROWS_FILE}, {SUMMARY_FILE} and the plots; an existing "
+                   "one resumes its sweep (default: a new directory sspgm-validation-DATE-TIME "
+                   "under the current one)")
+    p.add_argument("--csv", metavar="FILE",
+                   help=f"rows file, appended to and resumed from (default OUT/{ROWS_FILE})")
+    p.add_argument("--no-plot", action="store_true",
+                   help="skip calls.png, failures.png and diameter.png")
     p.add_argument("--jobs", type=int, default=-1,
                    help="local worker processes (default -1: one per core; 1: no subprocess)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(run=run)
 
 
@@ -48,14 +75,23 @@ def _theta(text):
     return None if text.lower() == "none" else float(text)
 
 
-def _sweeps(args):
+def _default_backend():
+    """``fast`` when its compiled extension imports, else ``reference``."""
+    try:
+        import fast  # noqa: F401
+    except ImportError:
+        return "reference"
+    return "fast"
+
+
+def _sweeps(args, backends):
     """The standard sweeps, or one sweep over ``--instances``, with the given overrides."""
     overrides = {
         "eps": args.eps,
         "deltas": args.delta,
         "seeds": None if args.seeds is None else range(args.seeds),
         "thetas": args.theta,
-        "backends": args.backend,
+        "backends": backends,
     }
     overrides = {k: tuple(v) for k, v in overrides.items() if v is not None}
     if args.alpha is not None:
@@ -66,17 +102,54 @@ def _sweeps(args):
     return [dataclasses.replace(sweep, **overrides) for sweep in STANDARD_SWEEPS]
 
 
+def _import_extras(args):
+    """Import the optional modules this invocation needs, or fail naming the extra to install."""
+    needed = []
+    if not args.no_progress:
+        needed.append(("tqdm.auto", "validate"))
+    if not args.no_plot:
+        needed.append(("matplotlib.figure", "validate"))
+    if args.scheduler:
+        needed += [("joblib", "validate"), ("dask.distributed", "dask")]
+    for module, extra in needed:
+        import_extra(module, extra)
+
+
+def _new_directory():
+    """Create and return a new directory ``sspgm-validation-DATE-TIME[-N]`` under the current one."""
+    stem = time.strftime("sspgm-validation-%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        path = stem if n == 1 else f"{stem}-{n}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"every directory {stem}-N under {os.getcwd()} exists")
+
+
 def run(args):
-    """Run the sweep, print the summary, optionally plot; returns the exit status."""
-    rows = run_sweep(
-        _sweeps(args), csv_path=args.csv, n_jobs=args.jobs, scheduler=args.scheduler,
-        progress=not args.no_progress,
-    )
-    print(format_summary(summarize(rows)))
-    print(f"\n{len(rows)} runs; rows in {args.csv}")
-    if args.plot:
+    """Run the sweep, write the rows, summary and plots; returns the exit status."""
+    _import_extras(args)
+    from sspgm.validation import check_runs, format_summary, run_sweep, summarize
+
+    backends = " ".join(args.backend or [_default_backend()])
+    runs = check_runs(_sweeps(args, backends.split()))
+    out = args.out or _new_directory()
+    os.makedirs(out, exist_ok=True)
+    csv_path = args.csv or os.path.join(out, ROWS_FILE)
+    print(f"{len(runs)} runs on {backends}; writing into {out}", flush=True)
+    rows = run_sweep(runs, csv_path=csv_path, n_jobs=args.jobs, scheduler=args.scheduler,
+                     progress=not args.no_progress)
+    report = format_summary(summarize(rows), rows)
+    summary_path = os.path.join(out, SUMMARY_FILE)
+    with open(summary_path, "w") as handle:
+        handle.write(f"{report}\n\n{len(rows)} runs on {backends}.\n")
+    print(report)
+    print(f"\n{len(rows)} runs; rows in {csv_path}; summary in {summary_path}")
+    if not args.no_plot:
         from sspgm.plots import plot_all
 
-        for path in plot_all(rows, args.plot):
+        for path in plot_all(rows, out):
             print(f"wrote {path}")
     return 0

@@ -1,0 +1,249 @@
+r"""Statistics of a sweep: failure rates against ``delta``, calls against the explicit total, slopes.
+
+:func:`summarize` reduces the rows of a sweep to one :class:`ConfigSummary`
+per configuration: the failure rate with its exact (Clopper-Pearson)
+interval, the calls over the explicit total, and the slope of
+``log(calls)`` against ``log(1/eps)`` with its t-interval (Thm. 1 predicts at
+most 2, Thm. 2 at most 3, up to logarithmic factors).
+"""
+
+import dataclasses
+import math
+import typing
+
+import numpy as np
+from scipy import stats
+
+from reference.errors import ParameterError
+
+from .rows import CONFIG_COLUMNS
+
+__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "failure_interval", "loglog_slope",
+           "above_bound", "summarize"]
+
+SLOPE_LIMITS = {False: 2.0, True: 3.0}
+"""Largest exponent of ``1/eps`` the theorems allow: Thm. 1 (``theta`` unset) and Thm. 2."""
+
+
+class Interval(typing.NamedTuple):
+    """An estimate with the ends of its confidence interval (all NaN when undefined)."""
+
+    value: float
+    low: float
+    high: float
+
+
+_UNDEFINED = Interval(math.nan, math.nan, math.nan)
+
+
+def failure_interval(failures, n, level=0.95):
+    r"""The failure rate ``failures / n`` with its exact (Clopper-Pearson) interval.
+
+    Parameters
+    ----------
+    failures : int
+        Number of failures ``k``.
+    n : int
+        Number of runs, at least 1.
+    level : float in (0, 1)
+        Coverage.
+
+    Returns
+    -------
+    Interval
+        ``k / n`` and the ends of ``scipy.stats.binomtest(k, n)
+        .proportion_ci(level, method="exact")``: with :math:`a = 1 -
+        \mathrm{level}` and Beta quantiles,
+
+        .. math::
+
+            \Big(\mathrm{Beta}^{-1}\big(\tfrac a2; k, n-k+1\big),\;
+            \mathrm{Beta}^{-1}\big(1-\tfrac a2; k+1, n-k\big)\Big),
+
+        the lower end 0 when ``k = 0`` and the upper end 1 when ``k = n``.
+
+    Examples
+    --------
+    No failure in 40 runs: the upper end is :math:`1 - 0.025^{1/40}`.
+
+    >>> rate, low, high = failure_interval(0, 40)
+    >>> rate, low, round(high, 4)
+    (0.0, 0.0, 0.0881)
+    """
+    if not (isinstance(n, (int, np.integer)) and isinstance(failures, (int, np.integer))
+            and n >= 1 and 0 <= failures <= n):
+        raise ParameterError(
+            f"need integers 0 <= failures <= n and n >= 1; got failures={failures!r}, n={n!r}."
+        )
+    ci = stats.binomtest(int(failures), int(n)).proportion_ci(level, method="exact")
+    return Interval(failures / n, float(ci.low), float(ci.high))
+
+
+def loglog_slope(eps, calls, level=0.95):
+    r"""Least-squares slope of ``log(calls)`` against ``log(1/eps)`` with a t-interval.
+
+    .. math::
+
+        \log N_i = a + b \log(1/\epsilon_i) + e_i, \qquad
+        b \pm t_{n-2,\,(1+\mathrm{level})/2}\ \mathrm{se}(b).
+
+    Parameters
+    ----------
+    eps, calls : sequences of the same length n
+        One entry per run (repeated ``eps`` values are fine).
+    level : float in (0, 1)
+
+    Returns
+    -------
+    Interval
+        Slope and the ends of its interval; all NaN when fewer than three runs
+        or fewer than two distinct ``eps``.
+    """
+    x = -np.log(np.asarray(eps, dtype=float))
+    y = np.log(np.asarray(calls, dtype=float))
+    if x.size < 3 or np.unique(x).size < 2:
+        return _UNDEFINED
+    fit = stats.linregress(x, y)
+    half = float(stats.t.ppf((1 + level) / 2, x.size - 2) * fit.stderr)
+    return Interval(float(fit.slope), float(fit.slope - half), float(fit.slope + half))
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigSummary:
+    """The statistics of one configuration (:data:`~sspgm.validation.rows.CONFIG_COLUMNS`).
+
+    Attributes
+    ----------
+    instance, backend : str
+    theta : float or None
+    alpha, delta : float
+    runs : int
+        Runs that returned a policy.
+    errors : int
+        Runs that raised (recorded with their exception, left out of every
+        statistic below).
+    failures : int
+        Runs whose policy missed the guarantee.
+    uncertified : int
+        Runs whose certificate does not prove eps-optimality.
+    failure : Interval
+        Failure rate with its Clopper-Pearson interval.
+    consistent : bool or None
+        ``failure.low <= delta``: the failures do not refute the guarantee
+        (None without runs).
+    error_over_eps_max : float
+        The largest error in units of ``eps`` (above 1 is a failure).
+    calls_over_bound_mean, calls_over_bound_max : float
+        Calls over the explicit total.
+    above_bound : int
+        Runs whose calls exceed their explicit total.
+    n_eps : int
+        Distinct accuracies.
+    slope : Interval
+        Of ``log(calls)`` against ``log(1/eps)``, over all runs.
+    bound_slope : float
+        The same fit of the explicit totals: the exponent the allocation
+        function gives on this grid, logarithms included.
+    Delta_max : float
+        The largest final ``Delta``.
+    settled_slope : Interval
+        The slope over the runs that stopped at ``Delta_max`` (small
+        accuracies push SEARCH to larger guesses, which steepens the raw
+        slope; Thm. 1 holds ``Delta <= 2 B`` fixed).
+    slope_limit : float
+        2 for Thm. 1, 3 for Thm. 2: the asymptotic exponent once logarithms
+        are dropped.
+    """
+
+    instance: str
+    backend: str
+    theta: float | None
+    alpha: float
+    delta: float
+    runs: int
+    errors: int
+    failures: int
+    uncertified: int
+    failure: Interval
+    consistent: bool | None
+    error_over_eps_max: float
+    calls_over_bound_mean: float
+    calls_over_bound_max: float
+    above_bound: int
+    n_eps: int
+    slope: Interval
+    bound_slope: float
+    Delta_max: float
+    settled_slope: Interval
+    slope_limit: float
+
+
+def above_bound(rows):
+    """The rows whose calls exceed their explicit total (``calls_over_bound > 1``)."""
+    return [row for row in rows if row.calls_over_bound is not None and row.calls_over_bound > 1]
+
+
+def _statistics(members, delta, level):
+    """The fields of :class:`ConfigSummary` computed from runs that returned a policy."""
+    if not members:
+        return dict(
+            failures=0, uncertified=0, failure=_UNDEFINED, consistent=None,
+            error_over_eps_max=math.nan, calls_over_bound_mean=math.nan,
+            calls_over_bound_max=math.nan, above_bound=0, n_eps=0, slope=_UNDEFINED,
+            bound_slope=math.nan, Delta_max=math.nan, settled_slope=_UNDEFINED,
+        )
+    failures = sum(not row.success for row in members)
+    failure = failure_interval(failures, len(members), level)
+    ratios = [row.calls_over_bound for row in members]
+    eps = [row.eps for row in members]
+    top = max(row.Delta_final for row in members)
+    settled = [row for row in members if row.Delta_final == top]
+    return dict(
+        failures=failures,
+        uncertified=sum(row.uncertified for row in members),
+        failure=failure,
+        consistent=failure.low <= delta,
+        error_over_eps_max=max(row.error / row.eps for row in members),
+        calls_over_bound_mean=float(np.mean(ratios)),
+        calls_over_bound_max=float(np.max(ratios)),
+        above_bound=len(above_bound(members)),
+        n_eps=len(set(eps)),
+        slope=loglog_slope(eps, [row.calls for row in members], level),
+        bound_slope=loglog_slope(eps, [row.bound for row in members], level).value,
+        Delta_max=top,
+        settled_slope=loglog_slope(
+            [row.eps for row in settled], [row.calls for row in settled], level
+        ),
+    )
+
+
+def summarize(rows, level=0.95):
+    """One :class:`ConfigSummary` per configuration, in the order first seen.
+
+    Parameters
+    ----------
+    rows : sequence of Row
+        Rows as returned by :func:`~sspgm.validation.runner.run_sweep` or
+        :func:`~sspgm.validation.rows.read_rows`.
+    level : float in (0, 1)
+        Coverage of the intervals.
+
+    Returns
+    -------
+    list of ConfigSummary
+    """
+    groups = {}
+    for row in rows:
+        groups.setdefault(row.config, []).append(row)
+    out = []
+    for config, members in groups.items():
+        fields = dict(zip(CONFIG_COLUMNS, config))
+        ran = [row for row in members if row.exception is None]
+        out.append(ConfigSummary(
+            **fields,
+            runs=len(ran),
+            errors=len(members) - len(ran),
+            **_statistics(ran, fields["delta"], level),
+            slope_limit=SLOPE_LIMITS[fields["theta"] is not None],
+        ))
+    return out
