@@ -207,12 +207,12 @@ cdef class DenseBoxes:
 
     The lower ends are stored as CSR rows ``s*A + a`` holding their positive
     entries (most are 0 once ``beta > p_hat``), so ``lo . v`` skips the zeros.
+    ``upper_mass`` (``(S, A)``) is the sum of each pair's upper ends, for the
+    caller's simplex check.
     """
 
     cdef readonly Py_ssize_t n_states, n_actions
-    cdef readonly Py_ssize_t short_pair
-    cdef readonly object lo_ptr, lo_cols, lo_vals, gap, mass
-    cdef readonly object order, scratch
+    cdef readonly object lo_ptr, lo_cols, lo_vals, gap, mass, upper_mass, order
 
     property nbytes:
         """Bytes held by the boxes (not counting the counts)."""
@@ -233,12 +233,14 @@ cdef class CsrBoxes:
     counts when they were int32 already), ``lo`` and ``gap``; per pair,
     ``gap_unseen`` and the leftover ``mass = 1 - sum lo``. ``prefix`` bounds
     the pour length of every pair: a sweep sorts only the ``prefix`` smallest
-    next states of ``v``.
+    next states of ``v``. ``upper_mass`` (``(S, A)``) is the sum of each pair's
+    upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
+    from dense counts, whose optimistic kernel is dense.
     """
 
     cdef readonly Py_ssize_t n_states, n_actions, prefix, widest
-    cdef readonly Py_ssize_t short_pair
-    cdef readonly object indptr, cols, lo, gap, gap_unseen, mass
+    cdef readonly bint from_dense
+    cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass
 
     property nbytes:
         """Bytes held by the boxes beyond the counts' own column indices."""
@@ -268,8 +270,6 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
     Returns
     -------
     CsrBoxes
-        ``short_pair`` is the first pair (``s*A + a``) whose box misses the
-        simplex (``sum hi < 1 - 1e-12``), or -1.
 
     Raises
     ------
@@ -278,7 +278,7 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
     """
     cdef Py_ssize_t n_pairs = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef Py_ssize_t n_next = n_states + 1
-    cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, short = -1, overflow = -1
+    cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
     cdef const int[::1] typed_cols = cols
     out = CsrBoxes()
@@ -289,7 +289,9 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
     out.gap = np.empty(nnz)
     out.gap_unseen = np.empty(n_pairs)
     out.mass = np.empty(n_pairs)
+    out.upper_mass = np.empty((n_states, n_actions))
     cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
+    cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
         for i in range(n_pairs):
             n_k = indptr[i + 1] - indptr[i]
@@ -309,16 +311,14 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
                 hi_sum = hi_sum + (lo[k] + gap[k])
             mass[i] = 1.0 - lo_sum
             _box(0.0, beta0, &unused, &gap_unseen[i])
-            hi_sum = hi_sum + (n_next - n_k) * gap_unseen[i]
-            if short < 0 and hi_sum < 1.0 - 1e-12:
-                short = i
+            upper[i] = hi_sum + (n_next - n_k) * gap_unseen[i]
             longest = max(longest, _pour_bound(n_k, mass[i], gap_unseen[i], n_next))
             widest = max(widest, n_k)
     if overflow >= 0:
         raise _overflow(overflow, n_actions, total)
     out.prefix = longest
     out.widest = widest
-    out.short_pair = short
+    out.from_dense = False
     return out
 
 
@@ -413,14 +413,14 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     -------
     DenseBoxes or int
         The boxes, or the flat index of the first count that is negative or
-        not finite. ``short_pair`` as in :func:`boxes_from_csr`.
+        not finite.
 
     Raises
     ------
     OverflowError, MemoryError
     """
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t s, a, i, j, short = -1, bad = -1, overflow = -1, failed = 0
+    cdef Py_ssize_t s, a, i, j, bad = -1, overflow = -1, failed = 0
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width, x
     cdef Grow g
     g.vals = NULL
@@ -431,9 +431,10 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     out.n_states, out.n_actions = S, A
     out.gap = np.empty((S, A, S1))
     out.mass = np.empty((S, A))
+    out.upper_mass = np.empty((S, A))
     out.lo_ptr = np.zeros(S * A + 1, dtype=np.int64)
     cdef double[:, :, ::1] gap = out.gap
-    cdef double[:, ::1] mass = out.mass
+    cdef double[:, ::1] mass = out.mass, upper = out.upper_mass
     cdef int64_t[::1] ptr = out.lo_ptr
     try:
         with nogil:
@@ -470,8 +471,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
                         break
                     mass[s, a] = 1.0 - lo_sum
                     ptr[i + 1] = g.size
-                    if short < 0 and hi_sum < 1.0 - 1e-12:
-                        short = i
+                    upper[s, a] = hi_sum
                 if bad >= 0 or overflow >= 0 or failed:
                     break
         if failed:
@@ -485,7 +485,6 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     finally:
         free(g.vals)
         free(g.cols)
-    out.short_pair = short
     out.order = np.empty(S1, dtype=np.intp)
     return out
 
@@ -511,7 +510,9 @@ def boxes_from_dense(counts, double delta):
         return bad
     if parts is None:
         return boxes_dense(counts, delta)
-    return boxes_from_csr(*parts, S, A, delta)
+    cdef CsrBoxes boxes = boxes_from_csr(*parts, S, A, delta)
+    boxes.from_dense = True
+    return boxes
 
 
 # ---------------------------------------------------------------------------
