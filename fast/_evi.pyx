@@ -27,10 +27,10 @@ never form a dense array; dense counts with few nonzero entries are read once
 into that form. ``v_ext`` always has shape ``(S+1,)`` with ``v_ext[S] = 0``
 at the goal. Index arrays of CSR input are ``indptr`` int64 and ``cols`` int32.
 
-Arithmetic is finite or refused: a row of counts whose total, logarithm or
-radius is not finite raises :class:`OverflowError`, a count that is negative or
-not finite is reported (``bad_entry``), and no non-finite value is ever cast
-to an integer.
+The counts are checked by the caller (finite, ``>= 0``). Arithmetic is
+finite or refused: a row of counts whose total, logarithm or radius is not
+finite raises :class:`OverflowError`, and no non-finite value is ever cast to
+an integer.
 """
 
 import numpy as np
@@ -82,11 +82,6 @@ cdef inline double _row_total(const double* counts, Py_ssize_t n) noexcept nogil
     for k in range(n):
         total = total + counts[k]
     return total
-
-
-cdef inline bint _bad_count(double x) noexcept nogil:
-    """A count that is negative, NaN or infinite."""
-    return not (x >= 0.0 and x < INFINITY)
 
 
 cdef inline double _log_term(double n_plus, Py_ssize_t n_states, Py_ssize_t n_actions,
@@ -328,8 +323,8 @@ cdef enum:
 
 
 cdef inline bint _any_nonzero(const double* x) noexcept nogil:
-    """Whether one of ``SCAN_BLOCK`` entries has a bit set (so ``-0.0``, NaN, infinities and
-    negatives count): an OR of their bit patterns, which vectorises."""
+    """Whether one of ``SCAN_BLOCK`` entries has a bit set (``-0.0`` counts, and is then
+    skipped as a zero): an OR of their bit patterns, which vectorises."""
     cdef const uint64_t* bits = <const uint64_t*>x
     cdef uint64_t found = 0
     cdef int t
@@ -352,13 +347,10 @@ def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
 
     Returns
     -------
-    parts : tuple ``(indptr int64, cols int32, data float64)`` or None
-    bad_entry : int
-        Flat index of the first count that is negative or not finite, or -1;
-        -1 also when the scan gave up before reaching one.
+    tuple ``(indptr int64, cols int32, data float64)`` or None
     """
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t i, j, b, stop, nnz = 0, bad = -1
+    cdef Py_ssize_t i, j, b, stop, nnz = 0
     cdef const double* row
     cdef double x
     indptr = np.zeros(S * A + 1, dtype=np.int64)
@@ -371,7 +363,7 @@ def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
         for i in range(S * A):
             row = &counts[i // A, i % A, 0]
             b = 0
-            while b < S1 and bad < 0 and nnz <= max_nnz:
+            while b < S1 and nnz <= max_nnz:
                 stop = b + SCAN_BLOCK
                 if stop <= S1 and not _any_nonzero(row + b):
                     b = stop
@@ -381,9 +373,6 @@ def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
                 for j in range(b, stop):
                     x = row[j]
                     if x != 0.0:
-                        if _bad_count(x):
-                            bad = i * S1 + j
-                            break
                         if nnz == max_nnz:
                             nnz = nnz + 1
                             break
@@ -392,13 +381,11 @@ def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
                         nnz = nnz + 1
                 b = stop
             ptr[i + 1] = nnz
-            if bad >= 0 or nnz > max_nnz:
+            if nnz > max_nnz:
                 break
-    if bad >= 0:
-        return None, bad
     if nnz > max_nnz:
-        return None, -1
-    return (indptr, cols[:nnz].copy(), data[:nnz].copy()), -1
+        return None
+    return indptr, cols[:nnz].copy(), data[:nnz].copy()
 
 
 def boxes_dense(const double[:, :, ::1] counts, double delta):
@@ -411,17 +398,15 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
 
     Returns
     -------
-    DenseBoxes or int
-        The boxes, or the flat index of the first count that is negative or
-        not finite.
+    DenseBoxes
 
     Raises
     ------
     OverflowError, MemoryError
     """
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t s, a, i, j, bad = -1, overflow = -1, failed = 0
-    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width, x
+    cdef Py_ssize_t s, a, i, j, overflow = -1, failed = 0
+    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width
     cdef Grow g
     g.vals = NULL
     g.cols = NULL
@@ -441,15 +426,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
             for s in range(S):
                 for a in range(A):
                     i = s * A + a
-                    total = 0.0
-                    for j in range(S1):
-                        x = counts[s, a, j]
-                        if _bad_count(x):
-                            bad = i * S1 + j
-                            break
-                        total = total + x
-                    if bad >= 0:
-                        break
+                    total = _row_total(&counts[s, a, 0], S1)
                     n_plus = total if total > 1.0 else 1.0
                     log_term = _log_term(n_plus, S, A, delta)
                     if not isfinite(28.0 * log_term / n_plus):
@@ -472,14 +449,12 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
                     mass[s, a] = 1.0 - lo_sum
                     ptr[i + 1] = g.size
                     upper[s, a] = hi_sum
-                if bad >= 0 or overflow >= 0 or failed:
+                if overflow >= 0 or failed:
                     break
         if failed:
             raise MemoryError("no memory left for the lower ends of the EVI boxes")
         if overflow >= 0:
             raise _overflow(overflow, A, total)
-        if bad >= 0:
-            return bad
         out.lo_cols = np.asarray(<int[:g.size]>g.cols).copy() if g.size else np.empty(0, np.int32)
         out.lo_vals = np.asarray(<double[:g.size]>g.vals).copy() if g.size else np.empty(0)
     finally:
@@ -495,9 +470,7 @@ def boxes_from_dense(counts, double delta):
 
     Returns
     -------
-    DenseBoxes or CsrBoxes, or int
-        The boxes, or the flat index of the first count that is negative or
-        not finite.
+    DenseBoxes or CsrBoxes
 
     Raises
     ------
@@ -505,9 +478,7 @@ def boxes_from_dense(counts, double delta):
         If the counts of a pair sum to infinity.
     """
     S, A, S1 = counts.shape
-    parts, bad = csr_from_dense(counts, int(DENSE_MAX_FILL * counts.size))
-    if bad >= 0:
-        return bad
+    parts = csr_from_dense(counts, int(DENSE_MAX_FILL * counts.size))
     if parts is None:
         return boxes_dense(counts, delta)
     cdef CsrBoxes boxes = boxes_from_csr(*parts, S, A, delta)
