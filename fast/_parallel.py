@@ -40,10 +40,13 @@ class ThreadChoice:
     ----------
     work : int
         Multiply-adds of one sweep.
+    clock : callable, default time.perf_counter
+        Seconds, as a float, for the measurements.
     """
 
-    def __init__(self, work):
+    def __init__(self, work, clock=time.perf_counter):
         self.work = work
+        self.clock = clock
         self.setting = None
         self.calls = 0
         self.times = {}
@@ -65,9 +68,9 @@ class ThreadChoice:
         if phase >= 2:
             return sweep(*args, self.best)
         n_threads = setting if phase == 0 else 1
-        start = time.perf_counter()
+        start = self.clock()
         out = sweep(*args, n_threads)
-        self.times[n_threads] = time.perf_counter() - start
+        self.times[n_threads] = self.clock() - start
         if phase == 1:
             self.best = min(self.times, key=self.times.get)
             self.times = {}
