@@ -40,17 +40,9 @@ from libc.math cimport ceil, isfinite, log, sqrt, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, realloc
 
-from ._linalg cimport sparse_dot
+from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, prefetch_values, residual,
+                      sparse_dot, sweep_chunk)
 
-cdef extern from *:
-    void __builtin_prefetch(const void* address) noexcept nogil
-
-cdef enum:
-    # States ahead of the current one whose ``v`` entries a sweep prefetches.
-    PREFETCH_AHEAD = 4
-    # Fewest states for which a sweep prefetches: below, ``v`` (8 bytes a
-    # state) fits in a 2 MiB L2 cache and the prefetches only cost time.
-    PREFETCH_MIN_STATES = 262144
 
 DENSE_MAX_FILL = 0.25
 """Largest fraction of nonzero dense counts read into CSR boxes.
@@ -228,19 +220,21 @@ cdef class CsrBoxes:
     counts when they were int32 already), ``lo`` and ``gap``; per pair,
     ``gap_unseen`` and the leftover ``mass = 1 - sum lo``. ``prefix`` bounds
     the pour length of every pair: a sweep sorts only the ``prefix`` smallest
-    next states of ``v``. ``upper_mass`` (``(S, A)``) is the sum of each pair's
+    next states of ``v``, and records their ranks in ``rank`` (int32, ``(S+1,)``).
+    ``upper_mass`` (``(S, A)``) is the sum of each pair's
     upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
     from dense counts, whose optimistic kernel is dense.
     """
 
     cdef readonly Py_ssize_t n_states, n_actions, prefix, widest
     cdef readonly bint from_dense
-    cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass
+    cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass, rank
 
     property nbytes:
         """Bytes held by the boxes beyond the counts' own column indices."""
         def __get__(self):
-            return sum(x.nbytes for x in (self.lo, self.gap, self.gap_unseen, self.mass))
+            return sum(x.nbytes for x in (self.lo, self.gap, self.gap_unseen, self.mass,
+                                          self.rank))
 
     property work:
         """Multiply-adds of one sweep, for the thread threshold."""
@@ -285,6 +279,7 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
     out.gap_unseen = np.empty(n_pairs)
     out.mass = np.empty(n_pairs)
     out.upper_mass = np.empty((n_states, n_actions))
+    out.rank = np.empty(n_next, dtype=np.intc)
     cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
     cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
@@ -318,7 +313,7 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
 
 
 cdef enum:
-    # Entries of a dense row tested at once for a nonzero (one vector compare each).
+    # Entries of a dense row tested at once for a nonzero (one OR of their bits).
     SCAN_BLOCK = 16
 
 
@@ -596,10 +591,26 @@ cdef inline void _swap(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t a,
     items[b] = t
 
 
+cdef inline void _sift_keys(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t root,
+                            Py_ssize_t end) noexcept nogil:
+    """Restore the max-heap of ``keys[:end]`` below ``root`` (items follow their keys)."""
+    cdef Py_ssize_t child
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and keys[child] < keys[child + 1]:
+            child = child + 1
+        if keys[root] >= keys[child]:
+            return
+        _swap(keys, items, root, child)
+        root = child
+
+
 cdef void _sort_by_key(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t n) noexcept nogil:
     """Sort ``(keys, items)`` ascending by distinct keys: insertion below
     :data:`SORT_SMALL`, heap sort above (``O(n log n)``)."""
-    cdef Py_ssize_t i, j, root, child, end
+    cdef Py_ssize_t i, j, end
     cdef Py_ssize_t k, it
     if n <= SORT_SMALL:
         for i in range(1, n):
@@ -616,32 +627,12 @@ cdef void _sort_by_key(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t n) noexce
     i = n // 2
     while i > 0:
         i = i - 1
-        root = i
-        while True:
-            child = 2 * root + 1
-            if child >= n:
-                break
-            if child + 1 < n and keys[child] < keys[child + 1]:
-                child = child + 1
-            if keys[root] >= keys[child]:
-                break
-            _swap(keys, items, root, child)
-            root = child
+        _sift_keys(keys, items, i, n)
     end = n
     while end > 1:
         end = end - 1
         _swap(keys, items, 0, end)
-        root = 0
-        while True:
-            child = 2 * root + 1
-            if child >= end:
-                break
-            if child + 1 < end and keys[child] < keys[child + 1]:
-                child = child + 1
-            if keys[root] >= keys[child]:
-                break
-            _swap(keys, items, root, child)
-            root = child
+        _sift_keys(keys, items, 0, end)
 
 
 # ---------------------------------------------------------------------------
@@ -653,8 +644,27 @@ cdef struct Order:
     const Py_ssize_t* idx  # the pour order prefix, length n (goal as S)
     const double* val    # v of each entry of the prefix
     const double* cum_v  # prefix sums of val, length n+1
+    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, never read
     Py_ssize_t n
     Py_ssize_t goal      # S
+
+
+cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t prefix,
+                      double* val, Py_ssize_t* idx, double* cum_v, int* rank) noexcept nogil:
+    """Sort the ``prefix`` first next states of the pour order of ``v_ext`` into ``o``:
+    their indices, values, prefix sums of the values and ranks (``O(S log prefix)``)."""
+    cdef Py_ssize_t t, n = _smallest_order(v_ext, S, prefix, val, idx)
+    cum_v[0] = 0.0
+    for t in range(n):
+        cum_v[t + 1] = cum_v[t] + val[t]
+        rank[idx[t]] = <int>t
+    o.v = v_ext
+    o.idx = idx
+    o.val = val
+    o.cum_v = cum_v
+    o.rank = rank
+    o.n = n
+    o.goal = S
 
 
 cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
@@ -664,19 +674,12 @@ cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
 cdef inline Py_ssize_t _rank(const Order* o, Py_ssize_t j, double vj) noexcept nogil:
     """Position of next state ``j`` (value ``vj``) in the pour prefix, or -1 outside it.
 
-    A comparison with the last entry of the prefix settles most states; the
-    others are found by binary search in the prefix (no per-state rank array).
+    A comparison with the last entry of the prefix settles it from ``vj``,
+    already read; only a state inside the prefix reads its rank.
     """
-    cdef Py_ssize_t kj = _key(j, o.goal), low = 0, high = o.n, mid
-    if o.n == 0 or _before(o.val[o.n - 1], _key(o.idx[o.n - 1], o.goal), vj, kj):
+    if o.n == 0 or _before(o.val[o.n - 1], _key(o.idx[o.n - 1], o.goal), vj, _key(j, o.goal)):
         return -1
-    while low < high:
-        mid = (low + high) // 2
-        if _before(o.val[mid], _key(o.idx[mid], o.goal), vj, kj):
-            low = mid + 1
-        else:
-            high = mid
-    return low
+    return o.rank[j]
 
 
 cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
@@ -751,37 +754,6 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
 
 
-cdef inline void _prefetch_values(const int* cols, const int64_t* ptr, Py_ssize_t n_rows,
-                                  const double* v) noexcept nogil:
-    """Ask the cache for ``v`` at the stored columns of ``n_rows`` CSR rows.
-
-    Those reads are random; issued a few states ahead, they overlap with the
-    work on the current state instead of stalling it.
-    """
-    cdef int64_t k
-    for k in range(ptr[0], ptr[n_rows]):
-        __builtin_prefetch(&v[cols[k]])
-
-
-cdef inline int _chunk(Py_ssize_t S, int n_threads) noexcept nogil:
-    """States per dynamically scheduled chunk: about 32 chunks a thread, so a thread
-    that another process delays holds back at most a thirty-second of the sweep."""
-    cdef Py_ssize_t c = S // (32 * n_threads)
-    return <int>(c if c > 16 else 16)
-
-
-cdef double _residual(const double* v_new, const double* v_old, Py_ssize_t S) noexcept nogil:
-    cdef double r = 0.0, d
-    cdef Py_ssize_t s
-    for s in range(S):
-        d = v_new[s] - v_old[s]
-        if d < 0.0:
-            d = -d
-        if d > r or d != d:
-            r = d
-    return r
-
-
 def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
               double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """One EVI sweep on CSR boxes: ``v_out(s) = min_a c(s,a) + inner(s, a, v)``.
@@ -792,7 +764,7 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     index. Returns ``max_s |v_out(s) - v_ext(s)|``.
     """
     cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
-    cdef Py_ssize_t s, a, i, t, best_a, tid, n, width = boxes.widest
+    cdef Py_ssize_t s, a, i, best_a, tid, width = boxes.widest
     cdef double q, best
     cdef const int64_t[::1] indptr = boxes.indptr
     cdef const int[::1] cols = boxes.cols
@@ -802,23 +774,15 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
     cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
     cdef Py_ssize_t[:, ::1] scratch = np.empty((max(n_threads, 1), 2 * width), dtype=np.intp)
+    cdef int[::1] rank = boxes.rank
     cdef Order o
     with nogil:
-        n = _smallest_order(&v_ext[0], S, boxes.prefix, &val[0], &idx[0])
-        cum_v[0] = 0.0
-        for t in range(n):
-            cum_v[t + 1] = cum_v[t] + val[t]
-    o.v = &v_ext[0]
-    o.idx = &idx[0]
-    o.val = &val[0]
-    o.cum_v = &cum_v[0]
-    o.n = n
-    o.goal = S
+        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
     for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=_chunk(S, n_threads)):
+                    chunksize=sweep_chunk(S, n_threads)):
         tid = threadid()
         if S >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < S:
-            _prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v_ext[0])
+            prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v_ext[0])
         best = INFINITY
         best_a = 0
         for a in range(A):
@@ -832,7 +796,7 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
         v_out[s] = best
         policy_out[s] = best_a
     with nogil:
-        q = _residual(&v_out[0], &v_ext[0], S)
+        q = residual(&v_out[0], &v_ext[0], S)
     return q
 
 
@@ -889,7 +853,7 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
     with nogil:
         _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
     for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=_chunk(S, n_threads)):
+                    chunksize=sweep_chunk(S, n_threads)):
         best = INFINITY
         best_a = 0
         for a in range(A):
@@ -904,7 +868,7 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
         v_out[s] = best
         policy_out[s] = best_a
     with nogil:
-        q = _residual(&v_out[0], &v_ext[0], S)
+        q = residual(&v_out[0], &v_ext[0], S)
     return q
 
 
@@ -1017,7 +981,7 @@ def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v
     row, then fill them.
     """
     cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, width = boxes.widest
-    cdef Py_ssize_t s, i, k, t, u, nnz, n_unseen, n_seen, out_k, e, fill, stop, n
+    cdef Py_ssize_t s, i, k, t, u, nnz, n_unseen, n_seen, out_k, e, fill, stop
     cdef double last
     cdef const int64_t[::1] indptr = boxes.indptr
     cdef const int[::1] cols = boxes.cols
@@ -1031,18 +995,10 @@ def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v
     cdef double[::1] stored = np.empty(width)
     cdef Py_ssize_t[::1] extra = np.empty(boxes.prefix + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] extra_rank = np.empty(boxes.prefix + 1, dtype=np.intp)
+    cdef int[::1] rank = boxes.rank
     cdef Order o
     with nogil:
-        n = _smallest_order(&v_ext[0], S, boxes.prefix, &val[0], &idx[0])
-        cum_v[0] = 0.0
-        for t in range(n):
-            cum_v[t + 1] = cum_v[t] + val[t]
-    o.v = &v_ext[0]
-    o.idx = &idx[0]
-    o.val = &val[0]
-    o.cum_v = &cum_v[0]
-    o.n = n
-    o.goal = S
+        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
     out_ptr = np.zeros(S + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     cdef Py_ssize_t[::1] out_idx

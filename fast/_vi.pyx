@@ -19,7 +19,8 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from scipy.linalg.cython_blas cimport ddot
 
-from ._linalg cimport sparse_dot
+from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, prefetch_values, residual,
+                      sparse_dot, sweep_chunk)
 
 CSR_MAX_FILL = 0.35
 """Largest fraction of nonzero entries for which the CSR sweep beats the dense one.
@@ -29,34 +30,6 @@ of ``v``; a dense entry costs 8 bytes read in order (BLAS ``ddot``). Measured
 on garnets with S = 1000, A = 4 (one thread): at a fill of 0.25 the CSR sweep
 takes 0.63x the dense one, at 0.4 1.1x, at 0.6 1.7x.
 """
-
-cdef extern from *:
-    void __builtin_prefetch(const void* address) noexcept nogil
-
-cdef enum:
-    # States ahead of the current one whose ``v`` entries the CSR sweep prefetches.
-    PREFETCH_AHEAD = 4
-    # Fewest states for which it prefetches (``v`` outgrows a 2 MiB L2 cache).
-    PREFETCH_MIN_STATES = 262144
-
-
-cdef inline int _chunk(Py_ssize_t S, int n_threads) noexcept nogil:
-    """States per dynamically scheduled chunk: about 32 chunks a thread."""
-    cdef Py_ssize_t c = S // (32 * n_threads)
-    return <int>(c if c > 16 else 16)
-
-
-cdef double _residual(const double* v_new, const double* v_old, Py_ssize_t S) noexcept nogil:
-    """``max_s |v_new(s) - v_old(s)|``, NaN if a difference is NaN."""
-    cdef double r = 0.0, d
-    cdef Py_ssize_t s
-    for s in range(S):
-        d = v_new[s] - v_old[s]
-        if d < 0.0:
-            d = -d
-        if d > r or d != d:
-            r = d
-    return r
 
 
 
@@ -72,7 +45,7 @@ def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const dou
     cdef int n = <int>S1, one = 1
     cdef double q, best
     for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=_chunk(S, n_threads)):
+                    chunksize=sweep_chunk(S, n_threads)):
         best = INFINITY
         best_a = 0
         for a in range(A):
@@ -83,7 +56,7 @@ def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const dou
         v_out[s] = best
         policy_out[s] = best_a
     with nogil:
-        q = _residual(&v_out[0], &v[0], S)
+        q = residual(&v_out[0], &v[0], S)
     return q
 
 
@@ -93,13 +66,11 @@ def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] 
     """The same sweep with the kernel stored as CSR rows ``s*A + a``; returns the residual."""
     cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
     cdef Py_ssize_t s, a, i, best_a
-    cdef int64_t k
     cdef double q, best
     for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=_chunk(S, n_threads)):
+                    chunksize=sweep_chunk(S, n_threads)):
         if S >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < S:
-            for k in range(indptr[(s + PREFETCH_AHEAD) * A], indptr[(s + PREFETCH_AHEAD + 1) * A]):
-                __builtin_prefetch(&v[cols[k]])
+            prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v[0])
         best = INFINITY
         best_a = 0
         for a in range(A):
@@ -112,5 +83,5 @@ def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] 
         v_out[s] = best
         policy_out[s] = best_a
     with nogil:
-        q = _residual(&v_out[0], &v[0], S)
+        q = residual(&v_out[0], &v[0], S)
     return q
