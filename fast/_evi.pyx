@@ -242,8 +242,8 @@ cdef class CsrBoxes:
             return self.lo.size + 8 * self.mass.size
 
 
-def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_ssize_t n_states,
-                   Py_ssize_t n_actions, double delta):
+def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] data,
+                   Py_ssize_t n_states, Py_ssize_t n_actions, double delta):
     """Boxes of CSR counts ``(S*A, S+1)`` in one pass: radius, box, simplex check, pour bound.
 
     Parameters
@@ -269,11 +269,10 @@ def boxes_from_csr(const int64_t[::1] indptr, cols, const double[::1] data, Py_s
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
-    cdef const int[::1] typed_cols = cols
     out = CsrBoxes()
     out.n_states, out.n_actions = n_states, n_actions
     out.indptr = np.asarray(indptr)
-    out.cols = cols
+    out.cols = np.asarray(cols)
     out.lo = np.empty(nnz)
     out.gap = np.empty(nnz)
     out.gap_unseen = np.empty(n_pairs)
@@ -490,11 +489,19 @@ cdef inline bint _before(double va, Py_ssize_t ia, double vb, Py_ssize_t ib) noe
     return va < vb or (va == vb and ia < ib)
 
 
+cdef inline void _swap_keys(double* hv, Py_ssize_t* hi, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Swap the ``(value, index)`` keys at positions ``a`` and ``b``."""
+    cdef double tv = hv[a]
+    cdef Py_ssize_t ti = hi[a]
+    hv[a] = hv[b]
+    hi[a] = hi[b]
+    hv[b] = tv
+    hi[b] = ti
+
+
 cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     """Restore the max-heap (by :func:`_before`) below position ``i``."""
     cdef Py_ssize_t child, big
-    cdef double tv
-    cdef Py_ssize_t ti
     while True:
         child = 2 * i + 1
         if child >= n:
@@ -504,12 +511,7 @@ cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t n, Py_ssize_t
             big = child + 1
         if not _before(hv[i], hi[i], hv[big], hi[big]):
             return
-        tv = hv[i]
-        hv[i] = hv[big]
-        hv[big] = tv
-        ti = hi[i]
-        hi[i] = hi[big]
-        hi[big] = ti
+        _swap_keys(hv, hi, i, big)
         i = big
 
 
@@ -523,8 +525,6 @@ cdef Py_ssize_t _smallest_order(const double* v, Py_ssize_t S, Py_ssize_t m, dou
     length ``min(m, S+1)``.
     """
     cdef Py_ssize_t n, i, j, p
-    cdef double tv
-    cdef Py_ssize_t ti
     hv[0] = 0.0
     hi[0] = -1
     n = 1
@@ -538,12 +538,7 @@ cdef Py_ssize_t _smallest_order(const double* v, Py_ssize_t S, Py_ssize_t m, dou
                 p = (j - 1) // 2
                 if not _before(hv[p], hi[p], hv[j], hi[j]):
                     break
-                tv = hv[j]
-                hv[j] = hv[p]
-                hv[p] = tv
-                ti = hi[j]
-                hi[j] = hi[p]
-                hi[p] = ti
+                _swap_keys(hv, hi, j, p)
                 j = p
         elif _before(v[i], i, hv[0], hi[0]):
             hv[0] = v[i]
@@ -552,29 +547,12 @@ cdef Py_ssize_t _smallest_order(const double* v, Py_ssize_t S, Py_ssize_t m, dou
     j = n
     while j > 1:
         j = j - 1
-        tv = hv[0]
-        ti = hi[0]
-        hv[0] = hv[j]
-        hi[0] = hi[j]
-        hv[j] = tv
-        hi[j] = ti
+        _swap_keys(hv, hi, 0, j)
         _sift_down(hv, hi, j, 0)
     for j in range(n):
         if hi[j] < 0:
             hi[j] = S
     return n
-
-
-def smallest_order(const double[::1] v, Py_ssize_t m):
-    """First ``m`` next states of the pour order for ``v`` of shape ``(S,)`` (goal = ``S``)."""
-    cdef Py_ssize_t S = v.shape[0], n
-    values = np.empty(max(m, 1))
-    order = np.empty(max(m, 1), dtype=np.intp)
-    cdef double[::1] hv = values
-    cdef Py_ssize_t[::1] hi = order
-    with nogil:
-        n = _smallest_order(&v[0] if S else NULL, S, max(m, 1), &hv[0], &hi[0])
-    return order[:n]
 
 
 # ---------------------------------------------------------------------------
