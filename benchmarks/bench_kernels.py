@@ -138,7 +138,7 @@ def _sweeps_and_one_pass(boxes, costs, counts, n_sweeps):
 def test_evi_full(benchmark, backend_name, size):
     inst = instance(size)
     benchmark.group = f"evi-full {size}"
-    slow = backend_name == "reference" or inst.n_states >= 2000
+    slow = backend_name == "reference" or (inst.n_states >= 2000 and size != "few-2000")
     if backend_name == "yardstick":
         if size.startswith("dense"):
             pytest.skip("no yardstick: the sweeps dominate a full call on these counts")
@@ -190,18 +190,6 @@ def test_vi_full(benchmark, backend_name, size):
     backend = fast if backend_name == "fast" else reference
     out = _run(benchmark, backend.value_iteration, inst.ssp, slow=True)
     assert out.converged
-
-
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("backend_name", ["reference", "fast"])
-def test_policy_values(benchmark, backend_name, size):
-    inst = instance(size)
-    benchmark.group = f"policy_values {size}"
-    backend = fast if backend_name == "fast" else reference
-    policy = np.zeros(inst.n_states, dtype=np.int64)
-    values = _run(benchmark, backend.policy_values, inst.ssp, policy,
-                  slow=inst.n_states >= 100_000)
-    assert np.all(np.isfinite(values))
 
 
 @pytest.mark.parametrize("size", SIZES)
