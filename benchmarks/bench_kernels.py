@@ -1,10 +1,21 @@
-"""Kernel benchmarks: EVI, VI and robust sweeps, full EVI and ``policy_values``, backend x size.
+"""Kernel benchmarks: EVI boxes, sweep and full call, VI sweep and full call, robust sweep.
 
 Each group holds one operation at one size, so ``reference``, ``fast`` and
-the memory-bound yardstick (numpy ``P @ v`` on the dense ``(S*A, S+1)``
-array, or a scipy CSR matvec over the same nonzeros) sit side by side.
-Instances are described in ``conftest.py``. The reference EVI densifies CSR
-counts and refuses above 256 MiB, so its sparse cells are skipped.
+a yardstick sit side by side:
+
+- ``yardstick`` of a sweep: the memory-bound floor, numpy ``P @ v`` on the
+  dense ``(S*A, S+1)`` array, or a scipy CSR matvec over the same nonzeros;
+- ``yardstick`` of a full EVI call on ``few-*`` dense counts: numpy reading
+  the counts once (``counts.sum()``);
+- ``yardstick`` of a full EVI call on CSR counts: the sweeps that call
+  performs (on boxes built beforehand) plus one pass over the counts
+  (``counts.sum()``);
+- ``sweep`` in an ``evi-boxes`` group: one EVI sweep on the boxes built.
+
+The sweeps and boxes run through the kernel sets of the two backends
+(``docs/backends.md``). Instances are described in ``conftest.py``. The
+reference EVI densifies CSR counts and refuses above 256 MiB, so its sparse
+cells are skipped.
 """
 
 import numpy as np
@@ -16,7 +27,7 @@ import reference
 from fast.kernels import COMPILED_KERNELS
 from reference.kernels import NUMPY_KERNELS
 
-from conftest import DELTA, SIZES, instance
+from conftest import DELTA, FEW_SIZES, LARGE, SIZES, instance
 
 EVI_MU = 1e-3
 SLOW_ROUNDS = 3
@@ -61,13 +72,18 @@ def _evi_sweep(kernels, boxes, costs, v_ext, v_out, policy_out):
     return v_out
 
 
+def _counts_bytes(counts):
+    """Bytes of CSR counts: values, column indices and row pointers."""
+    return counts.data.nbytes + counts.indices.nbytes + counts.indptr.nbytes
+
+
 def _vi_sweep(kernels, model, costs, v_ext, v_out, policy_out):
     """One VI sweep of a kernel set."""
     kernels.vi_sweep(model, costs, v_ext, v_out, policy_out)
     return v_out
 
 
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", SIZES + [LARGE])
 @pytest.mark.parametrize("impl", ["reference", "fast", "yardstick"])
 def test_evi_sweep(benchmark, impl, size):
     inst = instance(size)
@@ -80,24 +96,66 @@ def test_evi_sweep(benchmark, impl, size):
             _skip_reference_evi(inst)
         kernels, S = KERNELS[impl], inst.n_states
         out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-        result = _run(benchmark, _evi_sweep, kernels, kernels.boxes(_counts(inst), DELTA),
-                      inst.costs, v_ext, out, policy,
+        boxes = kernels.boxes(_counts(inst), DELTA)
+        if impl == "fast" and inst.sparse:
+            benchmark.extra_info["memory_ratio"] = boxes.nbytes / _counts_bytes(inst.counts)
+        result = _run(benchmark, _evi_sweep, kernels, boxes, inst.costs, v_ext, out, policy,
                       slow=impl == "reference" and S >= 2000)
     assert np.all(np.isfinite(result))
 
 
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("backend_name", ["reference", "fast"])
+@pytest.mark.parametrize("size", ["sparse-100000", LARGE])
+@pytest.mark.parametrize("impl", ["fast", "sweep"])
+def test_evi_boxes(benchmark, impl, size):
+    """Box construction from CSR counts against one sweep on the boxes."""
+    inst = instance(size)
+    benchmark.group = f"evi-boxes {size}"
+    counts = _counts(inst)
+    if impl == "fast":
+        boxes = _run(benchmark, COMPILED_KERNELS.boxes, counts, DELTA, slow=size == LARGE)
+    else:
+        boxes = COMPILED_KERNELS.boxes(counts, DELTA)
+        S = inst.n_states
+        out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        _run(benchmark, _evi_sweep, COMPILED_KERNELS, boxes, inst.costs,
+             np.append(inst.values, 0.0), out, policy, slow=size == LARGE)
+    assert not np.any(boxes.upper_mass < 1.0)
+
+
+def _sweeps_and_one_pass(boxes, costs, counts, n_sweeps):
+    """The yardstick of a full EVI call on CSR counts: one pass over the counts, then
+    the sweeps of the call (from ``v = 0``) on boxes built beforehand."""
+    counts.sum()
+    S = costs.shape[0]
+    v_ext, out, policy = np.zeros(S + 1), np.empty(S), np.empty(S, dtype=np.intp)
+    for _ in range(n_sweeps):
+        COMPILED_KERNELS.evi_sweep(boxes, costs, v_ext, out, policy)
+        v_ext[:S] = out
+
+
+@pytest.mark.parametrize("size", SIZES + FEW_SIZES)
+@pytest.mark.parametrize("backend_name", ["reference", "fast", "yardstick"])
 def test_evi_full(benchmark, backend_name, size):
     inst = instance(size)
     benchmark.group = f"evi-full {size}"
+    slow = backend_name == "reference" or (inst.n_states >= 2000 and size != "few-2000")
+    if backend_name == "yardstick":
+        if size.startswith("dense"):
+            pytest.skip("no yardstick: the sweeps dominate a full call on these counts")
+        if not inst.sparse:
+            _run(benchmark, inst.counts.sum)
+            return
+        n_sweeps = fast.extended_value_iteration(inst.counts, inst.costs, DELTA, EVI_MU).n_iter
+        benchmark.extra_info["n_iter"] = n_sweeps
+        _run(benchmark, _sweeps_and_one_pass, COMPILED_KERNELS.boxes(_counts(inst), DELTA),
+             inst.costs, inst.counts, n_sweeps, slow=slow)
+        return
     if backend_name == "reference":
         _skip_reference_evi(inst)
-        if inst.n_states >= 2000:
+        if size == "dense-2000":
             pytest.skip("reference full EVI at S = 2000: about 500 sweeps of 1.4 s each, "
                         "12 minutes per call (its sweep is timed in evi-sweep dense-2000)")
     backend = fast if backend_name == "fast" else reference
-    slow = backend_name == "reference" or inst.n_states >= 2000
     out = _run(benchmark, backend.extended_value_iteration, inst.counts, inst.costs, DELTA,
                EVI_MU, slow=slow)
     benchmark.extra_info["n_iter"] = out.n_iter
@@ -123,16 +181,15 @@ def test_vi_sweep(benchmark, impl, size):
     assert np.all(np.isfinite(result))
 
 
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", ["densestored-2000", "sparse-10000"])
 @pytest.mark.parametrize("backend_name", ["reference", "fast"])
-def test_policy_values(benchmark, backend_name, size):
+def test_vi_full(benchmark, backend_name, size):
+    """Value iteration to convergence on a sparse kernel, stored dense or CSR."""
     inst = instance(size)
-    benchmark.group = f"policy_values {size}"
+    benchmark.group = f"vi-full {size}"
     backend = fast if backend_name == "fast" else reference
-    policy = np.zeros(inst.n_states, dtype=np.int64)
-    values = _run(benchmark, backend.policy_values, inst.ssp, policy,
-                  slow=inst.n_states >= 100_000)
-    assert np.all(np.isfinite(values))
+    out = _run(benchmark, backend.value_iteration, inst.ssp, slow=True)
+    assert out.converged
 
 
 @pytest.mark.parametrize("size", SIZES)

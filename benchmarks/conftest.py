@@ -12,7 +12,15 @@ Instances (``A = 4`` throughout):
   multinomial samples per pair drawn from it;
 - ``sparse-S`` (S = 10^4, 10^5): ``reference.garnet(S, 4, 5, sparse=True)``
   (branching 5) and counts of ``N = 10^5`` samples per pair on its support,
-  kept in CSR form.
+  kept in CSR form;
+- ``sparse-1000000``: counts only (no model; a garnet of that size takes
+  seconds and gigabytes to check), 5 random next states per pair with
+  Dirichlet(1) weights and ``N = 10^5`` samples per pair, in CSR form with
+  int32 indices;
+- ``few-S`` (S = 500, 2000): dense counts ``(S, A, S+1)`` with 5 random next
+  states per pair and ``N = 200`` samples per pair, the counts an early round
+  of SEARCH hands to EVI; ``densestored-2000``: ``reference.garnet(2000, 4,
+  5)`` stored dense, for value iteration.
 
 ``N = 10^5`` is the order of the allocation function at moderate accuracy, so
 the confidence boxes are narrow and the greedy pour is short, as in SEARCH's
@@ -40,6 +48,9 @@ DELTA = 0.1
 DENSE_SIZES = (100, 500, 2000)
 SPARSE_SIZES = (10_000, 100_000)
 SIZES = [f"dense-{S}" for S in DENSE_SIZES] + [f"sparse-{S}" for S in SPARSE_SIZES]
+LARGE = "sparse-1000000"
+FEW_SAMPLES = 200
+FEW_SIZES = ["few-500", "few-2000"]
 
 
 @dataclass(frozen=True)
@@ -48,25 +59,45 @@ class Instance:
 
     name: str
     ssp: object
+    n_states: int
     counts: object
     costs: np.ndarray
     values: np.ndarray
 
     @property
     def sparse(self):
-        return self.ssp.is_sparse
+        return hasattr(self.counts, "indptr")
 
-    @property
-    def n_states(self):
-        return self.ssp.n_states
+
+def _random_supports(rng, n_rows, n_next, k):
+    """``k`` distinct next states per row, ascending, drawn at random among ``n_next``."""
+    return np.sort(rng.integers(0, n_next - k + 1, size=(n_rows, k)), axis=1) + np.arange(k)
 
 
 @lru_cache(maxsize=None)
 def instance(name):
-    """Build (once per session) the instance called ``dense-S`` or ``sparse-S``."""
+    """Build (once per session) the instance called ``KIND-S`` (see the module docstring)."""
     kind, size = name.split("-")
     S = int(size)
     rng = np.random.default_rng(S)
+    if kind == "few":
+        cols = _random_supports(rng, S * N_ACTIONS, S + 1, BRANCHING)
+        weights = rng.dirichlet(np.ones(BRANCHING), size=S * N_ACTIONS)
+        counts = np.zeros((S * N_ACTIONS, S + 1))
+        np.put_along_axis(counts, cols, rng.multinomial(FEW_SAMPLES, weights), axis=1)
+        costs = rng.uniform(0.1, 1.0, size=(S, N_ACTIONS))
+        return Instance(name, None, S, counts.reshape(S, N_ACTIONS, S + 1), costs, None)
+    if kind == "densestored":
+        ssp = reference.garnet(S, N_ACTIONS, BRANCHING, seed=0)
+        return Instance(name, ssp, S, None, np.asarray(ssp.costs), None)
+    if name == LARGE:
+        n_rows = S * N_ACTIONS
+        cols = _random_supports(rng, n_rows, S + 1, BRANCHING).astype(np.int32).ravel()
+        data = rng.multinomial(SAMPLES_PER_PAIR, rng.dirichlet(np.ones(BRANCHING), size=n_rows))
+        indptr = np.arange(0, BRANCHING * n_rows + 1, BRANCHING, dtype=np.int32)
+        counts = sp.csr_array((data.ravel().astype(np.float64), cols, indptr), shape=(n_rows, S + 1))
+        costs = rng.uniform(0.1, 1.0, size=(S, N_ACTIONS))
+        return Instance(name, None, S, counts, costs, rng.uniform(1.0, 10.0, size=S))
     if kind == "dense":
         P = rng.dirichlet(np.ones(S + 1), size=S * N_ACTIONS)
         counts = rng.multinomial(SAMPLES_PER_PAIR, P).reshape(S, N_ACTIONS, S + 1)
@@ -79,4 +110,4 @@ def instance(name):
         counts = sp.csr_array((data.astype(np.float64), P.indices, P.indptr), shape=P.shape)
         costs = np.asarray(ssp.costs)
     values = rng.uniform(1.0, 10.0, size=S)
-    return Instance(name, ssp, counts, costs, values)
+    return Instance(name, ssp, S, counts, costs, values)

@@ -2,10 +2,12 @@
 
 Usage: ``python benchmarks/ratios.py RUN.json`` on a file written by
 ``pytest --benchmark-json`` (or saved with ``--benchmark-save``). Prints, for
-every group, ``reference / fast`` (speed-up) and ``fast / yardstick``
-(numpy ``P @ v`` or scipy CSR matvec), computed on the minimum time of each
-row (the least disturbed by other processes on a shared machine), then
-whether each target is met.
+every group, ``reference / fast`` (speed-up), ``fast / yardstick`` (the
+group's yardstick, see ``bench_kernels.py``) and ``fast / sweep`` (box
+construction against one sweep), computed on the minimum time of each row
+(the least disturbed by other processes on a shared machine), and the memory
+of the compiled boxes over the CSR counts where recorded; then whether each
+target is met.
 """
 
 import json
@@ -15,6 +17,18 @@ import sys
 STAT = "min"
 
 TARGETS = (
+    ("evi-full few-500", "reference / fast", ">=", 50.0),
+    ("evi-full few-2000", "reference / fast", ">=", 50.0),
+    ("evi-full few-500", "fast / yardstick", "<=", 3.0),
+    ("evi-full few-2000", "fast / yardstick", "<=", 3.0),
+    ("evi-full sparse-10000", "fast / yardstick", "<=", 2.0),
+    ("evi-full sparse-100000", "fast / yardstick", "<=", 2.0),
+    ("evi-sweep sparse-1000000", "fast / yardstick", "<=", 2.5),
+    ("evi-sweep sparse-1000000", "memory / counts", "<=", 2.0),
+    ("evi-boxes sparse-1000000", "fast / sweep", "<=", 5.0),
+    ("vi-full densestored-2000", "reference / fast", ">=", 1.0),
+    ("vi-full sparse-10000", "reference / fast", ">=", 1.0),
+    ("solve dense-500", "reference / fast", ">=", 300.0),
     ("evi-sweep dense-500", "reference / fast", ">=", 50.0),
     ("evi-sweep dense-100", "fast / yardstick", "<=", 1.5),
     ("evi-sweep dense-500", "fast / yardstick", "<=", 1.5),
@@ -32,8 +46,10 @@ def group_times(path):
         run = json.load(handle)
     groups = {}
     for bench in run["benchmarks"]:
-        row = re.match(r"[^\[]*\[([a-z]+)-", bench["name"]).group(1)
+        row = re.match(r"[^\[]*\[([a-z]+)", bench["name"]).group(1)
         groups.setdefault(bench["group"], {})[row] = bench["stats"][STAT]
+        if "memory_ratio" in bench.get("extra_info", {}):
+            groups[bench["group"]]["memory / counts"] = bench["extra_info"]["memory_ratio"]
     return groups
 
 
@@ -45,6 +61,10 @@ def ratios(groups):
             out[group, "reference / fast"] = rows["reference"] / rows["fast"]
         if "fast" in rows and "yardstick" in rows:
             out[group, "fast / yardstick"] = rows["fast"] / rows["yardstick"]
+        if "fast" in rows and "sweep" in rows:
+            out[group, "fast / sweep"] = rows["fast"] / rows["sweep"]
+        if "memory / counts" in rows:
+            out[group, "memory / counts"] = rows["memory / counts"]
     return out
 
 

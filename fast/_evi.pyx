@@ -2,27 +2,64 @@
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
 """Compiled kernels of extended value iteration (Lemma 5 boxes, App. B greedy inner problem).
 
-Private module of the ``fast`` backend; the public functions live in
-:mod:`fast.evi`. Every kernel follows ``docs/semantics.md``: the box of
-``p(s'|s,a)`` is ``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` with the Bernstein
-radius of Lemma 5, and the inner problem starts at the lower ends and pours the
-leftover mass into next states in ascending order of ``v`` (goal first, ties to
-the lower index), each up to its upper end.
+Private module of the ``fast`` backend. Every kernel follows
+``docs/semantics.md``: the box of ``p(s'|s,a)`` is
+``[p_hat - beta, p_hat + beta] ∩ [0, 1]`` with the Bernstein radius of
+Lemma 5, and the inner problem starts at the lower ends and pours the leftover
+mass into next states in ascending order of ``v`` (goal first, ties to the
+lower index), each up to its upper end.
 
-Dense counts have shape ``(S, A, S+1)``; sparse counts are CSR arrays of shape
-``(S*A, S+1)`` given as ``(indptr int64, indices int32, data float64)``. A next
-state that a pair never reached has the same box ``[0, beta_0]`` for every
-such state, so the sparse kernels store one ``beta_0`` per pair and never form
-a dense array.
+Kernel protocol (what the Python EVI loop calls):
+
+- :func:`boxes_from_dense` ``(counts (S, A, S+1), delta) -> DenseBoxes | CsrBoxes``
+  and :func:`boxes_from_csr` ``(indptr, cols, data, S, A, delta) -> CsrBoxes``
+  build the boxes of every pair in one pass over the counts, checking them;
+- :func:`sweep_dense` / :func:`sweep_csr` ``(boxes, costs, v_ext, v_out,
+  policy_out, n_threads) -> residual`` run one EVI sweep, the partial sort of
+  ``v`` included, and return ``max_s |v_out(s) - v(s)|``;
+- :func:`kernel_dense` / :func:`kernel_csr` ``(boxes, policy, v_ext)`` build
+  the optimistic kernel of ``policy`` at ``v``;
+- :func:`radius_dense` writes the radius of dense counts (``bernstein_radius``).
+
+A next state that a pair never reached has the box ``[0, min(1, beta_0)]``,
+the same for every such state, so CSR boxes store one ``beta_0`` per pair and
+never form a dense array; dense counts with few nonzero entries are read once
+into that form. ``v_ext`` always has shape ``(S+1,)`` with ``v_ext[S] = 0``
+at the goal. Index arrays of CSR input are ``indptr`` int64 and ``cols`` int32.
+
+The counts are checked by the caller (finite, ``>= 0``). Arithmetic is
+finite or refused: a row of counts whose total, logarithm or radius is not
+finite raises :class:`OverflowError`, and no non-finite value is ever cast to
+an integer.
 """
 
 import numpy as np
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport ceil, log, sqrt, INFINITY
-from libc.stdint cimport int64_t
+from libc.math cimport ceil, isfinite, log, sqrt, INFINITY
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, realloc
 
-from ._linalg cimport sparse_dot
+from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, prefetch_values, residual,
+                      sparse_dot, sweep_chunk)
+
+
+DENSE_MAX_FILL = 0.25
+"""Largest fraction of nonzero dense counts read into CSR boxes.
+
+A stored entry of CSR boxes takes 20 bytes (column, lower end, width) against
+8 bytes per entry of a dense width array, and its sweep sorts the entries of a
+pair that the pour reaches; below a quarter of the entries both costs are
+smaller than the dense ones.
+"""
+
+cdef enum:
+    # Longest run sorted by insertion; longer runs are heap-sorted (``O(k log k)``).
+    SORT_SMALL = 24
+
+
+# ---------------------------------------------------------------------------
+# The Bernstein radius and one box
 
 
 cdef inline double _radius(double p_hat, double log_term, double n_plus) noexcept nogil:
@@ -30,41 +67,19 @@ cdef inline double _radius(double p_hat, double log_term, double n_plus) noexcep
     return 4.0 * sqrt(p_hat * log_term / n_plus) + 28.0 * log_term / n_plus
 
 
-cdef inline double _n_plus(const double* counts, Py_ssize_t n) noexcept nogil:
-    """``N+ = max(1, N(s, a))`` from the counts of one pair."""
+cdef inline double _row_total(const double* counts, Py_ssize_t n) noexcept nogil:
+    """``N(s, a)``: the sum of the counts of one pair."""
     cdef double total = 0.0
     cdef Py_ssize_t k
     for k in range(n):
         total = total + counts[k]
-    return total if total > 1.0 else 1.0
+    return total
 
 
-def radius_dense(const double[:, :, ::1] counts, double delta, double[:, :, ::1] out):
-    """Write the Lemma 5 radius ``beta(s, a, s')`` of dense counts into ``out``."""
-    cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t s, a, j
-    cdef double n_plus, log_term
-    with nogil:
-        for s in range(S):
-            for a in range(A):
-                n_plus = _n_plus(&counts[s, a, 0], S1)
-                log_term = log(S * A * n_plus / delta)
-                for j in range(S1):
-                    out[s, a, j] = _radius(counts[s, a, j] / n_plus, log_term, n_plus)
-
-
-def radius_csr(const int64_t[::1] indptr, const double[::1] data, Py_ssize_t n_states,
-               Py_ssize_t n_actions, double delta, double[::1] out, double[::1] out_unseen):
-    """Radius of the stored entries (``out``) and of the unseen next states (``out_unseen``)."""
-    cdef Py_ssize_t i, k, n_pairs = indptr.shape[0] - 1
-    cdef double n_plus, log_term
-    with nogil:
-        for i in range(n_pairs):
-            n_plus = _n_plus(&data[indptr[i]], indptr[i + 1] - indptr[i])
-            log_term = log(n_states * n_actions * n_plus / delta)
-            out_unseen[i] = _radius(0.0, log_term, n_plus)
-            for k in range(indptr[i], indptr[i + 1]):
-                out[k] = _radius(data[k] / n_plus, log_term, n_plus)
+cdef inline double _log_term(double n_plus, Py_ssize_t n_states, Py_ssize_t n_actions,
+                             double delta) noexcept nogil:
+    """``L = log(S A N+ / delta)``; not finite when ``N+`` overflowed."""
+    return log(n_states * n_actions * n_plus / delta)
 
 
 cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexcept nogil:
@@ -79,62 +94,414 @@ cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexce
     gap[0] = high - low
 
 
-def boxes_dense(const double[:, :, ::1] counts, const double[:, :, ::1] beta,
-                double[:, :, ::1] lo, double[:, :, ::1] gap, double[:, ::1] mass):
-    """Lower ends, widths and leftover mass ``1 - sum lo`` of every dense box."""
+cdef inline Py_ssize_t _pour_bound(Py_ssize_t nnz, double mass, double gap_unseen,
+                                   Py_ssize_t n_next) noexcept nogil:
+    """Upper bound on the pour length of a sparse pair, at most ``n_next = S+1``.
+
+    The pour visits at most its stored entries plus ``ceil(mass / gap_unseen)``
+    unseen next states (each unseen state but the last takes its full width),
+    plus two for rounding. Computed in floating point and clamped before the
+    cast, so a zero width gives ``n_next``, never an undefined conversion.
+    """
+    cdef double steps = nnz + 2.0
+    if mass > 0.0:
+        steps = steps + ceil(mass / gap_unseen)
+    if not steps < n_next:
+        return n_next
+    return <Py_ssize_t>steps
+
+
+def _overflow(Py_ssize_t pair, Py_ssize_t n_actions, double total):
+    return OverflowError(
+        f"the Bernstein radius of the pair (s, a) = ({pair // n_actions}, {pair % n_actions}) "
+        f"is not finite: its counts sum to {total!r}; counts this large cannot be used."
+    )
+
+
+def radius_dense(const double[:, :, ::1] counts, double delta, double[:, :, ::1] out):
+    """Write the Lemma 5 radius ``beta(s, a, s')`` of dense counts into ``out``.
+
+    Parameters
+    ----------
+    counts : float64 array, C-contiguous, shape (S, A, S+1)
+        Checked counts (finite, ``>= 0``).
+    delta : float in (0, 1)
+    out : float64 array, shape (S, A, S+1)
+
+    Raises
+    ------
+    OverflowError
+        If the counts of a pair sum to infinity.
+    """
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t s, a, j
-    cdef double n_plus, total
+    cdef Py_ssize_t s, a, j, overflow = -1
+    cdef double n_plus, log_term, total = 0.0
     with nogil:
         for s in range(S):
             for a in range(A):
-                n_plus = _n_plus(&counts[s, a, 0], S1)
-                total = 0.0
+                total = _row_total(&counts[s, a, 0], S1)
+                n_plus = total if total > 1.0 else 1.0
+                log_term = _log_term(n_plus, S, A, delta)
+                if not isfinite(log_term):
+                    overflow = s * A + a
+                    break
                 for j in range(S1):
-                    _box(counts[s, a, j] / n_plus, beta[s, a, j], &lo[s, a, j], &gap[s, a, j])
-                    total = total + lo[s, a, j]
-                mass[s, a] = 1.0 - total
+                    out[s, a, j] = _radius(counts[s, a, j] / n_plus, log_term, n_plus)
+            if overflow >= 0:
+                break
+    if overflow >= 0:
+        raise _overflow(overflow, A, total)
 
 
-def boxes_csr(const int64_t[::1] indptr, const double[::1] data, const double[::1] beta,
-              const double[::1] beta_unseen, double[::1] lo, double[::1] gap,
-              double[::1] gap_unseen, double[::1] mass):
-    """Sparse boxes; returns an upper bound on the pour length of any pair.
+# ---------------------------------------------------------------------------
+# A growable C buffer (used where the output size is known only at the end)
 
-    The pour of a pair visits at most its stored entries plus
-    ``ceil(mass / gap_unseen)`` unseen next states (each unseen state but the
-    last takes its full width), plus two for rounding.
+
+cdef struct Grow:
+    double* vals
+    int* cols
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _grow_push(Grow* g, int col, double val) noexcept nogil:
+    """Append one entry; returns -1 when memory runs out."""
+    cdef Py_ssize_t cap
+    cdef void* p
+    if g.size == g.capacity:
+        cap = 2 * g.capacity + 1024
+        p = realloc(g.vals, cap * sizeof(double))
+        if p == NULL:
+            return -1
+        g.vals = <double*>p
+        p = realloc(g.cols, cap * sizeof(int))
+        if p == NULL:
+            return -1
+        g.cols = <int*>p
+        g.capacity = cap
+    g.vals[g.size] = val
+    g.cols[g.size] = col
+    g.size = g.size + 1
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Boxes
+
+
+cdef class DenseBoxes:
+    """Boxes of dense counts: widths ``gap (S, A, S+1)``, lower ends as CSR, leftover mass.
+
+    The lower ends are stored as CSR rows ``s*A + a`` holding their positive
+    entries (most are 0 once ``beta > p_hat``), so ``lo . v`` skips the zeros.
+    ``upper_mass`` (``(S, A)``) is the sum of each pair's upper ends, for the
+    caller's simplex check.
     """
-    cdef Py_ssize_t i, k, n_pairs = indptr.shape[0] - 1
-    cdef Py_ssize_t steps, longest = 0
-    cdef double n_plus, total, unused
+
+    cdef readonly Py_ssize_t n_states, n_actions
+    cdef readonly object lo_ptr, lo_cols, lo_vals, gap, mass, upper_mass, order
+
+    property nbytes:
+        """Bytes held by the boxes (not counting the counts)."""
+        def __get__(self):
+            return sum(x.nbytes for x in (self.lo_ptr, self.lo_cols, self.lo_vals, self.gap,
+                                          self.mass, self.order))
+
+    property work:
+        """Multiply-adds of one sweep, for the thread threshold."""
+        def __get__(self):
+            return self.lo_vals.size + self.mass.size * self.order.size // 4
+
+
+cdef class CsrBoxes:
+    """Boxes of CSR counts: one box per stored entry plus ``[0, gap_unseen]`` per pair.
+
+    Attributes hold, per stored entry, ``cols`` (int32, shared with the
+    counts when they were int32 already), ``lo`` and ``gap``; per pair,
+    ``gap_unseen`` and the leftover ``mass = 1 - sum lo``. ``prefix`` bounds
+    the pour length of every pair: a sweep sorts only the ``prefix`` smallest
+    next states of ``v``, and records their ranks in ``rank`` (int32, ``(S+1,)``).
+    ``upper_mass`` (``(S, A)``) is the sum of each pair's
+    upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
+    from dense counts, whose optimistic kernel is dense.
+    """
+
+    cdef readonly Py_ssize_t n_states, n_actions, prefix, widest
+    cdef readonly bint from_dense
+    cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass, rank
+
+    property nbytes:
+        """Bytes held by the boxes beyond the counts' own column indices."""
+        def __get__(self):
+            return sum(x.nbytes for x in (self.lo, self.gap, self.gap_unseen, self.mass,
+                                          self.rank))
+
+    property work:
+        """Multiply-adds of one sweep, for the thread threshold."""
+        def __get__(self):
+            return self.lo.size + 8 * self.mass.size
+
+
+def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] data,
+                   Py_ssize_t n_states, Py_ssize_t n_actions, double delta):
+    """Boxes of CSR counts ``(S*A, S+1)`` in one pass: radius, box, simplex check, pour bound.
+
+    Parameters
+    ----------
+    indptr : int64 array, shape (S*A+1,)
+    cols : int32 array, shape (nnz,)
+        Column indices, ascending in each row (kept by reference, not copied).
+    data : float64 array, shape (nnz,)
+        Checked counts (finite, ``>= 0``).
+    n_states, n_actions : int
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    CsrBoxes
+
+    Raises
+    ------
+    OverflowError
+        If the counts of a pair sum to infinity.
+    """
+    cdef Py_ssize_t n_pairs = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef Py_ssize_t n_next = n_states + 1
+    cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
+    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
+    out = CsrBoxes()
+    out.n_states, out.n_actions = n_states, n_actions
+    out.indptr = np.asarray(indptr)
+    out.cols = np.asarray(cols)
+    out.lo = np.empty(nnz)
+    out.gap = np.empty(nnz)
+    out.gap_unseen = np.empty(n_pairs)
+    out.mass = np.empty(n_pairs)
+    out.upper_mass = np.empty((n_states, n_actions))
+    out.rank = np.empty(n_next, dtype=np.intc)
+    cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
+    cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
         for i in range(n_pairs):
-            n_plus = _n_plus(&data[indptr[i]], indptr[i + 1] - indptr[i])
-            total = 0.0
+            n_k = indptr[i + 1] - indptr[i]
+            total = _row_total(&data[indptr[i]], n_k)
+            n_plus = total if total > 1.0 else 1.0
+            log_term = _log_term(n_plus, n_states, n_actions, delta)
+            beta0 = 28.0 * log_term / n_plus
+            if not isfinite(beta0):
+                overflow = i
+                break
+            lo_sum = 0.0
+            hi_sum = 0.0
             for k in range(indptr[i], indptr[i + 1]):
-                _box(data[k] / n_plus, beta[k], &lo[k], &gap[k])
-                total = total + lo[k]
-            mass[i] = 1.0 - total
-            _box(0.0, beta_unseen[i], &unused, &gap_unseen[i])
-            steps = indptr[i + 1] - indptr[i] + 2
-            if mass[i] > 0.0:
-                steps = steps + <Py_ssize_t>ceil(mass[i] / gap_unseen[i])
-            if steps > longest:
-                longest = steps
-    return longest
+                _box(data[k] / n_plus, _radius(data[k] / n_plus, log_term, n_plus),
+                     &lo[k], &gap[k])
+                lo_sum = lo_sum + lo[k]
+                hi_sum = hi_sum + (lo[k] + gap[k])
+            mass[i] = 1.0 - lo_sum
+            _box(0.0, beta0, &unused, &gap_unseen[i])
+            upper[i] = hi_sum + (n_next - n_k) * gap_unseen[i]
+            longest = max(longest, _pour_bound(n_k, mass[i], gap_unseen[i], n_next))
+            widest = max(widest, n_k)
+    if overflow >= 0:
+        raise _overflow(overflow, n_actions, total)
+    out.prefix = longest
+    out.widest = widest
+    out.from_dense = False
+    return out
+
+
+cdef enum:
+    # Entries of a dense row tested at once for a nonzero (one OR of their bits).
+    SCAN_BLOCK = 16
+
+
+cdef inline bint _any_nonzero(const double* x) noexcept nogil:
+    """Whether one of ``SCAN_BLOCK`` entries has a bit set (``-0.0`` counts, and is then
+    skipped as a zero): an OR of their bit patterns, which vectorises."""
+    cdef const uint64_t* bits = <const uint64_t*>x
+    cdef uint64_t found = 0
+    cdef int t
+    for t in range(SCAN_BLOCK):
+        found = found | bits[t]
+    return found != 0
+
+
+def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
+    """The nonzero entries of dense counts as CSR rows ``s*A + a``, in one pass.
+
+    Blocks of ``SCAN_BLOCK`` zeros are skipped with one vector test, so the
+    pass runs at the speed of reading the array when most counts are 0.
+
+    Parameters
+    ----------
+    counts : float64 array, C-contiguous, shape (S, A, S+1)
+    max_nnz : int
+        Give up (return ``None`` parts) beyond this many nonzero entries.
+
+    Returns
+    -------
+    tuple ``(indptr int64, cols int32, data float64)`` or None
+    """
+    cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
+    cdef Py_ssize_t i, j, b, stop, nnz = 0
+    cdef const double* row
+    cdef double x
+    indptr = np.zeros(S * A + 1, dtype=np.int64)
+    cols = np.empty(max(max_nnz, 0), dtype=np.int32)
+    data = np.empty(max(max_nnz, 0))
+    cdef int64_t[::1] ptr = indptr
+    cdef int[::1] c = cols
+    cdef double[::1] d = data
+    with nogil:
+        for i in range(S * A):
+            row = &counts[i // A, i % A, 0]
+            b = 0
+            while b < S1 and nnz <= max_nnz:
+                stop = b + SCAN_BLOCK
+                if stop <= S1 and not _any_nonzero(row + b):
+                    b = stop
+                    continue
+                if stop > S1:
+                    stop = S1
+                for j in range(b, stop):
+                    x = row[j]
+                    if x != 0.0:
+                        if nnz == max_nnz:
+                            nnz = nnz + 1
+                            break
+                        c[nnz] = <int>j
+                        d[nnz] = x
+                        nnz = nnz + 1
+                b = stop
+            ptr[i + 1] = nnz
+            if nnz > max_nnz:
+                break
+    if nnz > max_nnz:
+        return None
+    return indptr, cols[:nnz].copy(), data[:nnz].copy()
+
+
+def boxes_dense(const double[:, :, ::1] counts, double delta):
+    """Dense boxes of dense counts in one pass: radius, box, lower ends as CSR, simplex check.
+
+    Parameters
+    ----------
+    counts : float64 array, C-contiguous, shape (S, A, S+1)
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    DenseBoxes
+
+    Raises
+    ------
+    OverflowError, MemoryError
+    """
+    cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
+    cdef Py_ssize_t s, a, i, j, overflow = -1, failed = 0
+    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width
+    cdef Grow g
+    g.vals = NULL
+    g.cols = NULL
+    g.size = 0
+    g.capacity = 0
+    out = DenseBoxes()
+    out.n_states, out.n_actions = S, A
+    out.gap = np.empty((S, A, S1))
+    out.mass = np.empty((S, A))
+    out.upper_mass = np.empty((S, A))
+    out.lo_ptr = np.zeros(S * A + 1, dtype=np.int64)
+    cdef double[:, :, ::1] gap = out.gap
+    cdef double[:, ::1] mass = out.mass, upper = out.upper_mass
+    cdef int64_t[::1] ptr = out.lo_ptr
+    try:
+        with nogil:
+            for s in range(S):
+                for a in range(A):
+                    i = s * A + a
+                    total = _row_total(&counts[s, a, 0], S1)
+                    n_plus = total if total > 1.0 else 1.0
+                    log_term = _log_term(n_plus, S, A, delta)
+                    if not isfinite(28.0 * log_term / n_plus):
+                        overflow = i
+                        break
+                    lo_sum = 0.0
+                    hi_sum = 0.0
+                    for j in range(S1):
+                        beta = _radius(counts[s, a, j] / n_plus, log_term, n_plus)
+                        _box(counts[s, a, j] / n_plus, beta, &low, &width)
+                        gap[s, a, j] = width
+                        hi_sum = hi_sum + (low + width)
+                        if low > 0.0:
+                            lo_sum = lo_sum + low
+                            if _grow_push(&g, <int>j, low) < 0:
+                                failed = 1
+                                break
+                    if failed:
+                        break
+                    mass[s, a] = 1.0 - lo_sum
+                    ptr[i + 1] = g.size
+                    upper[s, a] = hi_sum
+                if overflow >= 0 or failed:
+                    break
+        if failed:
+            raise MemoryError("no memory left for the lower ends of the EVI boxes")
+        if overflow >= 0:
+            raise _overflow(overflow, A, total)
+        out.lo_cols = np.asarray(<int[:g.size]>g.cols).copy() if g.size else np.empty(0, np.int32)
+        out.lo_vals = np.asarray(<double[:g.size]>g.vals).copy() if g.size else np.empty(0)
+    finally:
+        free(g.vals)
+        free(g.cols)
+    out.order = np.empty(S1, dtype=np.intp)
+    return out
+
+
+def boxes_from_dense(counts, double delta):
+    """Boxes of dense counts ``(S, A, S+1)``: CSR boxes when at most :data:`DENSE_MAX_FILL`
+    of the entries are nonzero (read once, the zeros never stored), dense boxes otherwise.
+
+    Returns
+    -------
+    DenseBoxes or CsrBoxes
+
+    Raises
+    ------
+    OverflowError
+        If the counts of a pair sum to infinity.
+    """
+    S, A, S1 = counts.shape
+    parts = csr_from_dense(counts, int(DENSE_MAX_FILL * counts.size))
+    if parts is None:
+        return boxes_dense(counts, delta)
+    cdef CsrBoxes boxes = boxes_from_csr(*parts, S, A, delta)
+    boxes.from_dense = True
+    return boxes
+
+
+# ---------------------------------------------------------------------------
+# The pour order
 
 
 cdef inline bint _before(double va, Py_ssize_t ia, double vb, Py_ssize_t ib) noexcept nogil:
-    """Order of the pour: ascending value, then ascending rank (the goal has rank -1)."""
+    """Order of the pour: ascending value, then ascending index (the goal has index -1)."""
     return va < vb or (va == vb and ia < ib)
+
+
+cdef inline void _swap_keys(double* hv, Py_ssize_t* hi, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Swap the ``(value, index)`` keys at positions ``a`` and ``b``."""
+    cdef double tv = hv[a]
+    cdef Py_ssize_t ti = hi[a]
+    hv[a] = hv[b]
+    hi[a] = hi[b]
+    hv[b] = tv
+    hi[b] = ti
 
 
 cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     """Restore the max-heap (by :func:`_before`) below position ``i``."""
     cdef Py_ssize_t child, big
-    cdef double tv
-    cdef Py_ssize_t ti
     while True:
         child = 2 * i + 1
         if child >= n:
@@ -144,58 +511,271 @@ cdef inline void _sift_down(double* hv, Py_ssize_t* hi, Py_ssize_t n, Py_ssize_t
             big = child + 1
         if not _before(hv[i], hi[i], hv[big], hi[big]):
             return
-        tv = hv[i]
-        hv[i] = hv[big]
-        hv[big] = tv
-        ti = hi[i]
-        hi[i] = hi[big]
-        hi[big] = ti
+        _swap_keys(hv, hi, i, big)
         i = big
 
 
-def smallest_order(const double[::1] v, Py_ssize_t m):
-    """First ``m`` next states of the pour order for ``v`` of shape ``(S,)``.
+cdef Py_ssize_t _smallest_order(const double* v, Py_ssize_t S, Py_ssize_t m, double* hv,
+                                Py_ssize_t* hi) noexcept nogil:
+    """First ``m`` next states of the pour order of ``v`` (length ``S``), goal first.
 
-    Keeps a max-heap of the ``m`` best ``(value, rank)`` keys, with the goal
-    (index ``S``, value 0) ranked before every state: O(S log m).
+    A max-heap of the ``m`` best ``(value, index)`` keys, the goal keyed
+    ``(0, -1)``: ``O(S log m)``. On return ``hi[t]`` is the ``t``-th next state
+    (the goal as ``S``) and ``hv[t]`` its value, for ``t`` below the returned
+    length ``min(m, S+1)``.
     """
-    cdef Py_ssize_t S = v.shape[0], n, i, j
-    cdef double[::1] hv = np.empty(m, dtype=np.float64)
-    cdef Py_ssize_t[::1] hi = np.empty(m, dtype=np.intp)
-    cdef double tv
-    cdef Py_ssize_t ti
-    order = np.empty(m, dtype=np.intp)
-    cdef Py_ssize_t[::1] out = order
+    cdef Py_ssize_t n, i, j, p
+    hv[0] = 0.0
+    hi[0] = -1
+    n = 1
+    for i in range(S):
+        if n < m:
+            hv[n] = v[i]
+            hi[n] = i
+            j = n
+            n = n + 1
+            while j > 0:
+                p = (j - 1) // 2
+                if not _before(hv[p], hi[p], hv[j], hi[j]):
+                    break
+                _swap_keys(hv, hi, j, p)
+                j = p
+        elif _before(v[i], i, hv[0], hi[0]):
+            hv[0] = v[i]
+            hi[0] = i
+            _sift_down(hv, hi, n, 0)
+    j = n
+    while j > 1:
+        j = j - 1
+        _swap_keys(hv, hi, 0, j)
+        _sift_down(hv, hi, j, 0)
+    for j in range(n):
+        if hi[j] < 0:
+            hi[j] = S
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Sorting short runs of (rank, item) pairs
+
+
+cdef inline void _swap(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t a,
+                       Py_ssize_t b) noexcept nogil:
+    cdef Py_ssize_t t = keys[a]
+    keys[a] = keys[b]
+    keys[b] = t
+    t = items[a]
+    items[a] = items[b]
+    items[b] = t
+
+
+cdef inline void _sift_keys(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t root,
+                            Py_ssize_t end) noexcept nogil:
+    """Restore the max-heap of ``keys[:end]`` below ``root`` (items follow their keys)."""
+    cdef Py_ssize_t child
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and keys[child] < keys[child + 1]:
+            child = child + 1
+        if keys[root] >= keys[child]:
+            return
+        _swap(keys, items, root, child)
+        root = child
+
+
+cdef void _sort_by_key(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t n) noexcept nogil:
+    """Sort ``(keys, items)`` ascending by distinct keys: insertion below
+    :data:`SORT_SMALL`, heap sort above (``O(n log n)``)."""
+    cdef Py_ssize_t i, j, end
+    cdef Py_ssize_t k, it
+    if n <= SORT_SMALL:
+        for i in range(1, n):
+            k = keys[i]
+            it = items[i]
+            j = i
+            while j > 0 and keys[j - 1] > k:
+                keys[j] = keys[j - 1]
+                items[j] = items[j - 1]
+                j = j - 1
+            keys[j] = k
+            items[j] = it
+        return
+    i = n // 2
+    while i > 0:
+        i = i - 1
+        _sift_keys(keys, items, i, n)
+    end = n
+    while end > 1:
+        end = end - 1
+        _swap(keys, items, 0, end)
+        _sift_keys(keys, items, 0, end)
+
+
+# ---------------------------------------------------------------------------
+# Sweeps
+
+
+cdef struct Order:
+    const double* v      # v_ext, shape (S+1,), v[S] = 0
+    const Py_ssize_t* idx  # the pour order prefix, length n (goal as S)
+    const double* val    # v of each entry of the prefix
+    const double* cum_v  # prefix sums of val, length n+1
+    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, never read
+    Py_ssize_t n
+    Py_ssize_t goal      # S
+
+
+cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t prefix,
+                      double* val, Py_ssize_t* idx, double* cum_v, int* rank) noexcept nogil:
+    """Sort the ``prefix`` first next states of the pour order of ``v_ext`` into ``o``:
+    their indices, values, prefix sums of the values and ranks (``O(S log prefix)``)."""
+    cdef Py_ssize_t t, n = _smallest_order(v_ext, S, prefix, val, idx)
+    cum_v[0] = 0.0
+    for t in range(n):
+        cum_v[t + 1] = cum_v[t] + val[t]
+        rank[idx[t]] = <int>t
+    o.v = v_ext
+    o.idx = idx
+    o.val = val
+    o.cum_v = cum_v
+    o.rank = rank
+    o.n = n
+    o.goal = S
+
+
+cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
+    return -1 if j == goal else j
+
+
+cdef inline Py_ssize_t _rank(const Order* o, Py_ssize_t j, double vj) noexcept nogil:
+    """Position of next state ``j`` (value ``vj``) in the pour prefix, or -1 outside it.
+
+    A comparison with the last entry of the prefix settles it from ``vj``,
+    already read; only a state inside the prefix reads its rank.
+    """
+    if o.n == 0 or _before(o.val[o.n - 1], _key(o.idx[o.n - 1], o.goal), vj, _key(j, o.goal)):
+        return -1
+    return o.rank[j]
+
+
+cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
+                                double* mass, const Order* o) noexcept nogil:
+    """Pour into the unseen next states at pour ranks ``start..stop-1``, all of width ``width``.
+
+    They share one width, so the value of filling ``q`` of them is
+    ``width * (cum_v[start + q] - cum_v[start])``; the last one takes what
+    is left. Returns the value poured and lowers ``mass``.
+    """
+    cdef Py_ssize_t length = stop - start, q
+    cdef double left
+    if length <= 0 or mass[0] <= 0.0:
+        return 0.0
+    if length * width < mass[0]:
+        mass[0] = mass[0] - length * width
+        return width * (o.cum_v[stop] - o.cum_v[start])
+    q = <Py_ssize_t>(mass[0] / width)
+    if q >= length:
+        mass[0] = 0.0
+        return width * (o.cum_v[stop] - o.cum_v[start])
+    left = mass[0] - q * width
+    mass[0] = 0.0
+    return width * (o.cum_v[start + q] - o.cum_v[start]) + left * o.val[start + q]
+
+
+cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssize_t nnz,
+                                       const Order* o, double* lo_dot, Py_ssize_t* ranks,
+                                       Py_ssize_t* items) noexcept nogil:
+    """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
+    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many."""
+    cdef double acc = 0.0, vj
+    cdef Py_ssize_t k, r, m = 0
+    for k in range(nnz):
+        vj = o.v[cols[k]]
+        acc = acc + lo[k] * vj
+        r = _rank(o, cols[k], vj)
+        if r >= 0:
+            ranks[m] = r
+            items[m] = k
+            m = m + 1
+    lo_dot[0] = acc
+    _sort_by_key(ranks, items, m)
+    return m
+
+
+cdef inline double _inner_csr(const int* cols, const double* lo, const double* gap,
+                              Py_ssize_t nnz, double gap_unseen, double mass, const Order* o,
+                              Py_ssize_t* ranks, Py_ssize_t* items) noexcept nogil:
+    """Inner problem of one sparse pair: ``lo . v`` plus the greedy pour.
+
+    Between two stored entries of the pour prefix lies a run of unseen states,
+    poured in one step by :func:`_pour_unseen`: ``O(k log k)`` for ``k``
+    stored entries, whatever the pour length.
+    """
+    cdef double acc, g
+    cdef Py_ssize_t m, t, r, start = 0
+    if mass <= 0.0:
+        return sparse_dot(lo, cols, nnz, o.v)
+    m = _seen_in_prefix(cols, lo, nnz, o, &acc, ranks, items)
+    for t in range(m):
+        r = ranks[t]
+        acc = acc + _pour_unseen(start, r, gap_unseen, &mass, o)
+        if mass <= 0.0:
+            return acc
+        g = gap[items[t]]
+        if g >= mass:
+            return acc + mass * o.val[r]
+        acc = acc + g * o.val[r]
+        mass = mass - g
+        start = r + 1
+    return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
+
+
+def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
+              double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
+    """One EVI sweep on CSR boxes: ``v_out(s) = min_a c(s,a) + inner(s, a, v)``.
+
+    Sorts the ``boxes.prefix`` smallest next states of ``v`` (``O(S log
+    prefix)``), then solves every inner problem with :func:`_inner_csr`, states
+    split among ``n_threads`` threads. Ties between actions go to the lowest
+    index. Returns ``max_s |v_out(s) - v_ext(s)|``.
+    """
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
+    cdef Py_ssize_t s, a, i, best_a, tid, width = boxes.widest
+    cdef double q, best
+    cdef const int64_t[::1] indptr = boxes.indptr
+    cdef const int[::1] cols = boxes.cols
+    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
+    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
+    cdef double[::1] val = np.empty(boxes.prefix + 1)
+    cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
+    cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
+    cdef Py_ssize_t[:, ::1] scratch = np.empty((max(n_threads, 1), 2 * width), dtype=np.intp)
+    cdef int[::1] rank = boxes.rank
+    cdef Order o
     with nogil:
-        hv[0] = 0.0
-        hi[0] = -1
-        n = 1
-        for i in range(S):
-            if n < m:
-                hv[n] = v[i]
-                hi[n] = i
-                j = n
-                n = n + 1
-                while j > 0 and _before(hv[(j - 1) // 2], hi[(j - 1) // 2], hv[j], hi[j]):
-                    tv = hv[j]
-                    hv[j] = hv[(j - 1) // 2]
-                    hv[(j - 1) // 2] = tv
-                    ti = hi[j]
-                    hi[j] = hi[(j - 1) // 2]
-                    hi[(j - 1) // 2] = ti
-                    j = (j - 1) // 2
-            elif _before(v[i], i, hv[0], hi[0]):
-                hv[0] = v[i]
-                hi[0] = i
-                _sift_down(&hv[0], &hi[0], n, 0)
-        j = n
-        while j > 0:
-            j = j - 1
-            out[j] = S if hi[0] < 0 else hi[0]
-            hv[0] = hv[j]
-            hi[0] = hi[j]
-            _sift_down(&hv[0], &hi[0], j, 0)
-    return order[:n]
+        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
+    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
+                    chunksize=sweep_chunk(S, n_threads)):
+        tid = threadid()
+        if S >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < S:
+            prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v_ext[0])
+        best = INFINITY
+        best_a = 0
+        for a in range(A):
+            i = s * A + a
+            q = costs[s, a] + _inner_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
+                                         indptr[i + 1] - indptr[i], gap_unseen[i], mass[i], &o,
+                                         &scratch[tid, 0], &scratch[tid, width])
+            if q < best:
+                best = q
+                best_a = a
+        v_out[s] = best
+        policy_out[s] = best_a
+    with nogil:
+        q = residual(&v_out[0], &v_ext[0], S)
+    return q
 
 
 cdef inline double _pour_dense(const double* gap, double mass, const double* v,
@@ -232,230 +812,171 @@ cdef inline double _pour_dense(const double* gap, double mass, const double* v,
     return acc
 
 
-def sweep_dense(const int64_t[::1] lo_ptr, const int[::1] lo_cols, const double[::1] lo_vals,
-                const double[:, :, ::1] gap, const double[:, ::1] mass,
-                const double[:, ::1] costs, const double[::1] v, const Py_ssize_t[::1] order,
+def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
                 double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
-    """One EVI sweep on dense boxes: ``v_out(s) = min_a c(s,a) + inner(s, a, v)``.
+    """One EVI sweep on dense boxes; sorts ``v`` fully, returns ``max_s |v_out(s) - v_ext(s)|``.
 
-    The lower ends come as CSR rows ``s*A + a`` holding their positive entries
-    (most are 0 once ``beta > p_hat``), so ``lo . v`` skips the zeros; the
-    widths ``gap`` stay dense for the pour. ``v`` has shape ``(S+1,)`` with
-    ``v[S] = 0``; ``order`` is the full pour order. Ties between actions go to
-    the lowest index.
+    Ties between actions go to the lowest index.
     """
-    cdef Py_ssize_t S = gap.shape[0], A = gap.shape[1], S1 = gap.shape[2]
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], S1 = S + 1
     cdef Py_ssize_t s, a, i, best_a
     cdef double q, best
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="static"):
+    cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
+    cdef const int[::1] lo_cols = boxes.lo_cols
+    cdef const double[::1] lo_vals = boxes.lo_vals
+    cdef const double[:, :, ::1] gap = boxes.gap
+    cdef const double[:, ::1] mass = boxes.mass
+    cdef Py_ssize_t[::1] order = boxes.order
+    cdef double[::1] val = np.empty(S1)
+    with nogil:
+        _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
+    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
+                    chunksize=sweep_chunk(S, n_threads)):
         best = INFINITY
         best_a = 0
         for a in range(A):
             i = s * A + a
             q = costs[s, a] + (sparse_dot(&lo_vals[lo_ptr[i]], &lo_cols[lo_ptr[i]],
-                                          lo_ptr[i + 1] - lo_ptr[i], &v[0])
-                               + _pour_dense(&gap[s, a, 0], mass[s, a], &v[0], &order[0], S1))
-            if q < best:
-                best = q
-                best_a = a
-        v_out[s] = best
-        policy_out[s] = best_a
-
-
-ctypedef fused item_t:
-    double
-    Py_ssize_t
-
-
-cdef inline void _insert_sorted(Py_ssize_t* keys, item_t* items, Py_ssize_t n, Py_ssize_t key,
-                                item_t item) noexcept nogil:
-    """Insert ``(key, item)`` into the first ``n`` entries, kept ascending by key."""
-    cdef Py_ssize_t t = n
-    while t > 0 and keys[t - 1] > key:
-        keys[t] = keys[t - 1]
-        items[t] = items[t - 1]
-        t = t - 1
-    keys[t] = key
-    items[t] = item
-
-
-cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
-                                double* mass, const double* v, const Py_ssize_t* order,
-                                const double* cum_v) noexcept nogil:
-    """Pour into the unseen next states at pour ranks ``start..stop-1``, all of width ``width``.
-
-    They share one width, so the value of filling ``q`` of them is
-    ``width * (cum_v[start + q] - cum_v[start])``; the last one takes what
-    is left. Returns the value poured and lowers ``mass``.
-    """
-    cdef Py_ssize_t length = stop - start, q
-    cdef double left
-    if length <= 0 or mass[0] <= 0.0:
-        return 0.0
-    if length * width < mass[0]:
-        mass[0] = mass[0] - length * width
-        return width * (cum_v[stop] - cum_v[start])
-    q = <Py_ssize_t>(mass[0] / width)
-    if q >= length:
-        mass[0] = 0.0
-        return width * (cum_v[stop] - cum_v[start])
-    left = mass[0] - q * width
-    mass[0] = 0.0
-    return width * (cum_v[start + q] - cum_v[start]) + left * v[order[start + q]]
-
-
-cdef inline double _pour_csr(const int* cols, const double* lo, const double* gap,
-                             Py_ssize_t nnz, double gap_unseen, double mass,
-                             const double* v, const Py_ssize_t* order, Py_ssize_t n,
-                             const Py_ssize_t* rank, const double* cum_v,
-                             Py_ssize_t* seen_rank, Py_ssize_t* seen_pos) noexcept nogil:
-    """Inner problem of one sparse pair: ``lo . v`` plus the greedy pour.
-
-    The stored next states inside the pour prefix are sorted by pour rank
-    (``rank[s'] = -1`` outside it); between two of them lies a run of unseen
-    states, poured in one step by :func:`_pour_unseen`. ``seen_rank`` and
-    ``seen_pos`` are scratch buffers of length ``nnz``. Cost ``O(nnz^2)``
-    at worst (an insertion sort), independent of the pour length.
-    """
-    cdef double acc = 0.0
-    cdef double g
-    cdef Py_ssize_t k, m = 0, t, r, start = 0
-    for k in range(nnz):
-        acc = acc + lo[k] * v[cols[k]]
-    if mass <= 0.0:
-        return acc
-    for k in range(nnz):
-        r = rank[cols[k]]
-        if r >= 0:
-            _insert_sorted(seen_rank, seen_pos, m, r, k)
-            m = m + 1
-    for t in range(m):
-        r = seen_rank[t]
-        acc = acc + _pour_unseen(start, r, gap_unseen, &mass, v, order, cum_v)
-        if mass <= 0.0:
-            return acc
-        g = gap[seen_pos[t]]
-        if g >= mass:
-            return acc + mass * v[order[r]]
-        acc = acc + g * v[order[r]]
-        mass = mass - g
-        start = r + 1
-    return acc + _pour_unseen(start, n, gap_unseen, &mass, v, order, cum_v)
-
-
-def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] lo,
-              const double[::1] gap, const double[::1] gap_unseen, const double[::1] mass,
-              const double[:, ::1] costs, const double[::1] v, const Py_ssize_t[::1] order,
-              Py_ssize_t[::1] rank, Py_ssize_t[:, ::1] scratch, double[::1] v_out,
-              Py_ssize_t[::1] policy_out, int n_threads):
-    """One EVI sweep on sparse boxes; ``order`` may be a prefix of the pour order.
-
-    The prefix must be at least as long as the bound returned by
-    :func:`boxes_csr`. ``rank`` has length ``S+1`` and holds -1 (restored on
-    return); ``scratch`` has shape ``(n_threads, 2 * max stored entries of a
-    pair)``.
-    """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], n = order.shape[0]
-    cdef Py_ssize_t s, a, i, t, best_a, tid, half = scratch.shape[1] // 2
-    cdef double q, best
-    cdef double[::1] cum_v = np.empty(n + 1, dtype=np.float64)
-    with nogil:
-        cum_v[0] = 0.0
-        for t in range(n):
-            rank[order[t]] = t
-            cum_v[t + 1] = cum_v[t] + v[order[t]]
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="static"):
-        tid = threadid()
-        best = INFINITY
-        best_a = 0
-        for a in range(A):
-            i = s * A + a
-            q = costs[s, a] + _pour_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                        indptr[i + 1] - indptr[i], gap_unseen[i], mass[i],
-                                        &v[0], &order[0], n, &rank[0], &cum_v[0],
-                                        &scratch[tid, 0], &scratch[tid, half])
+                                          lo_ptr[i + 1] - lo_ptr[i], &v_ext[0])
+                               + _pour_dense(&gap[s, a, 0], mass[s, a], &v_ext[0], &order[0],
+                                             S1))
             if q < best:
                 best = q
                 best_a = a
         v_out[s] = best
         policy_out[s] = best_a
     with nogil:
-        for t in range(n):
-            rank[order[t]] = -1
+        q = residual(&v_out[0], &v_ext[0], S)
+    return q
 
 
-def kernel_dense(const double[:, :, ::1] lo, const double[:, :, ::1] gap,
-                 const double[:, ::1] mass, const Py_ssize_t[::1] policy,
-                 const Py_ssize_t[::1] order, double[:, ::1] out):
-    """Optimistic kernel ``(S, S+1)`` of ``policy``: lower ends plus the greedy pour."""
-    cdef Py_ssize_t S = lo.shape[0], S1 = lo.shape[2], s, a, i, j
+# ---------------------------------------------------------------------------
+# Optimistic kernels
+
+
+def kernel_dense(DenseBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v_ext):
+    """Optimistic kernel ``(S, S+1)`` of ``policy`` at ``v``: lower ends plus the greedy pour."""
+    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1, s, a, i, j, k
     cdef double left, g
+    cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
+    cdef const int[::1] lo_cols = boxes.lo_cols
+    cdef const double[::1] lo_vals = boxes.lo_vals
+    cdef const double[:, :, ::1] gap = boxes.gap
+    cdef const double[:, ::1] mass = boxes.mass
+    cdef Py_ssize_t[::1] order = np.empty(S1, dtype=np.intp)
+    cdef double[::1] val = np.empty(S1)
+    kernel = np.zeros((S, S1))
+    cdef double[:, ::1] out = kernel
     with nogil:
+        _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
         for s in range(S):
             a = policy[s]
-            for j in range(S1):
-                out[s, j] = lo[s, a, j]
+            i = s * A + a
+            for k in range(lo_ptr[i], lo_ptr[i + 1]):
+                out[s, lo_cols[k]] = lo_vals[k]
             left = mass[s, a]
-            i = 0
-            while left > 0.0 and i < S1:
-                j = order[i]
-                g = gap[s, a, j]
+            j = 0
+            while left > 0.0 and j < S1:
+                g = gap[s, a, order[j]]
                 if g >= left:
-                    out[s, j] += left
+                    out[s, order[j]] += left
                     break
-                out[s, j] += g
+                out[s, order[j]] += g
                 left = left - g
-                i = i + 1
+                j = j + 1
+    return kernel
 
 
 cdef Py_ssize_t _kernel_row(const int* cols, const double* lo, const double* gap,
-                            Py_ssize_t nnz, double gap_unseen, double mass,
-                            const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t* slot,
-                            double* stored, Py_ssize_t* extra_idx,
-                            double* extra_val) noexcept nogil:
-    """Greedy solution of one sparse pair.
+                            Py_ssize_t nnz, double gap_unseen, double mass, const Order* o,
+                            Py_ssize_t* ranks, Py_ssize_t* items, Py_ssize_t* n_seen,
+                            double* stored, Py_ssize_t* fill_stop,
+                            double* fill_last) noexcept nogil:
+    """Greedy solution of one sparse pair, in ``O(k log k)``.
 
-    Writes the probability of each stored entry into ``stored`` and the unseen
-    next states that received mass into ``extra_idx``/``extra_val`` (ascending
-    by index); returns how many unseen states received mass.
+    Writes the probability of each stored entry into ``stored``, and the
+    stored entries inside the pour prefix, sorted by rank, into ``ranks`` (their
+    number into ``n_seen``). The unseen next states that receive mass are those
+    at the unseen pour ranks below ``fill_stop``: all at ``gap_unseen`` but the
+    one at rank ``fill_stop - 1``, which gets ``fill_last``. Returns their
+    number.
     """
-    cdef Py_ssize_t k, i = 0, j, n_extra = 0
-    cdef double g, x
+    cdef Py_ssize_t k, m, t, r, start = 0, n_unseen = 0, q, length
+    cdef double g, acc, left
     for k in range(nnz):
         stored[k] = lo[k]
-        slot[cols[k]] = k
-    while mass > 0.0 and i < n:
-        j = order[i]
-        g = gap_unseen if slot[j] < 0 else gap[slot[j]]
-        x = mass if g >= mass else g
-        if slot[j] < 0:
-            _insert_sorted(extra_idx, extra_val, n_extra, j, x)
-            n_extra = n_extra + 1
-        else:
-            stored[slot[j]] += x
-        mass = mass - x
-        i = i + 1
-    for k in range(nnz):
-        slot[cols[k]] = -1
-    return n_extra
+    fill_stop[0] = 0
+    fill_last[0] = 0.0
+    n_seen[0] = 0
+    if mass <= 0.0:
+        return 0
+    m = _seen_in_prefix(cols, lo, nnz, o, &acc, ranks, items)
+    n_seen[0] = m
+    t = 0
+    while True:
+        r = ranks[t] if t < m else o.n
+        length = r - start
+        if length > 0:
+            if length * gap_unseen < mass:
+                mass = mass - length * gap_unseen
+                n_unseen = n_unseen + length
+                fill_stop[0] = r
+                fill_last[0] = gap_unseen
+            else:
+                q = <Py_ssize_t>(mass / gap_unseen)
+                left = mass - q * gap_unseen
+                if q >= length:
+                    q = length
+                    left = 0.0
+                if left > 0.0:
+                    n_unseen = n_unseen + q + 1
+                    fill_stop[0] = start + q + 1
+                    fill_last[0] = left
+                elif q > 0:
+                    n_unseen = n_unseen + q
+                    fill_stop[0] = start + q
+                    fill_last[0] = gap_unseen
+                return n_unseen
+        if t == m:
+            return n_unseen
+        g = gap[items[t]]
+        if g >= mass:
+            stored[items[t]] += mass
+            return n_unseen
+        stored[items[t]] += g
+        mass = mass - g
+        start = r + 1
+        t = t + 1
 
 
-def kernel_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] lo,
-               const double[::1] gap, const double[::1] gap_unseen, const double[::1] mass,
-               Py_ssize_t n_actions, const Py_ssize_t[::1] policy,
-               const Py_ssize_t[::1] order):
-    """Optimistic kernel of ``policy`` as CSR parts ``(indptr, indices, data)``, shape (S, S+1).
+def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v_ext):
+    """Optimistic kernel of ``policy`` at ``v`` as CSR parts ``(indptr, indices, data)``.
 
-    Each row holds the positive entries among the pair's stored next states
-    and the unseen next states that received mass, ascending by index. Two
-    passes: count the entries of each row, then fill them.
+    Shape ``(S, S+1)``. Each row holds the positive entries among the pair's
+    stored next states and the unseen next states that received mass,
+    ascending by index: ``O(r log r)`` for a row of ``r`` entries, and memory
+    for the output plus ``O(prefix)``. Two passes: count the entries of each
+    row, then fill them.
     """
-    cdef Py_ssize_t S = policy.shape[0], n = order.shape[0]
-    cdef Py_ssize_t s, i, k, nnz, n_extra, e, out_k, fill
-    cdef Py_ssize_t[::1] slot = np.full(S + 1, -1, dtype=np.intp)
-    cdef double[::1] stored = np.empty(S + 1, dtype=np.float64)
-    cdef Py_ssize_t[::1] extra_idx = np.empty(S + 1, dtype=np.intp)
-    cdef double[::1] extra_val = np.empty(S + 1, dtype=np.float64)
+    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, width = boxes.widest
+    cdef Py_ssize_t s, i, k, t, u, nnz, n_unseen, n_seen, out_k, e, fill, stop
+    cdef double last
+    cdef const int64_t[::1] indptr = boxes.indptr
+    cdef const int[::1] cols = boxes.cols
+    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
+    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
+    cdef double[::1] val = np.empty(boxes.prefix + 1)
+    cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
+    cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] ranks = np.empty(width, dtype=np.intp)
+    cdef Py_ssize_t[::1] items = np.empty(width, dtype=np.intp)
+    cdef double[::1] stored = np.empty(width)
+    cdef Py_ssize_t[::1] extra = np.empty(boxes.prefix + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] extra_rank = np.empty(boxes.prefix + 1, dtype=np.intp)
+    cdef int[::1] rank = boxes.rank
+    cdef Order o
+    with nogil:
+        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
     out_ptr = np.zeros(S + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     cdef Py_ssize_t[::1] out_idx
@@ -463,36 +984,46 @@ def kernel_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1]
     for fill in range(2):
         if fill:
             indices = np.empty(ptr[S], dtype=np.intp)
-            data = np.empty(ptr[S], dtype=np.float64)
+            data = np.empty(ptr[S])
             out_idx = indices
             out_val = data
         with nogil:
             for s in range(S):
-                i = s * n_actions + policy[s]
+                i = s * A + policy[s]
                 nnz = indptr[i + 1] - indptr[i]
-                n_extra = _kernel_row(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]], nnz,
-                                      gap_unseen[i], mass[i], &order[0], n, &slot[0],
-                                      &stored[0], &extra_idx[0], &extra_val[0])
+                n_unseen = _kernel_row(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]], nnz,
+                                       gap_unseen[i], mass[i], &o, &ranks[0], &items[0],
+                                       &n_seen, &stored[0], &stop, &last)
                 if not fill:
-                    out_k = n_extra
+                    out_k = n_unseen
                     for k in range(nnz):
                         if stored[k] > 0.0:
                             out_k = out_k + 1
                     ptr[s + 1] = ptr[s] + out_k
                     continue
+                e = 0
+                u = 0
+                for t in range(stop):
+                    if u < n_seen and ranks[u] == t:
+                        u = u + 1
+                        continue
+                    extra[e] = idx[t]
+                    extra_rank[e] = t
+                    e = e + 1
+                _sort_by_key(&extra[0], &extra_rank[0], e)
                 out_k = ptr[s]
                 k = 0
-                e = 0
-                while k < nnz or e < n_extra:
-                    if e == n_extra or (k < nnz and cols[indptr[i] + k] < extra_idx[e]):
+                u = 0
+                while k < nnz or u < e:
+                    if u == e or (k < nnz and cols[indptr[i] + k] < extra[u]):
                         if stored[k] > 0.0:
                             out_idx[out_k] = cols[indptr[i] + k]
                             out_val[out_k] = stored[k]
                             out_k = out_k + 1
                         k = k + 1
                     else:
-                        out_idx[out_k] = extra_idx[e]
-                        out_val[out_k] = extra_val[e]
+                        out_idx[out_k] = extra[u]
+                        out_val[out_k] = last if extra_rank[u] == stop - 1 else gap_unseen[i]
                         out_k = out_k + 1
-                        e = e + 1
+                        u = u + 1
     return out_ptr, indices, data

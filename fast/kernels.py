@@ -2,12 +2,14 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._evi` and
 :mod:`fast._vi` with the contracts of :class:`reference.backend.KernelSet`
-(``docs/backends.md``). The boxes of Lemma 5 are computed once per EVI call;
-each sweep sorts ``v`` once (only as far as any pour can reach) and solves
-every inner problem by the greedy pour with early exit. CSR counts are never
-densified: every next state a pair has not reached shares the box
-``[0, beta_0]``, so a run of them is poured in one step and a sweep costs
-``O(k^2)`` for a pair with ``k`` stored next states, whatever the pour length.
+(``docs/backends.md``). The boxes of Lemma 5 are built in one compiled pass
+over the counts; dense counts with few nonzero entries are read once into the
+CSR layout, whose zeros are never stored. Every next state a pair has not
+reached shares the box ``[0, beta_0]``, so a run of them is poured in one
+step and a sweep costs ``O(k log k)`` for a pair with ``k`` stored next
+states, whatever the pour length. Each sweep sorts ``v`` only as far as any
+pour can reach, and runs on the threads :class:`fast._parallel.ThreadChoice`
+picks.
 """
 
 import numpy as np
@@ -16,7 +18,7 @@ from reference.backend import KernelSet
 from reference.kernels import pour_order
 
 from . import _evi, _robust, _vi
-from ._parallel import sweep_threads
+from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
 
@@ -28,109 +30,68 @@ def radius(counts, delta):
     return out
 
 
-class DenseBoxes:
-    """Boxes of dense counts ``(S, A, S+1)``: lower ends (also as CSR), widths, leftover mass."""
+class Boxes:
+    """The compiled boxes (:class:`fast._evi.CsrBoxes` or :class:`fast._evi.DenseBoxes`) and
+    the thread choice of their repeated sweep."""
 
     def __init__(self, counts, delta):
-        S, A, S1 = counts.shape
-        self.n_states, self.n_actions = S, A
-        beta = radius(counts, delta)
-        self.lo = beta
-        self.gap = np.empty_like(counts)
-        self.mass = np.empty((S, A))
-        _evi.boxes_dense(counts, beta, self.lo, self.gap, self.mass)
-        self.upper_mass = self.lo.sum(axis=2) + self.gap.sum(axis=2)
-        self.prefix = S1
-        lo_csr = sp.csr_array(self.lo.reshape(S * A, S1))
-        self.lo_parts = (lo_csr.indptr.astype(np.int64), lo_csr.indices.astype(np.int32),
-                         lo_csr.data)
+        if sp.issparse(counts):
+            S = counts.shape[1] - 1
+            self.compiled = _evi.boxes_from_csr(
+                counts.indptr.astype(np.int64), counts.indices.astype(np.int32, copy=False),
+                counts.data, S, counts.shape[0] // S, delta)
+        else:
+            self.compiled = _evi.boxes_from_dense(counts, delta)
+        self.sparse = isinstance(self.compiled, _evi.CsrBoxes)
+        self.n_states = self.compiled.n_states
+        self.n_actions = self.compiled.n_actions
+        self.upper_mass = self.compiled.upper_mass
+        self.threads = ThreadChoice(self.compiled.work)
 
-    def sweep(self, costs, v_ext, order, v_out, policy_out):
-        work = self.lo_parts[2].size + self.mass.size * order.size // 4
-        _evi.sweep_dense(*self.lo_parts, self.gap, self.mass, costs, v_ext, order, v_out,
-                         policy_out, sweep_threads(work))
-
-    def kernel(self, policy, order):
-        out = np.empty((self.n_states, self.n_states + 1))
-        _evi.kernel_dense(self.lo, self.gap, self.mass, policy, order, out)
-        return out
-
-
-class SparseBoxes:
-    """Boxes of CSR counts: one box per stored entry plus ``[0, beta_0]`` per pair."""
-
-    def __init__(self, csr, delta):
-        S = csr.shape[1] - 1
-        A = csr.shape[0] // S
-        self.n_states, self.n_actions = S, A
-        self.indptr = csr.indptr.astype(np.int64)
-        self.cols = csr.indices.astype(np.int32)
-        beta = np.empty(csr.nnz)
-        beta_unseen = np.empty(S * A)
-        _evi.radius_csr(self.indptr, csr.data, S, A, delta, beta, beta_unseen)
-        self.lo, self.gap = beta, np.empty(csr.nnz)
-        self.gap_unseen, self.mass = np.empty(S * A), np.empty(S * A)
-        longest = _evi.boxes_csr(self.indptr, csr.data, beta, beta_unseen, self.lo, self.gap,
-                                 self.gap_unseen, self.mass)
-        stored = np.diff(self.indptr)
-        rows = np.repeat(np.arange(S * A), stored)
-        upper_mass = np.bincount(rows, weights=self.lo + self.gap, minlength=S * A)
-        self.upper_mass = (upper_mass + (S + 1 - stored) * self.gap_unseen).reshape(S, A)
-        self.prefix = min(longest, S + 1)
-        self.rank = np.full(S + 1, -1, dtype=np.intp)
-        self.widest = max(int(stored.max()), 1)
-        self.scratch = None
-
-    def sweep(self, costs, v_ext, order, v_out, policy_out):
-        n_threads = sweep_threads(self.lo.size + 8 * self.mass.size)
-        if self.scratch is None or self.scratch.shape[0] < n_threads:
-            self.scratch = np.empty((n_threads, 2 * self.widest), dtype=np.intp)
-        _evi.sweep_csr(self.indptr, self.cols, self.lo, self.gap, self.gap_unseen, self.mass,
-                       costs, v_ext, order, self.rank, self.scratch, v_out, policy_out,
-                       n_threads)
-
-    def kernel(self, policy, order):
-        indptr, indices, data = _evi.kernel_csr(self.indptr, self.cols, self.lo, self.gap,
-                                                self.gap_unseen, self.mass, self.n_actions,
-                                                policy, order)
-        S = self.n_states
-        return sp.csr_array((data, indices, indptr), shape=(S, S + 1))
-
-
-def boxes(counts, delta):
-    """Kernel ``boxes``: :class:`SparseBoxes` of CSR counts, :class:`DenseBoxes` of dense ones."""
-    return SparseBoxes(counts, delta) if sp.issparse(counts) else DenseBoxes(counts, delta)
+    @property
+    def nbytes(self):
+        """Bytes of the boxes, the row pointers included (not the counts' own columns)."""
+        extra = self.compiled.indptr.nbytes if self.sparse else 0
+        return self.compiled.nbytes + extra
 
 
 def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
-    """Kernel ``evi_sweep``: the partial sort of ``v`` and the compiled backup."""
-    order = _evi.smallest_order(v_ext[:-1], boxes.prefix)
-    boxes.sweep(costs, v_ext, order, v_out, policy_out)
+    """Kernel ``evi_sweep``: :func:`fast._evi.sweep_csr` or :func:`fast._evi.sweep_dense`."""
+    compiled = _evi.sweep_csr if boxes.sparse else _evi.sweep_dense
+    return boxes.threads.run(compiled, boxes.compiled, costs, v_ext, v_out, policy_out)
 
 
 def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``."""
-    return boxes.kernel(policy, _evi.smallest_order(v_ext[:-1], boxes.prefix))
+    if not boxes.sparse:
+        return _evi.kernel_dense(boxes.compiled, policy, v_ext)
+    indptr, indices, data = _evi.kernel_csr(boxes.compiled, policy, v_ext)
+    S = boxes.n_states
+    kernel = sp.csr_array((data, indices, indptr), shape=(S, S + 1))
+    return kernel.toarray() if boxes.compiled.from_dense else kernel
 
 
 class VIModel:
-    """A known SSP for the compiled VI sweep: its dense kernel, or its CSR kernel's arrays."""
+    """A known SSP for the compiled VI sweep: the CSR arrays of its kernel when at most
+    ``fast._vi.CSR_MAX_FILL`` of the entries are nonzero (whatever its storage), else its
+    dense kernel; and the thread choice of the repeated sweep."""
 
     def __init__(self, ssp):
-        self.sparse = ssp.is_sparse
+        S, A = ssp.n_states, ssp.n_actions
+        csr = ssp.kernel_csr()
+        self.sparse = csr.nnz <= _vi.CSR_MAX_FILL * S * A * (S + 1)
         if self.sparse:
-            csr = ssp.kernel_csr()
             self.parts = (csr.indptr.astype(np.int64), csr.indices.astype(np.int32),
                           np.ascontiguousarray(csr.data, dtype=np.float64))
         else:
             self.parts = (ssp.kernel_dense(),)
-        self.n_threads = sweep_threads(self.parts[-1].size)
+        self.threads = ThreadChoice(self.parts[-1].size)
 
 
 def vi_sweep(model, costs, v_ext, v_out, policy_out):
     """Kernel ``vi_sweep``: :func:`fast._vi.sweep_csr` or :func:`fast._vi.sweep_dense`."""
     compiled = _vi.sweep_csr if model.sparse else _vi.sweep_dense
-    compiled(*model.parts, costs, v_ext, v_out, policy_out, model.n_threads)
+    return model.threads.run(compiled, *model.parts, costs, v_ext, v_out, policy_out)
 
 
 def _pour_arguments(boxes, rows, v_ext, descending):
@@ -168,7 +129,7 @@ def pour_kernel(boxes, rows, v_ext, descending):
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
-    boxes=boxes,
+    boxes=Boxes,
     evi_sweep=evi_sweep,
     optimistic_kernel=optimistic_kernel,
     vi_model=VIModel,

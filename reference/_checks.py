@@ -608,6 +608,26 @@ def check_csr_counts(counts, name="counts"):
     return csr, S, A
 
 
+_INF_BITS = np.float64(np.inf).view(np.uint64)
+"""Bit pattern of ``+inf``: every finite float64 ``>= +0.0`` lies below it, read as uint64."""
+
+
+def _plainly_valid_counts(dense):
+    """Whether dense counts ``(S, A, S+1)`` pass every check, decided in one pass.
+
+    Read as unsigned 64-bit integers, the finite float64 values ``>= +0.0``
+    lie below the bits of ``+inf`` and in the order of their values, while a
+    negative number (sign bit set), an infinity or a NaN does not. So one
+    integer maximum, without a temporary, gives the largest count when all are
+    valid; ``S+1`` times it bounds every pair's total. ``False`` only means the
+    full checks must run (``-0.0`` fails this test and passes them).
+    """
+    if dense.size == 0:
+        return False
+    top = dense.view(np.uint64).max()
+    return bool(top < _INF_BITS and float(top.view(np.float64)) * dense.shape[2] <= INT64_MAX)
+
+
 def check_dense_counts(counts, name="counts"):
     """Return dense sample counts, checked, as a C-contiguous float64 array ``(S, A, S+1)``.
 
@@ -641,6 +661,9 @@ def check_dense_counts(counts, name="counts"):
             f"`{name}` must have shape (S, A, S+1) with S, A >= 1, or be CSR (S*A, S+1); got "
             f"{dense.shape}."
         )
+    dense = np.ascontiguousarray(dense)
+    if _plainly_valid_counts(dense):
+        return dense
     for bad, error, what in ((~np.isfinite(dense), NotFiniteError, "hold finite counts"),
                              (dense < 0, ParameterError, "be >= 0")):
         if bad.any():

@@ -46,7 +46,8 @@ class KernelSet:
         ``evi_sweep(boxes, costs, v_ext, v_out, policy_out)``: one EVI sweep
         at ``v_ext`` (float64 ``(S+1,)``, goal last and 0), writing the new
         values (float64 ``(S,)``) and the greedy actions (intp ``(S,)``,
-        ties to the lowest action) in place.
+        ties to the lowest action) in place; returns the residual
+        ``max_s |v_out(s) - v_ext(s)|`` (a float).
     optimistic_kernel : callable
         ``optimistic_kernel(boxes, v_ext, policy) -> p``: the minimiser of
         the inner problem at ``v_ext`` for the pairs ``(s, policy[s])``;
@@ -55,7 +56,8 @@ class KernelSet:
         ``vi_model(ssp) -> model``: a known SSP prepared for :attr:`vi_sweep`.
     vi_sweep : callable
         ``vi_sweep(model, costs, v_ext, v_out, policy_out)``: one Bellman
-        sweep of value iteration, with the arguments of :attr:`evi_sweep`.
+        sweep of value iteration, with the arguments and the returned
+        residual of :attr:`evi_sweep`.
     pour_values : callable
         ``pour_values(boxes, rows, v_ext, descending) -> values``: the greedy
         inner problem of the pairs ``rows`` (int64 ``(n,)``, ``s*A + a``)

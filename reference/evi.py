@@ -416,8 +416,7 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     v_next = np.empty(S)
     policy = np.empty(S, dtype=np.intp)
     for j in range(max_iter):
-        kernels.evi_sweep(boxes, costs, v_ext, v_next, policy)
-        residual = float(np.max(np.abs(v_next - v_ext[:S])))
+        residual = kernels.evi_sweep(boxes, costs, v_ext, v_next, policy)
         if residual <= mu:
             break
         if not np.isfinite(residual):

@@ -84,6 +84,11 @@ def boxes(counts, delta):
                  upper_mass=hi.sum(axis=2), sparse_input=sparse_input)
 
 
+def residual(v_out, v_ext):
+    """``max_s |v_out(s) - v_ext(s)|``: the change made by one sweep."""
+    return float(np.max(np.abs(v_out - v_ext[:-1])))
+
+
 def goal_first_order(v_ext):
     """Next states by ascending value: a stable sort of ``(g, 0, 1, ..., S-1)``."""
     S = v_ext.shape[0] - 1
@@ -110,6 +115,7 @@ def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
     q = costs + p @ v_ext
     policy_out[:] = np.argmin(q, axis=1)
     v_out[:] = q[np.arange(q.shape[0]), policy_out]
+    return residual(v_out, v_ext)
 
 
 def optimistic_kernel(boxes, v_ext, policy):
@@ -130,6 +136,7 @@ def vi_sweep(kernel, costs, v_ext, v_out, policy_out):
     q = costs + (kernel @ v_ext).reshape(costs.shape)
     policy_out[:] = q.argmin(axis=1)
     v_out[:] = q[np.arange(q.shape[0]), policy_out]
+    return residual(v_out, v_ext)
 
 
 def pour_order(v_ext, descending):

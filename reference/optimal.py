@@ -480,8 +480,7 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     new_values = np.empty(S)
     greedy = np.empty(S, dtype=np.intp)
     for n_iter in range(1, max_iter + 1):
-        kernels.vi_sweep(model, costs, v_ext, new_values, greedy)
-        residual = float(np.abs(new_values - v_ext[:S]).max())
+        residual = kernels.vi_sweep(model, costs, v_ext, new_values, greedy)
         if residual <= tol or n_iter == max_iter:
             break
         v_ext[:S] = new_values
@@ -489,12 +488,11 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     if converged:
         message = f"converged: residual {residual:.3g} <= tol {tol:g}"
     else:
-        message = f"not converged after `max_iter` = {max_iter} sweeps (residual {residual:.3g})"
-        if not ssp.proper_states().all():
-            message += (
-                "; the model admits no proper policy (Assumption 1 fails), so plain VI "
-                "may diverge"
-            )
+        message = (
+            f"not converged after `max_iter` = {max_iter} sweeps (residual {residual:.3g}); "
+            "plain VI may diverge when the model admits no proper policy (Assumption 1, "
+            "`ssp.proper_states()`)"
+        )
     return ValueIterationResult(
         values=v_ext[:S].copy(), policy=greedy.astype(np.int64), n_iter=n_iter,
         residual=residual, converged=converged, message=message,

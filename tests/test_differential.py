@@ -9,11 +9,15 @@ for its numbers, then runs both backends:
   same number of sweeps, values within 1e-9 relative, policies equal up to
   Q-ties within 1e-9, optimistic kernels in the boxes with the same inner
   value;
+- the same on larger tables, S = 25 to 80 (``LARGE_EXAMPLES`` = 40 each),
+  where a pour reaches more stored next states of a pair than an insertion
+  sort handles (the compiled kernels heap-sort them) and dense counts with
+  few nonzero entries are read into the CSR layout;
 - the Bernstein radius (``RADIUS_EXAMPLES`` = 200): equal within 1e-12 relative;
 - each EVI kernel of the protocol (``docs/backends.md``) on its own, the numpy
   kernel set against the compiled one (``KERNEL_EXAMPLES`` = 200 each, dense
-  and CSR): the boxes' upper masses, one sweep at a random ``v`` and the
-  optimistic kernel of its policy;
+  and CSR): the boxes' upper masses, one sweep at a random ``v`` (with the
+  residual it returns) and the optimistic kernel of its policy;
 - plain value iteration on random SSPs, dense and sparse (``VI_EXAMPLES`` =
   150 each): same sweeps, values within 1e-9 relative, policies up to Q-ties;
 - ``solve`` (Alg. 1 and Alg. 3, ``eps = 0.1``) on the same random SSPs with
@@ -30,7 +34,7 @@ for its numbers, then runs both backends:
   >= 0.1 (``ROBUST_EXAMPLES`` = 100): the same infinite states and bounds within
   1e-9 relative, where the bounds stay below ``ILL_CONDITIONED``.
 
-About 2,700 examples in all, a few seconds of work each for the largest.
+About 2,900 examples in all, a few seconds of work each for the largest.
 """
 
 import os
@@ -56,6 +60,8 @@ SOLVE_EXAMPLES = 40
 POUR_EXAMPLES = 300
 ROBUST_EXAMPLES = 100
 ILL_CONDITIONED = 1e6
+LARGE_EXAMPLES = 40
+LARGE_STATES = (25, 80)
 SOLVE_MAX_ITER = 5_000
 SOLVE_EPS = 0.1
 SOLVE_DELTA = 0.1
@@ -65,9 +71,9 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
-def count_tables(draw):
+def count_tables(draw, min_states=1, max_states=12):
     """Random counts ``(S, A, S+1)`` with zeros, unseen pairs and tie-prone costs."""
-    S = draw(st.integers(1, 12))
+    S = draw(st.integers(min_states, max_states))
     A = draw(st.integers(1, 4))
     density = draw(st.sampled_from([0.05, 0.2, 0.5, 1.0]))
     unseen = draw(st.sampled_from([0.0, 0.2, 0.6]))
@@ -130,6 +136,17 @@ def _dense(kernel):
 @settings(max_examples=EVI_EXAMPLES, **SETTINGS)
 @given(problem=count_tables())
 def test_evi_matches_reference(problem, as_csr):
+    _check_evi_matches_reference(problem, as_csr)
+
+
+@pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
+@settings(max_examples=LARGE_EXAMPLES, **SETTINGS)
+@given(problem=count_tables(*LARGE_STATES))
+def test_evi_matches_reference_on_larger_tables(problem, as_csr):
+    _check_evi_matches_reference(problem, as_csr)
+
+
+def _check_evi_matches_reference(problem, as_csr):
     counts, costs, delta, mu = problem
     S, A = costs.shape
     given_counts = sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts
@@ -167,6 +184,17 @@ def test_bernstein_radius_matches_reference(problem, as_csr):
 @settings(max_examples=KERNEL_EXAMPLES, **SETTINGS)
 @given(problem=count_tables(), seed=st.integers(0, 2**32 - 1))
 def test_evi_kernels_match_one_by_one(problem, seed, as_csr):
+    _check_evi_kernels_match(problem, seed, as_csr)
+
+
+@pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
+@settings(max_examples=LARGE_EXAMPLES, **SETTINGS)
+@given(problem=count_tables(*LARGE_STATES), seed=st.integers(0, 2**32 - 1))
+def test_evi_kernels_match_one_by_one_on_larger_tables(problem, seed, as_csr):
+    _check_evi_kernels_match(problem, seed, as_csr)
+
+
+def _check_evi_kernels_match(problem, seed, as_csr):
     counts, costs, delta, _ = problem
     S, A = costs.shape
     table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
@@ -177,7 +205,8 @@ def test_evi_kernels_match_one_by_one(problem, seed, as_csr):
     for kernels in (NUMPY_KERNELS, COMPILED_KERNELS):
         boxes = kernels.boxes(table, delta)
         v_out, policy = np.full(S, np.nan), np.full(S, -1, dtype=np.intp)
-        kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
+        residual = kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
+        assert residual == np.max(np.abs(v_out - v_ext[:S]))
         p = kernels.optimistic_kernel(boxes, v_ext, policy)
         assert sp.issparse(p) == as_csr and p.shape == (S, S + 1)
         outs.append((boxes.upper_mass, v_out, policy.copy(), _dense(p)))

@@ -55,10 +55,15 @@ def test_evi_calls_one_compiled_sweep_per_iteration(monkeypatch, sparse):
     assert len(calls) == out.n_iter
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_value_iteration_calls_one_compiled_sweep_per_iteration(monkeypatch, sparse):
-    ssp = reference.garnet(8, 3, 3, seed=2, sparse=sparse)
-    calls = _counting(monkeypatch, _vi, "sweep_csr" if sparse else "sweep_dense")
+@pytest.mark.parametrize(("sparse", "branching", "swept"),
+                         [(False, 9, "sweep_dense"), (False, 2, "sweep_csr"),
+                          (True, 3, "sweep_csr")],
+                         ids=["dense", "sparse-stored-dense", "csr"])
+def test_value_iteration_calls_one_compiled_sweep_per_iteration(monkeypatch, sparse, branching,
+                                                                swept):
+    """A kernel with few nonzero entries is swept in CSR form, whatever its storage."""
+    ssp = reference.garnet(8, 3, branching, seed=2, sparse=sparse)
+    calls = _counting(monkeypatch, _vi, swept)
     out = fast.value_iteration(ssp)
     assert out.converged
     assert len(calls) == out.n_iter

@@ -1,4 +1,5 @@
-"""``set_num_threads`` / ``get_num_threads`` on both backends, and thread-independent results."""
+"""``set_num_threads`` / ``get_num_threads`` on both backends, thread-independent results, and
+the thread choice of the compiled sweeps."""
 
 import numpy as np
 import pytest
@@ -52,3 +53,76 @@ def test_fast_results_do_not_depend_on_threads(restore_threads, monkeypatch, spa
     assert np.array_equal(runs[0].v_tilde, runs[1].v_tilde)
     assert np.array_equal(runs[0].policy, runs[1].policy)
     assert runs[0].n_iter == runs[1].n_iter
+
+
+class _Clock:
+    """A clock that stands still until a stand-in sweep advances it."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _timed_sweep(seconds_by_threads, calls, clock):
+    """A stand-in sweep that records its thread count and takes the time given for it."""
+
+    def sweep(tag, n_threads):
+        calls.append(n_threads)
+        clock.now += seconds_by_threads[n_threads]
+        return tag
+
+    return sweep
+
+
+def _choice(work):
+    clock = _Clock()
+    return fast._parallel.ThreadChoice(work, clock=clock), clock
+
+
+@pytest.mark.parametrize(("seconds", "kept"), [({1: 2.0, 2: 1.0}, 2), ({1: 1.0, 2: 2.0}, 1)],
+                         ids=["parallel-faster", "serial-faster"])
+def test_thread_choice_keeps_the_faster_count(restore_threads, seconds, kept):
+    fast.set_num_threads(2)
+    calls = []
+    choice, clock = _choice(fast._parallel.PARALLEL_MIN_WORK)
+    sweep = _timed_sweep(seconds, calls, clock)
+    assert [choice.run(sweep, k) for k in range(5)] == list(range(5))
+    assert calls == [2, 1, kept, kept, kept]
+
+
+def test_thread_choice_measures_again_after_a_new_setting(restore_threads):
+    fast.set_num_threads(2)
+    calls = []
+    choice, clock = _choice(fast._parallel.PARALLEL_MIN_WORK)
+    sweep = _timed_sweep({1: 1.0, 2: 3.0, 3: 0.5}, calls, clock)
+    for _ in range(3):
+        choice.run(sweep, None)
+    fast.set_num_threads(3)
+    for _ in range(3):
+        choice.run(sweep, None)
+    assert calls == [2, 1, 1, 3, 1, 3]
+
+
+def test_thread_choice_measures_again_every_probe_period(restore_threads):
+    fast.set_num_threads(2)
+    calls = []
+    choice, clock = _choice(fast._parallel.PARALLEL_MIN_WORK)
+    seconds = {1: 1.0, 2: 2.0}
+    sweep = _timed_sweep(seconds, calls, clock)
+    for _ in range(fast._parallel.PROBE_EVERY):
+        choice.run(sweep, None)
+    seconds[2] = 0.5
+    for _ in range(3):
+        choice.run(sweep, None)
+    assert calls[-3:] == [2, 1, 2]
+
+
+def test_thread_choice_keeps_small_sweeps_serial(restore_threads):
+    fast.set_num_threads(2)
+    calls = []
+    choice, clock = _choice(fast._parallel.PARALLEL_MIN_WORK - 1)
+    for _ in range(3):
+        choice.run(_timed_sweep({1: 1.0}, calls, clock), None)
+    assert calls == [1, 1, 1]
