@@ -231,8 +231,9 @@ def _select_rows(old, new, switch):
 def _row_values(kernel, v_ext):
     """``kernel @ v_ext`` counting only the positive entries (``0 * inf = 0``)."""
     coo = kernel.tocoo()
-    terms = coo.data * v_ext[coo.col]
-    return np.bincount(coo.row, weights=terms, minlength=kernel.shape[0])
+    positive = coo.data > 0
+    terms = coo.data[positive] * v_ext[coo.col[positive]]
+    return np.bincount(coo.row[positive], weights=terms, minlength=kernel.shape[0])
 
 
 def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
