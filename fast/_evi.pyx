@@ -1,5 +1,7 @@
 # cython: language_level=3, cdivision=True, embedsignature=True
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
+# A sparse row's start is taken as an address even when the row is empty, which may be one
+# past the end of its array: those statements keep boundscheck off under SSPGM_DEBUG=1 too.
 """Compiled kernels of extended value iteration (Lemma 5 boxes, App. B greedy inner problem).
 
 Private module of the ``fast`` backend. Every kernel follows
@@ -35,6 +37,7 @@ an integer.
 
 import numpy as np
 
+cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport ceil, isfinite, log, sqrt, INFINITY
 from libc.stdint cimport int64_t, uint64_t
@@ -284,7 +287,8 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     with nogil:
         for i in range(n_pairs):
             n_k = indptr[i + 1] - indptr[i]
-            total = _row_total(&data[indptr[i]], n_k)
+            with cython.boundscheck(False):
+                total = _row_total(&data[indptr[i]], n_k)
             n_plus = total if total > 1.0 else 1.0
             log_term = _log_term(n_plus, n_states, n_actions, delta)
             beta0 = 28.0 * log_term / n_plus
@@ -765,9 +769,10 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
         best_a = 0
         for a in range(A):
             i = s * A + a
-            q = costs[s, a] + _inner_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                         indptr[i + 1] - indptr[i], gap_unseen[i], mass[i], &o,
-                                         &scratch[tid, 0], &scratch[tid, width])
+            with cython.boundscheck(False):
+                q = costs[s, a] + _inner_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
+                                             indptr[i + 1] - indptr[i], gap_unseen[i], mass[i], &o,
+                                             &scratch[tid, 0], &scratch[tid, width])
             if q < best:
                 best = q
                 best_a = a
@@ -836,10 +841,11 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
         best_a = 0
         for a in range(A):
             i = s * A + a
-            q = costs[s, a] + (sparse_dot(&lo_vals[lo_ptr[i]], &lo_cols[lo_ptr[i]],
-                                          lo_ptr[i + 1] - lo_ptr[i], &v_ext[0])
-                               + _pour_dense(&gap[s, a, 0], mass[s, a], &v_ext[0], &order[0],
-                                             S1))
+            with cython.boundscheck(False):
+                q = costs[s, a] + (sparse_dot(&lo_vals[lo_ptr[i]], &lo_cols[lo_ptr[i]],
+                                              lo_ptr[i + 1] - lo_ptr[i], &v_ext[0])
+                                   + _pour_dense(&gap[s, a, 0], mass[s, a], &v_ext[0], &order[0],
+                                                 S1))
             if q < best:
                 best = q
                 best_a = a
@@ -991,9 +997,10 @@ def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v
             for s in range(S):
                 i = s * A + policy[s]
                 nnz = indptr[i + 1] - indptr[i]
-                n_unseen = _kernel_row(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]], nnz,
-                                       gap_unseen[i], mass[i], &o, &ranks[0], &items[0],
-                                       &n_seen, &stored[0], &stop, &last)
+                with cython.boundscheck(False):
+                    n_unseen = _kernel_row(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]], nnz,
+                                           gap_unseen[i], mass[i], &o, &ranks[0], &items[0],
+                                           &n_seen, &stored[0], &stop, &last)
                 if not fill:
                     out_k = n_unseen
                     for k in range(nnz):

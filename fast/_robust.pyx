@@ -1,5 +1,7 @@
 # cython: language_level=3, cdivision=True, embedsignature=True
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
+# A sparse row's start is taken as an address even when the row is empty, which may be one
+# past the end of its array: those statements keep boundscheck off under SSPGM_DEBUG=1 too.
 """Compiled greedy pour over sparse per-entry confidence boxes, in either order.
 
 Private module of the ``fast`` backend. The boxes are those of
@@ -21,6 +23,7 @@ positive mass on such a state is worth ``inf``.
 
 import numpy as np
 
+cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isinf
 from libc.stdint cimport int64_t
@@ -235,12 +238,14 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
             if hi_unseen[row] > 0.0:
                 walk = walk + free_mass / hi_unseen[row]
             if walk < WALK_FACTOR * (k + 1):
-                out[i] = _pour_row_walk(&o, &cols[indptr[row]], &lo[indptr[row]],
-                                        &hi[indptr[row]], k, hi_unseen[row], n_next, local)
+                with cython.boundscheck(False):
+                    out[i] = _pour_row_walk(&o, &cols[indptr[row]], &lo[indptr[row]],
+                                            &hi[indptr[row]], k, hi_unseen[row], n_next, local)
             else:
-                out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]],
-                                   k, hi_unseen[row], n_next, keys, poured, &n_runs, runs,
-                                   runs + widest + 2)
+                with cython.boundscheck(False):
+                    out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]],
+                                       k, hi_unseen[row], n_next, keys, poured, &n_runs, runs,
+                                       runs + widest + 2)
         free(keys)
         free(poured)
         free(runs)
@@ -268,9 +273,10 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     for i in range(n):
         row = rows[i]
         k = indptr[row + 1] - indptr[row]
-        out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
-                           hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
-                           &runs[widest + 2])
+        with cython.boundscheck(False):
+            out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
+                               hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
+                               &runs[widest + 2])
         count = 0
         for j in range(k):
             if lo[indptr[row] + j] + poured[j] > 0.0:
@@ -286,9 +292,10 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     for i in range(n):
         row = rows[i]
         k = indptr[row + 1] - indptr[row]
-        _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
-                  hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
-                  &runs[widest + 2])
+        with cython.boundscheck(False):
+            _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
+                      hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
+                      &runs[widest + 2])
         p = ptr[i]
         mass = 1.0
         for j in range(k):

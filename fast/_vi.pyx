@@ -1,5 +1,7 @@
 # cython: language_level=3, cdivision=True, embedsignature=True
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
+# A sparse row's start is taken as an address even when the row is empty, which may be one
+# past the end of its array: those statements keep boundscheck off under SSPGM_DEBUG=1 too.
 """Compiled Bellman sweep of plain value iteration on a known kernel.
 
 Private module of the ``fast`` backend. The kernel is dense ``(S, A, S+1)`` or
@@ -14,6 +16,7 @@ Which storage to sweep is the caller's choice: a kernel with at most
 its storage.
 """
 
+cimport cython
 from cython.parallel cimport prange
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
@@ -75,8 +78,9 @@ def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] 
         best_a = 0
         for a in range(A):
             i = s * A + a
-            q = costs[s, a] + sparse_dot(&data[indptr[i]], &cols[indptr[i]],
-                                         indptr[i + 1] - indptr[i], &v[0])
+            with cython.boundscheck(False):
+                q = costs[s, a] + sparse_dot(&data[indptr[i]], &cols[indptr[i]],
+                                             indptr[i + 1] - indptr[i], &v[0])
             if q < best:
                 best = q
                 best_a = a
