@@ -68,6 +68,9 @@ class SolveResult(Result):
         ``eps / 2`` (App. E; ``upper`` bounds ``V^pi`` of ``c`` too). When
         they do not prove it, ``message`` says so and
         :class:`NotCertifiedWarning` is emitted.
+    certified : bool
+        Whether ``certificate`` proves the policy eps-optimal: its gap is at
+        most ``eps``, or ``eps / 2`` for Alg. 3.
     message : str
         How the run ended.
     algorithm : str
@@ -94,6 +97,7 @@ class SolveResult(Result):
     history: tuple[Round, ...]
     converged: bool
     certificate: Certificate
+    certified: bool
     message: str
     algorithm: str
     eps: float
@@ -183,7 +187,8 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
     )
     certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
                                delta)
-    if not certificate.certified(target):
+    proved = certificate.certified(target)
+    if not proved:
         warning = (
             f"The returned policy is not certified at {target:g}: on the run's own samples "
             f"its certificate gives max(upper - lower) = {certificate.gap:.6g}, so the samples "
@@ -205,6 +210,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         history=tuple(run.history),
         converged=bool(out.converged),
         certificate=certificate,
+        certified=proved,
         message=message,
         algorithm=algorithm,
         eps=eps,

@@ -1,6 +1,7 @@
 """Allocation (eq. 6), SEARCH (Alg. 2), Algs. 1 and 3, the diameter estimate (Alg. 4), plug-in."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -266,11 +267,12 @@ def test_uninformed_stops_are_not_certified(backend):
     with pytest.warns(NotCertifiedWarning, match="not certified"):
         coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
     assert "not certified" in coarse.message and coarse.Delta_final == 1.0
-    assert not coarse.certificate.certified(0.5)
+    assert not coarse.certificate.certified(0.5) and coarse.certified is False
     value = backend.policy_values(ssp, coarse.policy)
     assert (coarse.certificate.upper >= value).all()
     informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
     assert informed.certificate.certified(0.5) and "not certified" not in informed.message
+    assert informed.certified is True
     exact = backend.optimal_values(ssp).values
     error = np.abs(backend.policy_values(ssp, informed.policy) - exact)
     assert error.max() <= informed.certificate.gap <= 0.5
@@ -301,3 +303,14 @@ def test_one_true_exit_does_not_hide_an_uninformed_stop(backend):
     kernel = res.p_tilde.toarray() if hasattr(res.p_tilde, "toarray") else res.p_tilde
     assert np.all(kernel[:, -1] == 1.0) and res.Delta_final == 1.0
     assert not res.certificate.certified(0.2)
+
+
+def test_alg3_is_certified_at_half_eps_on_the_perturbed_costs(backend):
+    """Alg. 3 runs SEARCH at eps / 2 on max(c, nu) (App. E): ``certified`` tests the
+    certificate of those costs at eps / 2, and says the same as the warning."""
+    ssp = backend.theta_example()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=5.0, seed=0)
+    warned = any(issubclass(w.category, NotCertifiedWarning) for w in caught)
+    assert res.certified is res.certificate.certified(0.25) is (not warned)

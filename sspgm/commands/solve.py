@@ -134,7 +134,7 @@ def _certificate(res):
     cert = res.certificate
     relative = getattr(res, "relative", False)
     target = res.eps if res.theta is None else res.eps / 2
-    certified = cert.certified(target, relative)
+    certified = res.certified
     verdict = "certified" if certified else "NOT certified"
     what = "relative gap" if relative else "gap"
     print(f"certificate ({cert.kind} boxes, delta = {cert.delta:g}, from the run's own samples; "

@@ -62,8 +62,7 @@ def _read(result):
         n_calls=int(result.n_calls),
         Delta_final=float(result.Delta_final),
         d_hat=None if result.D_hat is None else float(result.D_hat),
-        uncertified=not result.certificate.certified(
-            result.eps if result.theta is None else result.eps / 2.0),
+        uncertified=not result.certified,
         rounds=sum(r.phase == "search" for r in result.history),
         calls_diameter=int(diameter[-1].n_calls) if diameter else 0,
         W_final=float(diameter[-1].scale) if diameter else None,
