@@ -43,7 +43,8 @@ elimination (:func:`_gth`).
 """
 
 DENSE_MAX_STATES = 1_000
-"""Largest dense chain solved by LU (LAPACK) before the elimination is tried."""
+"""Largest chain solved by dense LU (LAPACK) before the elimination is tried; a sparse one
+below :data:`ITERATIVE_MIN_STATES` is densified for it."""
 
 ITERATIVE_MIN_STATES = 1_000
 """Sparse transient systems with at least this many states are tried with BiCGSTAB first."""
@@ -131,12 +132,25 @@ def has_closed_class(chain):
 
 
 def _splits(chain, costs):
-    """The support-graph split of :func:`chain_values`: masks ``(infinite, transient)``."""
+    """The support-graph split of :func:`chain_values`: masks ``(infinite, transient)``.
+
+    With every cost positive every closed class is costly, and the states
+    reaching one are those reaching a state that cannot reach the goal (each
+    closed class is among those, and each of those reaches one): two
+    searches, no strongly connected components.
+    """
     S = chain.shape[0]
     direct_exit = direct_exits(chain)
     positive = costs > 0
     if direct_exit.all() and positive.all():
         return np.zeros(S, dtype=bool), np.ones(S, dtype=bool)
+    if positive.all():
+        edges = sp.csr_array(chain).tocoo()
+        inner = edges.col < S
+        tails, heads = edges.row[inner], edges.col[inner]
+        stuck = ~_reaching(tails, heads, direct_exit)
+        infinite = _reaching(tails, heads, stuck)
+        return infinite, ~infinite
     labels, closed, tails, heads = closed_classes(sp.csr_array(chain))
     costly_class = np.bincount(labels, weights=positive.astype(float)) > 0
     infinite = _reaching(tails, heads, closed & costly_class[labels])
@@ -150,7 +164,9 @@ def _restricted(chain, states):
     -------
     Q : CSR or ndarray, shape (n, n)
         :math:`P_\\pi` restricted to ``states``, diagonal set to zero (dense) or
-        removed (CSR).
+        removed (CSR). Dense when ``chain`` is, or when the block is small
+        enough for the dense LU of :func:`transient_values` (fewer than
+        :data:`ITERATIVE_MIN_STATES`, at most :data:`DENSE_MAX_STATES` states).
     exits : ndarray of float64, shape (n,)
         The summed probability of moving outside ``states`` (goal included).
     """
@@ -161,9 +177,12 @@ def _restricted(chain, states):
         return Q, chain[:, S].copy()
     inside = np.zeros(S + 1, dtype=bool)
     inside[states] = True
-    rows = chain[states]
-    if sp.issparse(chain):
-        rows = sp.csr_array(rows)
+    rows = sp.csr_array(chain if states.size == S else chain[states]) if sp.issparse(chain) \
+        else chain[states]
+    if sp.issparse(rows) and states.size < ITERATIVE_MIN_STATES \
+            and states.size <= DENSE_MAX_STATES:
+        rows = rows.toarray()
+    if sp.issparse(rows):
         keep = inside[rows.indices]
         exits = np.bincount(
             np.repeat(np.arange(states.size), np.diff(rows.indptr))[~keep],
@@ -215,7 +234,8 @@ def _certified(Q, exits, rhs, values, times):
     :math:`|\hat V - V| \le M^{-1} R \le \|R\|_\infty \tau`, where :math:`R`
     bounds the true residual: the computed one plus the rounding of computing
     it (and of :math:`d`), at most :math:`\gamma (c + d |\hat V| + Q |\hat V|)`
-    with :math:`\gamma = (2k + 8) u` for rows of ``k`` entries. Applied to
+    with :math:`\gamma = (2k + 8) u` for rows of ``k`` nonzero entries (a zero
+    entry of a dense ``Q`` contributes exact zeros, no rounding). Applied to
     :math:`\hat\tau` itself, :math:`\tau \le \hat\tau / (1 - \rho)` with
     :math:`\rho = \|R_\tau\|_\infty < 1`. A state is certified when
 
@@ -233,7 +253,7 @@ def _certified(Q, exits, rhs, values, times):
     if not (np.all(values > 0) and np.all(times > 0)
             and np.isfinite(values.max()) and np.isfinite(times.max())):
         return np.zeros(n, dtype=bool)
-    width = np.diff(Q.indptr).max() if sp.issparse(Q) else n
+    width = np.diff(Q.indptr).max() if sp.issparse(Q) else np.count_nonzero(Q, axis=1).max()
     gamma = (2 * int(width) + 8) * UNIT_ROUNDOFF
     d = exits + _row_sums(Q)
 
@@ -510,13 +530,15 @@ def transient_values(Q, exits, rhs, states):
 
     Notes
     -----
-    A dense block of at most :data:`DENSE_MAX_STATES` states is solved by LU,
-    a sparse one (or a larger dense one, stored sparse) from
-    :data:`ITERATIVE_MIN_STATES` states on by BiCGSTAB; the
-    answer is kept where :func:`_certified` proves the relative error at most
-    :data:`CERTIFIED_RTOL`. Anything else (small sparse blocks, uncertified
-    answers, failed solves) is solved by subtraction-free elimination
-    (:func:`_gth`).
+    A sparse block (or a dense one above :data:`DENSE_MAX_STATES` states,
+    stored sparse) of at least :data:`ITERATIVE_MIN_STATES` states is solved
+    by BiCGSTAB, any other block of at most :data:`DENSE_MAX_STATES` states by
+    dense LU (a sparse one densified: a few milliseconds at 500 states, where
+    the elimination's loop of row updates takes tens); the answer is kept
+    where :func:`_certified` proves the relative error at most
+    :data:`CERTIFIED_RTOL`, with the rounding of the residual bounded by the
+    stored entries of the rows. Anything else (uncertified answers, failed
+    solves) is solved by subtraction-free elimination (:func:`_gth`).
     """
     n = rhs.size
     if n == 0:
@@ -524,10 +546,10 @@ def transient_values(Q, exits, rhs, states):
     candidate = None
     if not sp.issparse(Q) and n > DENSE_MAX_STATES:
         Q = sp.csr_array(Q)
-    if not sp.issparse(Q):
-        candidate = _lu_values(Q, exits, rhs)
-    elif n >= ITERATIVE_MIN_STATES:
+    if sp.issparse(Q) and n >= ITERATIVE_MIN_STATES:
         candidate = _krylov_values(Q, exits, rhs)
+    elif n <= DENSE_MAX_STATES:
+        candidate = _lu_values(Q.toarray() if sp.issparse(Q) else Q, exits, rhs)
     if candidate is not None and _certified(Q, exits, rhs, *candidate).all():
         values = candidate[0]
     else:

@@ -1,0 +1,152 @@
+"""The exact chain solver of ``reference.chains`` on its fast paths, against exact arithmetic.
+
+Small sparse blocks go to a densified LU whose answer is kept only where the
+a posteriori bound certifies it; with every cost positive the infinite states
+are found by two reachability searches instead of strongly connected
+components. Both are checked against independent computations: Gaussian
+elimination over ``fractions.Fraction`` and a brute-force transitive closure.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from reference import chains
+
+
+def _sparse_chain(n, seed, branching=3, trap=False):
+    """A random CSR chain ``(n, n+1)``: each row ``branching`` other states and the goal.
+
+    With ``trap``, the last state loops on itself (no exit) and the first state
+    moves to it with a quarter of its goal probability, keeping the rest.
+    """
+    rng = np.random.default_rng(seed)
+    dense = np.zeros((n, n + 1))
+    for s in range(n):
+        nxt = rng.choice([t for t in range(n) if t != s], size=branching, replace=False)
+        weights = rng.random(branching + 1) + 0.05
+        dense[s, list(nxt) + [n]] = weights / weights.sum()
+    if trap:
+        dense[n - 1] = 0.0
+        dense[n - 1, n - 1] = 1.0
+        dense[0, n - 1] += 0.25 * dense[0, n]
+        dense[0, n] *= 0.75
+    return sp.csr_array(dense)
+
+
+def _exact_values(chain, costs):
+    """``d(s) V(s) - sum_{t != s} P(t|s) V(t) = c(s)`` by Gaussian elimination over Fractions.
+
+    ``d(s)`` is the summed stored probability of leaving ``s`` (goal and other states).
+    """
+    dense = chain.toarray()
+    n = dense.shape[0]
+    M = [[Fraction(0)] * n + [Fraction(float(costs[s]))] for s in range(n)]
+    for s in range(n):
+        off = [Fraction(float(x)) for x in dense[s]]
+        M[s][s] = sum(off[t] for t in range(n + 1) if t != s)
+        for t in range(n):
+            if t != s:
+                M[s][t] = -off[t]
+    for k in range(n):
+        pivot = next(r for r in range(k, n) if M[r][k] != 0)
+        M[k], M[pivot] = M[pivot], M[k]
+        for r in range(k + 1, n):
+            if M[r][k] != 0:
+                ratio = M[r][k] / M[k][k]
+                M[r] = [a - ratio * b for a, b in zip(M[r], M[k])]
+    values = [Fraction(0)] * n
+    for k in range(n - 1, -1, -1):
+        rest = sum(M[k][t] * values[t] for t in range(k + 1, n))
+        values[k] = (M[k][n] - rest) / M[k][k]
+    return values
+
+
+def _refuse_elimination(*args, **kwargs):
+    raise AssertionError("the elimination ran")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_sparse_block_is_solved_by_certified_lu_to_the_promised_accuracy(
+    backend, monkeypatch, seed
+):
+    # A sparse chain below ITERATIVE_MIN_STATES is densified for LU; the answer, certified
+    # by the residual bound, is within CERTIFIED_RTOL of the exact rational solution.
+    n = 12
+    chain = _sparse_chain(n, seed)
+    costs = np.random.default_rng(100 + seed).uniform(0.1, 1.0, n)
+    solved = []
+    lu_values = chains._lu_values
+
+    def spying(Q, exits, rhs):
+        solved.append(type(Q))
+        return lu_values(Q, exits, rhs)
+
+    monkeypatch.setattr(chains, "_lu_values", spying)
+    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    ssp = backend.SSP(chain, costs.reshape(n, 1))
+    values = backend.policy_values(ssp, np.zeros(n, dtype=int))
+    assert solved == [np.ndarray]
+    exact = _exact_values(chain, costs)
+    error = max(abs(Fraction(float(v)) - x) / x for v, x in zip(values, exact))
+    assert error <= chains.CERTIFIED_RTOL
+
+
+def test_restricted_block_is_dense_below_the_iterative_size_and_keeps_the_exits():
+    # The dense and the sparse restriction of a block agree entry for entry, exits included.
+    chain = _sparse_chain(40, 7, branching=4)
+    states = np.arange(3, 40, 2)
+    Q, exits = chains._restricted(chain, states)
+    assert isinstance(Q, np.ndarray)
+    dense = chain.toarray()
+    expected_q = dense[np.ix_(states, states)]
+    np.fill_diagonal(expected_q, 0.0)
+    outside = np.setdiff1d(np.arange(41), states)
+    np.testing.assert_array_equal(Q, expected_q)
+    np.testing.assert_allclose(exits, dense[np.ix_(states, outside)].sum(axis=1), rtol=1e-15)
+
+
+def test_dense_and_sparse_blocks_certify_alike():
+    # The rounding allowance of a dense block counts its nonzero entries per row, as for CSR.
+    chain = _sparse_chain(60, 3)
+    states = np.arange(60)
+    Q, exits = chains._restricted(chain, states)
+    costs = np.linspace(0.2, 1.0, 60)
+    values, times = chains._lu_values(Q.copy(), exits, costs)
+    dense = chains._certified(Q, exits, costs, values, times)
+    csr = chains._certified(sp.csr_array(Q), exits, costs, values, times)
+    assert dense.all() and np.array_equal(dense, csr)
+    assert not chains._certified(Q, exits, costs, values * (1 + 1e-8), times).any()
+
+
+def _brute_force_infinite(chain, costs):
+    """States reaching (in zero or more steps) a closed class with a positive cost."""
+    n = chain.shape[0]
+    edge = chain.toarray()[:, :n] > 0
+    reach = edge | np.eye(n, dtype=bool)
+    for _ in range(n):
+        reach = reach | ((reach.astype(int) @ reach.astype(int)) > 0)
+    exits = chain.toarray()[:, n] > 0
+    closed = np.zeros(n, dtype=bool)
+    for s in range(n):
+        members = reach[s] & reach[:, s]
+        leaves = (reach[s] & ~members).any() or exits[members].any()
+        closed[s] = not leaves and (costs[members] > 0).any()
+    return (reach & closed[None, :]).any(axis=1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_positive_cost_split_matches_brute_force(seed):
+    # A state reaching both the goal and a trap is infinite; so is the trap.
+    chain = _sparse_chain(9, seed, branching=2, trap=True)
+    costs = np.full(9, 0.5)
+    infinite, transient = chains._splits(chain, costs)
+    expected = _brute_force_infinite(chain, costs)
+    assert expected[0] and expected[-1]
+    np.testing.assert_array_equal(infinite, expected)
+    np.testing.assert_array_equal(transient, ~expected)
+    values = chains.chain_values(chain, costs)
+    np.testing.assert_array_equal(np.isinf(values), expected)
+    assert np.all(values[~expected] > 0)
