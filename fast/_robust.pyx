@@ -26,13 +26,22 @@ import numpy as np
 cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isinf
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
+
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
 
 
 cdef double WALK_FACTOR = 8.0
 """A row is walked position by position when its pour is at most this many times its
 stored entries long (no sort); longer pours sort the entries and jump the unseen runs."""
+
+
+cdef double SCATTER_FRACTION = 1.0 / 256.0
+"""The poured distribution of a row holding at least this fraction of the next states is put in
+column order through a bitmap of the columns; a shorter one is sorted."""
 
 
 cdef int _compare(const void* a, const void* b) noexcept nogil:
@@ -257,7 +266,7 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 const double[::1] v, const int64_t[::1] order, const int64_t[::1] rank,
                 const double[::1] cum_v, const int64_t[::1] cum_inf, double[::1] out,
                 int widest):
-    """Values (into ``out``) and poured distributions of ``rows`` as CSR parts."""
+    """Values (into ``out``) and poured distributions of ``rows`` as CSR parts, columns sorted."""
     cdef Py_ssize_t n = rows.shape[0], i
     cdef int64_t row, k, n_runs, j, t, p, count
     cdef int64_t n_next = v.shape[0]
@@ -288,6 +297,14 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     out_val = np.empty(ptr[n], dtype=np.float64)
     cdef int64_t[::1] idx = out_idx
     cdef double[::1] val = out_val
+    slot_arr = np.empty(n_next, dtype=np.int64)
+    bits_arr = np.zeros((n_next + 63) // 64, dtype=np.uint64)
+    sort_keys_arr = np.empty(n_next, dtype=np.int64)
+    sort_vals_arr = np.empty(n_next, dtype=np.float64)
+    cdef int64_t[::1] slot = slot_arr
+    cdef uint64_t[::1] bits = bits_arr
+    cdef int64_t[::1] sort_keys = sort_keys_arr
+    cdef double[::1] sort_vals = sort_vals_arr
     cdef double mass, width
     for i in range(n):
         row = rows[i]
@@ -311,4 +328,47 @@ def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 val[p] = width if mass >= width else (mass if mass > 0.0 else 0.0)
                 mass = mass - val[p]
                 p = p + 1
+        _sort_row(&idx[ptr[i]], &val[ptr[i]], ptr[i + 1] - ptr[i], n_next, &slot[0], &bits[0],
+                  &sort_keys[0], &sort_vals[0])
     return out_ptr, out_idx, out_val
+
+
+cdef void _sort_row(int64_t* idx, double* val, int64_t m, int64_t n_next, int64_t* slot,
+                    uint64_t* bits, int64_t* keys, double* vals) noexcept nogil:
+    """Sort a row's ``m`` entries (distinct columns below ``n_next``) by column, in place.
+
+    A row holding at least :data:`SCATTER_FRACTION` of the columns marks them
+    in the bitmap ``bits`` (``ceil(n_next / 64)`` words, all zero on entry and
+    on return), remembers their entries in ``slot`` and reads the marks back
+    word by word, ``O(m + n_next / 64)``; a shorter one is sorted by ``qsort``
+    on ``column * m + entry`` keys, ``O(m log m)``. ``keys`` and ``vals`` are
+    scratch of length ``n_next``.
+    """
+    cdef int64_t j, c, q, w
+    cdef uint64_t word
+    if m < 2:
+        return
+    for j in range(m):
+        vals[j] = val[j]
+    if m >= SCATTER_FRACTION * n_next:
+        for j in range(m):
+            c = idx[j]
+            slot[c] = j
+            bits[c >> 6] |= (<uint64_t>1) << (c & 63)
+        q = 0
+        for w in range((n_next + 63) >> 6):
+            word = bits[w]
+            bits[w] = 0
+            while word:
+                c = (w << 6) + __builtin_ctzll(word)
+                word &= word - 1
+                idx[q] = c
+                val[q] = vals[slot[c]]
+                q = q + 1
+        return
+    for j in range(m):
+        keys[j] = idx[j] * m + j
+    qsort(keys, m, sizeof(int64_t), _compare)
+    for j in range(m):
+        idx[j] = keys[j] // m
+        val[j] = vals[keys[j] % m]

@@ -121,9 +121,8 @@ def pour_kernel(boxes, rows, v_ext, descending):
     """Kernel ``pour_kernel``, by :func:`fast._robust.pour_kernel`."""
     arguments = _pour_arguments(boxes, rows, v_ext, descending)
     indptr, indices, data = _robust.pour_kernel(*arguments)
-    kernel = sp.csr_array((data, indices, indptr), shape=(len(rows), boxes.n_states + 1))
-    kernel.sort_indices()
-    return arguments[11], kernel
+    return arguments[11], sp.csr_array((data, indices, indptr),
+                                       shape=(len(rows), boxes.n_states + 1))
 
 
 COMPILED_KERNELS = KernelSet(
