@@ -277,8 +277,11 @@ def certify(kernels, counts, costs, policy, delta, kind="kl"):
     Notes
     -----
     ``lower`` comes from :func:`reference.robust.optimistic_values` started at
-    ``policy`` and ``upper`` from :func:`reference.robust.robust_policy_values`;
-    each is accepted only after its Bellman check. With the time-uniform
+    ``policy`` and ``upper`` from :func:`reference.robust.robust_policy_values`,
+    whose adversary starts from its pour against ``lower`` (the order of the
+    next states by ``lower`` is mostly that of ``upper``, which saves an exact
+    evaluation); each is accepted only after its Bellman check, so the start
+    changes the work, never the validity. With the time-uniform
     kinds the certificate stays valid however the samples were allocated and
     whenever it is computed.
 
@@ -295,7 +298,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl"):
     policy = check_policy(policy, S, boxes.n_actions)
     lower, _, _, _, lower_converged, lower_message = _optimistic(kernels, boxes, costs, policy)
     upper, _, _, _, upper_converged, _, _ = _robust_values(
-        kernels, boxes, costs[np.arange(S), policy], policy)
+        kernels, boxes, costs[np.arange(S), policy], policy, lower)
     return _certificate(boxes, policy, lower, upper, lower_message,
                         lower_converged and upper_converged)
 

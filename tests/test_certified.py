@@ -169,6 +169,38 @@ def test_certificate_of_the_optimal_policy_with_many_samples(backend):
     assert cert.certified(cert.relative_gap, relative=True)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_solve_certificate_brackets_the_exact_values(backend, tmp_path, seed):
+    # solve's certificate on a garnet (its exact values by policy iteration): lower <= V*,
+    # upper >= V^pi, and the adversary started from lower reaches the same upper bound as
+    # robust_policy_values started from zero.
+    ssp = backend.garnet(40, 3, 4, c_min=0.2, seed=seed)
+    path = tmp_path / "run.npz"
+    res = backend.solve(ssp, ssp.costs, 1.0, 0.1, seed=seed, checkpoint=path)
+    cert = res.certificate
+    exact = backend.optimal_values(ssp).values
+    value = backend.policy_values(ssp, res.policy)
+    assert np.isfinite(cert.upper).all() and res.certified
+    assert (cert.lower <= exact).all() and (cert.upper >= value).all()
+    assert np.max(value - exact) <= cert.gap <= 1.0
+    counts = backend.SampleStore.load(path)[0].counts_csr()
+    zero_start = backend.robust_policy_values(counts, ssp.costs, res.policy, 0.1).values
+    np.testing.assert_allclose(cert.upper, zero_start, rtol=1e-9)
+    np.testing.assert_array_equal(backend.certify(counts, ssp.costs, res.policy, 0.1).upper,
+                                  cert.upper)
+
+
+def test_solve_certificate_is_the_same_on_both_backends():
+    import fast
+    import reference
+
+    ssp = reference.garnet(60, 4, 5, c_min=0.2, seed=0)
+    a = reference.solve(ssp, ssp.costs, 1.0, 0.1, seed=0).certificate
+    b = fast.solve(ssp, ssp.costs, 1.0, 0.1, seed=0).certificate
+    np.testing.assert_allclose(a.lower, b.lower, rtol=1e-9)
+    np.testing.assert_allclose(a.upper, b.upper, rtol=1e-9)
+
+
 def test_bad_arguments_are_named(backend):
     ssp = backend.gridworld()
     with pytest.raises(backend.ParameterError, match="`kind`"):
