@@ -171,17 +171,19 @@ def _restricted(chain, states):
         The summed probability of moving outside ``states`` (goal included).
     """
     S = chain.shape[0]
-    if states.size == S and not sp.issparse(chain):
-        Q = chain[:, :S].copy()
+    small = states.size < ITERATIVE_MIN_STATES and states.size <= DENSE_MAX_STATES
+    if states.size == S and (small or not sp.issparse(chain)):
+        chain = chain.toarray() if sp.issparse(chain) else chain.copy()
+        Q = chain[:, :S]
         np.fill_diagonal(Q, 0.0)
         return Q, chain[:, S].copy()
     inside = np.zeros(S + 1, dtype=bool)
     inside[states] = True
-    rows = sp.csr_array(chain if states.size == S else chain[states]) if sp.issparse(chain) \
-        else chain[states]
-    if sp.issparse(rows) and states.size < ITERATIVE_MIN_STATES \
-            and states.size <= DENSE_MAX_STATES:
-        rows = rows.toarray()
+    rows = chain[states]
+    if sp.issparse(rows):
+        rows = sp.csr_array(rows)
+        if small:
+            rows = rows.toarray()
     if sp.issparse(rows):
         keep = inside[rows.indices]
         exits = np.bincount(

@@ -4,7 +4,9 @@ The values of a policy are those of its Markov chain, solved by
 :mod:`reference.chains`: the finite / infinite / zero split on the support
 graph (docs/semantics.md, "Model"), then every finite value either certified
 to a relative error of ``reference.chains.CERTIFIED_RTOL`` or computed by
-subtraction-free elimination. No function densifies a CSR kernel.
+subtraction-free elimination. No function densifies a CSR kernel (the
+solver densifies only a transient block below
+``reference.chains.ITERATIVE_MIN_STATES`` states, for its LU).
 """
 
 import numpy as np
