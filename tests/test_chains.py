@@ -4,14 +4,14 @@ Small sparse blocks go to a densified LU whose answer is kept only where the
 a posteriori bound certifies it; with every cost positive the infinite states
 are found by two reachability searches instead of strongly connected
 components. Both are checked against independent computations: Gaussian
-elimination over ``fractions.Fraction`` and a brute-force transitive closure.
+elimination over ``fractions.Fraction`` (the helper of ``test_evaluation.py``)
+and a brute-force transitive closure.
 """
-
-from fractions import Fraction
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from test_evaluation import _exact_values, _relative_error
 
 from reference import chains
 
@@ -34,34 +34,6 @@ def _sparse_chain(n, seed, branching=3, trap=False):
         dense[0, n - 1] += 0.25 * dense[0, n]
         dense[0, n] *= 0.75
     return sp.csr_array(dense)
-
-
-def _exact_values(chain, costs):
-    """``d(s) V(s) - sum_{t != s} P(t|s) V(t) = c(s)`` by Gaussian elimination over Fractions.
-
-    ``d(s)`` is the summed stored probability of leaving ``s`` (goal and other states).
-    """
-    dense = chain.toarray()
-    n = dense.shape[0]
-    M = [[Fraction(0)] * n + [Fraction(float(costs[s]))] for s in range(n)]
-    for s in range(n):
-        off = [Fraction(float(x)) for x in dense[s]]
-        M[s][s] = sum(off[t] for t in range(n + 1) if t != s)
-        for t in range(n):
-            if t != s:
-                M[s][t] = -off[t]
-    for k in range(n):
-        pivot = next(r for r in range(k, n) if M[r][k] != 0)
-        M[k], M[pivot] = M[pivot], M[k]
-        for r in range(k + 1, n):
-            if M[r][k] != 0:
-                ratio = M[r][k] / M[k][k]
-                M[r] = [a - ratio * b for a, b in zip(M[r], M[k])]
-    values = [Fraction(0)] * n
-    for k in range(n - 1, -1, -1):
-        rest = sum(M[k][t] * values[t] for t in range(k + 1, n))
-        values[k] = (M[k][n] - rest) / M[k][k]
-    return values
 
 
 def _refuse_elimination(*args, **kwargs):
@@ -87,11 +59,10 @@ def test_small_sparse_block_is_solved_by_certified_lu_to_the_promised_accuracy(
     monkeypatch.setattr(chains, "_lu_values", spying)
     monkeypatch.setattr(chains, "_gth", _refuse_elimination)
     ssp = backend.SSP(chain, costs.reshape(n, 1))
-    values = backend.policy_values(ssp, np.zeros(n, dtype=int))
+    policy = np.zeros(n, dtype=int)
+    values = backend.policy_values(ssp, policy)
     assert solved == [np.ndarray]
-    exact = _exact_values(chain, costs)
-    error = max(abs(Fraction(float(v)) - x) / x for v, x in zip(values, exact))
-    assert error <= chains.CERTIFIED_RTOL
+    assert _relative_error(values, _exact_values(ssp, policy)) <= chains.CERTIFIED_RTOL
 
 
 def test_restricted_block_is_dense_below_the_iterative_size_and_keeps_the_exits():
