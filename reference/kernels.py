@@ -154,7 +154,8 @@ def poured_kernel(lo, gap, order):
     (``m -= l w``); otherwise ``q = trunc(m / w)`` of them are filled and the
     next gets ``m - q w`` (clipped to ``[0, w]``), where the pour stops. A
     stored entry of width ``g`` takes ``min(g, m)``, the pour stopping when it
-    takes ``m``. Each row costs ``O(k log k)`` in its ``k`` stored entries.
+    takes ``m``. Here the rows are dense (``O(S)`` each); the compiled kernel
+    on CSR boxes pours a row of ``k`` stored entries in ``O(k log k)``.
     """
     n, n_next = lo.shape
     rank = np.empty(n_next, dtype=np.int64)
