@@ -9,9 +9,10 @@ still live at once (``tracemalloc``, which numpy reports to; the sample
 store included), and the growth of the peak resident set size
 (``resource.getrusage``) since the model was built, then stops after ROUNDS
 rounds. The resident set reuses what building the model freed and grows by
-the allocator's steps; the traced peak is the round's own. A full run is out of reach of a benchmark (the allocation asks for
-millions of samples per pair); the rounds show whether the peak grows with
-the samples per pair or stays a constant times the store.
+the allocator's steps; the traced peak is the round's own. A full run is out
+of reach of a benchmark (the allocation asks for millions of samples per
+pair); the rounds show whether the peak grows with the samples per pair or
+stays a constant times the store.
 
 After the last round, the EVI of that round is run again on its samples (read
 back from the run's checkpoint) to print the size of its optimistic kernel

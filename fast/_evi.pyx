@@ -19,9 +19,9 @@ Kernel protocol (what the Python EVI loop calls):
 - :func:`sweep_dense` / :func:`sweep_csr` ``(boxes, costs, v_ext, v_out,
   policy_out, n_threads) -> residual`` run one EVI sweep, the partial sort of
   ``v`` included, and return ``max_s |v_out(s) - v(s)|``;
-- :func:`kernel_dense` ``(boxes, policy, order)`` / :func:`kernel_csr`
-  ``(boxes, policy, rank)`` build the pieces of the optimistic kernel of
-  ``policy`` along the pour order of ``v`` (a ``reference.poured.PouredKernel``);
+- :func:`kernel_pieces` ``(boxes, policy, rank)`` builds the pieces of the
+  optimistic kernel of ``policy`` along the pour order of ``v`` (a
+  ``reference.poured.PouredKernel``), dense or CSR boxes;
 - :func:`radius_dense` writes the radius of dense counts (``bernstein_radius``).
 
 A next state that a pair never reached has the box ``[0, min(1, beta_0)]``,
@@ -915,103 +915,90 @@ cdef void _pour_row(const Py_ssize_t* ranks, const Py_ssize_t* items, Py_ssize_t
         t = t + 1
 
 
-def kernel_dense(DenseBoxes boxes, const Py_ssize_t[::1] policy, const int64_t[::1] order):
-    """Pieces of the optimistic kernel of ``policy`` along ``order`` (dense boxes).
+cdef Py_ssize_t _gather_csr(const int* cols, const double* lo, const double* gap,
+                            Py_ssize_t nnz, double gap_unseen, Py_ssize_t n_next, double* width,
+                            int64_t* kept_col, double* kept_lo,
+                            double* kept_gap) noexcept nogil:
+    """The stored entries of one CSR pair that the pieces store; returns how many.
 
-    A row's unseen next states are those with ``lo = 0`` and the smallest width
-    among them; the others are stored. Each row walks the order once (``O(S)``).
-    Returns ``(indptr, indices, data, width, reach, partial)``.
+    Its unseen next states are those it does not store plus the stored ones
+    with ``lo = 0`` and the unseen width (the smallest width with ``lo = 0``,
+    written into ``width``); the others are copied, ascending by column.
     """
-    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
-    cdef Py_ssize_t s, a, i, j, k, t, m, out_k, fill
-    cdef double w
-    cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
-    cdef const int[::1] lo_cols = boxes.lo_cols
-    cdef const double[::1] lo_vals = boxes.lo_vals
-    cdef const double[:, :, ::1] gap = boxes.gap
-    cdef const double[:, ::1] mass = boxes.mass
-    cdef double[::1] lo_row = np.empty(S1)
-    cdef double[::1] p_row = np.empty(S1)
-    cdef char[::1] kept = np.empty(S1, dtype=np.int8)
-    cdef Py_ssize_t[::1] ranks = np.empty(S1, dtype=np.intp)
-    cdef Py_ssize_t[::1] items = np.empty(S1, dtype=np.intp)
-    out_ptr = np.zeros(S + 1, dtype=np.int64)
-    width = np.empty(S)
-    reach = np.empty(S, dtype=np.int64)
-    partial = np.empty(S)
-    cdef int64_t[::1] ptr = out_ptr, reach_v = reach
-    cdef double[::1] width_v = width, partial_v = partial
-    cdef int64_t[::1] out_idx
-    cdef double[::1] out_val
-    for fill in range(2):
-        if fill:
-            indices = np.empty(ptr[S], dtype=np.int64)
-            data = np.empty(ptr[S])
-            out_idx = indices
-            out_val = data
-        with nogil:
-            for s in range(S):
-                a = policy[s]
-                i = s * A + a
-                for j in range(S1):
-                    lo_row[j] = 0.0
-                for k in range(lo_ptr[i], lo_ptr[i + 1]):
-                    lo_row[lo_cols[k]] = lo_vals[k]
-                w = INFINITY
-                for j in range(S1):
-                    if lo_row[j] == 0.0 and gap[s, a, j] < w:
-                        w = gap[s, a, j]
-                if w == INFINITY:
-                    w = 0.0
-                m = 0
-                for j in range(S1):
-                    kept[j] = not (lo_row[j] == 0.0 and gap[s, a, j] == w)
-                    m = m + kept[j]
-                if not fill:
-                    ptr[s + 1] = ptr[s] + m
-                    continue
-                m = 0
-                for t in range(S1):
-                    j = order[t]
-                    if kept[j]:
-                        ranks[m] = t
-                        items[m] = j
-                        m = m + 1
-                for j in range(S1):
-                    p_row[j] = lo_row[j]
-                _pour_row(&ranks[0], &items[0], m, &gap[s, a, 0], w, mass[s, a], S1,
-                          &p_row[0], &reach_v[s], &partial_v[s])
-                width_v[s] = w
-                out_k = ptr[s]
-                for j in range(S1):
-                    if kept[j]:
-                        out_idx[out_k] = j
-                        out_val[out_k] = p_row[j]
-                        out_k = out_k + 1
-    return out_ptr, indices, data, width, reach, partial
+    cdef Py_ssize_t k, m = 0
+    cdef double w = gap_unseen if nnz < n_next else INFINITY
+    for k in range(nnz):
+        if lo[k] == 0.0 and gap[k] < w:
+            w = gap[k]
+    if w == INFINITY:
+        w = 0.0
+    for k in range(nnz):
+        if not (lo[k] == 0.0 and gap[k] == w):
+            kept_col[m] = cols[k]
+            kept_lo[m] = lo[k]
+            kept_gap[m] = gap[k]
+            m = m + 1
+    width[0] = w
+    return m
 
 
-def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
+cdef Py_ssize_t _gather_dense(const int* lo_cols, const double* lo_vals, Py_ssize_t n_lo,
+                              const double* gap, Py_ssize_t n_next, double* lo_row,
+                              double* width, int64_t* kept_col, double* kept_lo,
+                              double* kept_gap) noexcept nogil:
+    """As :func:`_gather_csr` for one dense pair: positive lower ends ``lo_cols, lo_vals``
+    and the widths ``gap`` of all ``n_next`` next states (``lo_row`` is scratch)."""
+    cdef Py_ssize_t j, k, m = 0
+    cdef double w = INFINITY
+    for j in range(n_next):
+        lo_row[j] = 0.0
+    for k in range(n_lo):
+        lo_row[lo_cols[k]] = lo_vals[k]
+    for j in range(n_next):
+        if lo_row[j] == 0.0 and gap[j] < w:
+            w = gap[j]
+    if w == INFINITY:
+        w = 0.0
+    for j in range(n_next):
+        if not (lo_row[j] == 0.0 and gap[j] == w):
+            kept_col[m] = j
+            kept_lo[m] = lo_row[j]
+            kept_gap[m] = gap[j]
+            m = m + 1
+    width[0] = w
+    return m
+
+
+def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     """Pieces of the optimistic kernel of ``policy``, ``rank`` the positions in the pour order.
 
-    A row's unseen next states are those it does not store plus the stored
-    ones with ``lo = 0`` and the unseen width (the smallest width with
-    ``lo = 0``); its other stored entries are sorted by rank and poured by
-    :func:`_pour_row`: ``O(k log k)`` for ``k`` stored entries, and memory
-    ``O(S + stored)`` for the output. Returns ``(indptr, indices, data, width,
-    reach, partial)``.
+    Each row gathers the entries it stores (:func:`_gather_csr`,
+    :func:`_gather_dense`), sorts them by rank and pours by :func:`_pour_row`:
+    ``O(k log k)`` for ``k`` stored entries (CSR boxes; ``O(S log S)`` for a
+    dense row), memory ``O(S + stored)`` for the output. Two passes: count
+    the stored entries of each row, then fill them. Returns ``(indptr,
+    indices, data, width, reach, partial)``.
     """
-    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1, widest = boxes.widest
-    cdef Py_ssize_t s, i, k, m, fill
+    cdef bint dense = isinstance(boxes, DenseBoxes)
+    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
+    cdef Py_ssize_t s, i, k, m, fill, n_scratch = S1 if dense else boxes.widest
     cdef double w
-    cdef const int64_t[::1] indptr = boxes.indptr
-    cdef const int[::1] cols = boxes.cols
-    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
-    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
-    cdef Py_ssize_t[::1] ranks = np.empty(widest, dtype=np.intp)
-    cdef Py_ssize_t[::1] items = np.empty(widest, dtype=np.intp)
-    cdef double[::1] stored = np.empty(widest)
-    cdef double[::1] stored_gap = np.empty(widest)
+    cdef const int64_t[::1] indptr
+    cdef const int[::1] cols
+    cdef const double[::1] lo, gap
+    cdef const double[::1] gap_unseen
+    cdef const double[::1] mass = boxes.mass.reshape(-1)
+    if dense:
+        indptr, cols, lo, gap = boxes.lo_ptr, boxes.lo_cols, boxes.lo_vals, boxes.gap.reshape(-1)
+    else:
+        indptr, cols, lo, gap, gap_unseen = (boxes.indptr, boxes.cols, boxes.lo, boxes.gap,
+                                             boxes.gap_unseen)
+    cdef double[::1] lo_row = np.empty(S1 if dense else 1)
+    cdef int64_t[::1] kept_col = np.empty(n_scratch, dtype=np.int64)
+    cdef double[::1] kept_lo = np.empty(n_scratch)
+    cdef double[::1] kept_gap = np.empty(n_scratch)
+    cdef Py_ssize_t[::1] ranks = np.empty(n_scratch, dtype=np.intp)
+    cdef Py_ssize_t[::1] items = np.empty(n_scratch, dtype=np.intp)
     out_ptr = np.zeros(S + 1, dtype=np.int64)
     width = np.empty(S)
     reach = np.empty(S, dtype=np.int64)
@@ -1029,30 +1016,27 @@ def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const int64_t[::1] 
         with nogil:
             for s in range(S):
                 i = s * A + policy[s]
-                w = gap_unseen[i] if indptr[i + 1] - indptr[i] < S1 else INFINITY
-                for k in range(indptr[i], indptr[i + 1]):
-                    if lo[k] == 0.0 and gap[k] < w:
-                        w = gap[k]
-                if w == INFINITY:
-                    w = 0.0
-                m = 0
-                for k in range(indptr[i], indptr[i + 1]):
-                    if lo[k] == 0.0 and gap[k] == w:
-                        continue
-                    if fill:
-                        ranks[m] = rank[cols[k]]
-                        items[m] = m
-                        stored[m] = lo[k]
-                        stored_gap[m] = gap[k]
-                        out_idx[ptr[s] + m] = cols[k]
-                    m = m + 1
+                with cython.boundscheck(False):
+                    if dense:
+                        m = _gather_dense(&cols[indptr[i]], &lo[indptr[i]],
+                                          indptr[i + 1] - indptr[i], &gap[i * S1], S1,
+                                          &lo_row[0], &w, &kept_col[0], &kept_lo[0],
+                                          &kept_gap[0])
+                    else:
+                        m = _gather_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
+                                        indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w,
+                                        &kept_col[0], &kept_lo[0], &kept_gap[0])
                 if not fill:
                     ptr[s + 1] = ptr[s] + m
                     continue
+                for k in range(m):
+                    ranks[k] = rank[kept_col[k]]
+                    items[k] = k
+                    out_idx[ptr[s] + k] = kept_col[k]
                 _sort_by_key(&ranks[0], &items[0], m)
-                _pour_row(&ranks[0], &items[0], m, &stored_gap[0], w, mass[i], S1, &stored[0],
+                _pour_row(&ranks[0], &items[0], m, &kept_gap[0], w, mass[i], S1, &kept_lo[0],
                           &reach_v[s], &partial_v[s])
                 width_v[s] = w
                 for k in range(m):
-                    out_val[ptr[s] + k] = stored[k]
+                    out_val[ptr[s] + k] = kept_lo[k]
     return out_ptr, indices, data, width, reach, partial

@@ -64,16 +64,12 @@ def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
 
 def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
-    :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_csr` or
-    :func:`fast._evi.kernel_dense` along the full pour order (``O(S log S)``, once)."""
+    :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
+    along the full pour order (sorted once, ``O(S log S)``)."""
     order = goal_first_order(v_ext).astype(np.int64)
-    if boxes.sparse:
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        pieces = _evi.kernel_csr(boxes.compiled, policy, rank)
-    else:
-        pieces = _evi.kernel_dense(boxes.compiled, policy, order)
-    return PouredKernel(order, *pieces)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return PouredKernel(order, *_evi.kernel_pieces(boxes.compiled, policy, rank))
 
 
 class VIModel:

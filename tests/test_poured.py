@@ -38,8 +38,8 @@ def count_tables(draw):
     counts = rng.integers(0, scale + 1, size=(S, A, S + 1)) * (rng.random((S, A, S + 1)) < density)
     counts[rng.random((S, A)) < draw(st.sampled_from([0.0, 0.3]))] = 0
     levels = draw(st.sampled_from([[0.0, 1.0], [0.0, 0.5, 2.0], [0.25]]))
-    v_ext = np.append(rng.choice(levels, size=S) + rng.random(S) * draw(st.sampled_from([0, 1e-3])),
-                      0.0)
+    jitter = draw(st.sampled_from([0.0, 1e-3]))
+    v_ext = np.append(rng.choice(levels, size=S) + rng.random(S) * jitter, 0.0)
     delta = draw(st.sampled_from([1e-3, 0.1, 0.5]))
     return counts.astype(np.float64), v_ext, delta, draw(st.booleans())
 
