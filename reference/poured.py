@@ -280,6 +280,10 @@ class PouredKernel:
         return dense
 
     def __array__(self, dtype=None, copy=None):
+        """The dense array of :meth:`toarray` (always a new array: ``copy=False`` is refused)."""
+        if copy is False:
+            raise ValueError("a PouredKernel is expanded into a new array; it cannot be "
+                             "viewed without a copy (copy=False).")
         dense = self.toarray()
         return dense if dtype is None else dense.astype(dtype, copy=False)
 

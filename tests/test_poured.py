@@ -128,6 +128,9 @@ def test_a_hand_built_kernel():
     assert kernel.shape == (2, 4) and len(kernel) == 2
     assert np.array_equal(kernel.toarray(), expected)
     assert np.array_equal(np.asarray(kernel), expected)
+    assert np.asarray(kernel, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="copy=False"):
+        np.array(kernel, copy=False)
     assert kernel.nnz == 7
     assert np.allclose(kernel @ np.array([1.0, 2.0, 4.0, 0.0]), expected @ [1, 2, 4, 0])
     assert np.array_equal(kernel @ np.array([np.inf, 0.0, 0.0, 0.0]), [np.inf, np.inf])
