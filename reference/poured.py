@@ -114,6 +114,12 @@ class PouredKernel:
     ``+inf`` (``-inf``) exactly when a positive entry meets ``+inf``
     (``-inf``), and NaN when it meets both.
 
+    ``y @ kernel`` (a distribution over the rows pushed one step, ``y`` finite
+    of shape ``(n,)``) costs ``O(S + n + stored)`` too: an unseen next state
+    at position ``t`` of the order receives ``sum w_i y_i`` over the rows
+    with ``r_i > t``, a suffix sum over the reaches, less the rows that store
+    it.
+
     Examples
     --------
     Two rows over ``S+1 = 4`` next states, poured goal first (``order``
@@ -135,6 +141,8 @@ class PouredKernel:
     array([1.4 , 0.25])
     >>> k @ np.array([1.0, 2.0, np.inf, 0.0])
     array([1.4 , 0.25])
+    >>> np.array([1.0, 2.0]) @ k
+    array([0.7, 0.6, 0. , 1.7])
     >>> k[1]
     array([0.25, 0.  , 0.  , 0.75])
     >>> k.tocsr().nnz
@@ -143,6 +151,8 @@ class PouredKernel:
 
     __slots__ = ("order", "rank", "indptr", "indices", "data", "width", "reach", "partial",
                  "descending")
+    __array_ufunc__ = None
+    """NumPy's operators defer to this class: ``y @ kernel`` runs :meth:`__rmatmul__`."""
 
     def __init__(self, order, indptr, indices, data, width, reach, partial, descending=False):
         order = np.array(order, dtype=np.int64)
@@ -351,6 +361,26 @@ class PouredKernel:
         value, n_pos, n_neg = totals
         with np.errstate(invalid="ignore"):
             return np.where(n_pos > 0, np.inf, 0.0) + np.where(n_neg > 0, -np.inf, 0.0) + value
+
+    def __rmatmul__(self, y):
+        """``y @ kernel`` for finite ``y`` of shape ``(n,)``, in ``O(S + n + stored)``."""
+        y = np.asarray(y, dtype=np.float64)
+        n, n_next = self.shape
+        if y.shape != (n,):
+            raise ShapeError(f"`y` must have shape (n,) = ({n},); got {y.shape}.")
+        if not np.all(np.isfinite(y)):
+            raise NotFiniteError("`y` must be finite.")
+        rows, before, _ = self._stored_before_reach()
+        full = self.width * y
+        reaching = np.bincount(self.reach, weights=full, minlength=n_next + 1)
+        along = np.cumsum(reaching[::-1])[::-1][1:]
+        out = np.zeros(n_next)
+        out[self.order] = along
+        out -= np.bincount(self.indices[before], weights=full[rows[before]], minlength=n_next)
+        at_reach = self._unseen_at_reach()
+        out += np.bincount(self.order[self.reach[at_reach]],
+                           weights=(self.partial * y)[at_reach], minlength=n_next)
+        return out + np.bincount(self.indices, weights=self.data * y[rows], minlength=n_next)
 
     def _apply(self, x, positive=False):
         """``kernel @ x`` for finite ``x``; with ``positive``, count the positive entries'

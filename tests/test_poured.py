@@ -98,6 +98,8 @@ def test_matvec_equals_the_dense_product(problem, seed, infinite):
         assert np.allclose(got, expected, rtol=1e-13, atol=0)
         assert np.allclose(kernel @ np.stack([finite, 2 * finite], axis=1),
                            dense @ np.stack([finite, 2 * finite], axis=1), rtol=1e-13, atol=0)
+        y = rng.uniform(0.5, 2.0, size=kernel.shape[0])
+        assert np.allclose(y @ kernel, y @ dense, rtol=1e-13, atol=1e-300)
 
 
 @pytest.mark.parametrize("name", KERNEL_SETS)
@@ -181,3 +183,7 @@ def test_bad_products_and_keys_are_refused():
         kernel @ np.array([np.nan, 0.0])
     with pytest.raises(IndexError):
         kernel[1]
+    with pytest.raises(reference.ShapeError):
+        np.ones(2) @ kernel
+    with pytest.raises(reference.NotFiniteError):
+        np.array([np.inf]) @ kernel
