@@ -915,15 +915,17 @@ cdef void _pour_row(const Py_ssize_t* ranks, const Py_ssize_t* items, Py_ssize_t
         t = t + 1
 
 
-cdef Py_ssize_t _gather_csr(const int* cols, const double* lo, const double* gap,
-                            Py_ssize_t nnz, double gap_unseen, Py_ssize_t n_next, double* width,
-                            int64_t* kept_col, double* kept_lo,
-                            double* kept_gap) noexcept nogil:
-    """The stored entries of one CSR pair that the pieces store; returns how many.
+cdef Py_ssize_t _gather(const int* cols, const double* lo, const double* gap, Py_ssize_t nnz,
+                        double gap_unseen, Py_ssize_t n_next, double* width, int64_t* kept_col,
+                        double* kept_lo, double* kept_gap) noexcept nogil:
+    """The entries of one pair that the pieces store; returns how many.
 
-    Its unseen next states are those it does not store plus the stored ones
-    with ``lo = 0`` and the unseen width (the smallest width with ``lo = 0``,
-    written into ``width``); the others are copied, ascending by column.
+    The pair stores ``nnz`` next states ``cols`` (ascending) with boxes
+    ``[lo, lo + gap]``, the others having ``[0, gap_unseen]``. Its unseen next
+    states are those it does not store plus the stored ones with ``lo = 0`` and
+    the unseen width (the smallest width with ``lo = 0``, written into
+    ``width``); the others are copied, ascending by column. A dense row is the
+    case ``nnz = n_next``.
     """
     cdef Py_ssize_t k, m = 0
     cdef double w = gap_unseen if nnz < n_next else INFINITY
@@ -942,38 +944,12 @@ cdef Py_ssize_t _gather_csr(const int* cols, const double* lo, const double* gap
     return m
 
 
-cdef Py_ssize_t _gather_dense(const int* lo_cols, const double* lo_vals, Py_ssize_t n_lo,
-                              const double* gap, Py_ssize_t n_next, double* lo_row,
-                              double* width, int64_t* kept_col, double* kept_lo,
-                              double* kept_gap) noexcept nogil:
-    """As :func:`_gather_csr` for one dense pair: positive lower ends ``lo_cols, lo_vals``
-    and the widths ``gap`` of all ``n_next`` next states (``lo_row`` is scratch)."""
-    cdef Py_ssize_t j, k, m = 0
-    cdef double w = INFINITY
-    for j in range(n_next):
-        lo_row[j] = 0.0
-    for k in range(n_lo):
-        lo_row[lo_cols[k]] = lo_vals[k]
-    for j in range(n_next):
-        if lo_row[j] == 0.0 and gap[j] < w:
-            w = gap[j]
-    if w == INFINITY:
-        w = 0.0
-    for j in range(n_next):
-        if not (lo_row[j] == 0.0 and gap[j] == w):
-            kept_col[m] = j
-            kept_lo[m] = lo_row[j]
-            kept_gap[m] = gap[j]
-            m = m + 1
-    width[0] = w
-    return m
-
-
 def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     """Pieces of the optimistic kernel of ``policy``, ``rank`` the positions in the pour order.
 
-    Each row gathers the entries it stores (:func:`_gather_csr`,
-    :func:`_gather_dense`), sorts them by rank and pours by :func:`_pour_row`:
+    Each row gathers the entries it stores (:func:`_gather`; a dense row's
+    lower ends are first spread over ``S+1`` next states), sorts them by rank
+    and pours by :func:`_pour_row`:
     ``O(k log k)`` for ``k`` stored entries (CSR boxes; ``O(S log S)`` for a
     dense row), memory ``O(S + stored)`` for the output. Two passes: count
     the stored entries of each row, then fill them. Returns ``(indptr,
@@ -981,7 +957,7 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     """
     cdef bint dense = isinstance(boxes, DenseBoxes)
     cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
-    cdef Py_ssize_t s, i, k, m, fill, n_scratch = S1 if dense else boxes.widest
+    cdef Py_ssize_t s, i, j, k, m, fill, n_scratch = S1 if dense else boxes.widest
     cdef double w
     cdef const int64_t[::1] indptr
     cdef const int[::1] cols
@@ -994,6 +970,7 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
         indptr, cols, lo, gap, gap_unseen = (boxes.indptr, boxes.cols, boxes.lo, boxes.gap,
                                              boxes.gap_unseen)
     cdef double[::1] lo_row = np.empty(S1 if dense else 1)
+    cdef const int[::1] every = np.arange(S1 if dense else 1, dtype=np.intc)
     cdef int64_t[::1] kept_col = np.empty(n_scratch, dtype=np.int64)
     cdef double[::1] kept_lo = np.empty(n_scratch)
     cdef double[::1] kept_gap = np.empty(n_scratch)
@@ -1018,14 +995,16 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                 i = s * A + policy[s]
                 with cython.boundscheck(False):
                     if dense:
-                        m = _gather_dense(&cols[indptr[i]], &lo[indptr[i]],
-                                          indptr[i + 1] - indptr[i], &gap[i * S1], S1,
-                                          &lo_row[0], &w, &kept_col[0], &kept_lo[0],
-                                          &kept_gap[0])
+                        for j in range(S1):
+                            lo_row[j] = 0.0
+                        for k in range(indptr[i], indptr[i + 1]):
+                            lo_row[cols[k]] = lo[k]
+                        m = _gather(&every[0], &lo_row[0], &gap[i * S1], S1, 0.0, S1, &w,
+                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
                     else:
-                        m = _gather_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                        indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w,
-                                        &kept_col[0], &kept_lo[0], &kept_gap[0])
+                        m = _gather(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
+                                    indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w,
+                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
                 if not fill:
                     ptr[s + 1] = ptr[s] + m
                     continue
