@@ -4,16 +4,29 @@ Usage: ``python benchmarks/memory_solve.py [ROUNDS] [S]`` (defaults: 4 rounds,
 S = 10^5). Runs ``fast.solve`` on ``reference.garnet(S, 4, 3, sparse=True)``
 (``eps = 0.1``, ``delta = 0.1``, seed 0) in this process, and after every
 round of SEARCH prints the samples per pair, the bytes of the sample store
-(its CSR counts) and the growth of the peak resident set size
+(its CSR counts), the peak of the memory allocated during the round and
+still live at once (``tracemalloc``, which numpy reports to; the sample
+store included), and the growth of the peak resident set size
 (``resource.getrusage``) since the model was built, then stops after ROUNDS
-rounds. A full run is out of reach of a benchmark (the allocation asks for
-millions of samples per pair); the rounds show whether the peak grows with
-the samples per pair or stays a constant times the store.
+rounds. The resident set reuses what building the model freed and grows by
+the allocator's steps; the traced peak is the round's own. A full run is out
+of reach of a benchmark (the allocation asks for millions of samples per
+pair); the rounds show whether the peak grows with the samples per pair or
+stays a constant times the store.
+
+After the last round, the EVI of that round is run again on its samples (read
+back from the run's checkpoint) to print the size of its optimistic kernel
+``p_tilde`` (a :class:`reference.PouredKernel`) against the explicit CSR
+matrix of the same kernel, which is what grew with the samples per pair
+before.
 """
 
+import os
 import resource
 import sys
+import tempfile
 import time
+import tracemalloc
 
 import fast
 import reference
@@ -21,6 +34,10 @@ import reference
 
 class _Stop(Exception):
     """Raised by the callback once the rounds asked for are done."""
+
+
+EPS = 0.1
+DELTA = 0.1
 
 
 def peak_bytes():
@@ -32,27 +49,44 @@ def main(rounds=4, n_states=100_000):
     ssp = reference.garnet(n_states, 4, 3, seed=0, sparse=True)
     model = fast.TabularGenerativeModel(ssp)
     store_nnz = ssp.kernel_csr().nnz
+    store = store_nnz * (8 + 4) + (n_states * 4 + 1) * 4
     base = peak_bytes()
     start = time.perf_counter()
     done = []
     print(f"garnet(S = {n_states}, A = 4, branching 3): {store_nnz} stored pairs-next-states; "
           f"peak RSS after building it {base / 2**20:.0f} MiB")
-    print(f"{'round':>5} {'samples/pair':>13} {'store MiB':>10} {'peak growth MiB':>16} "
-          f"{'growth / store':>15} {'seconds':>8}")
+    print(f"{'round':>5} {'samples/pair':>13} {'store MiB':>10} {'live peak MiB':>14} "
+          f"{'live / store':>13} {'RSS growth MiB':>15} {'RSS / store':>12} {'seconds':>8}")
 
     def callback(round_):
         done.append(round_)
-        store = store_nnz * (8 + 4) + (n_states * 4 + 1) * 4
+        live = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
         growth = peak_bytes() - base
-        print(f"{len(done):5d} {round_.target:13d} {store / 2**20:10.1f} {growth / 2**20:16.1f} "
-              f"{growth / store:15.2f} {time.perf_counter() - start:8.1f}", flush=True)
+        print(f"{len(done):5d} {round_.target:13d} {store / 2**20:10.1f} {live / 2**20:14.1f} "
+              f"{live / store:13.2f} {growth / 2**20:15.1f} {growth / store:12.2f} "
+              f"{time.perf_counter() - start:8.1f}", flush=True)
         if len(done) >= rounds:
             raise _Stop
 
-    try:
-        fast.solve(model, ssp.costs, 0.1, 0.1, seed=0, callback=callback)
-    except _Stop:
-        pass
+    with tempfile.TemporaryDirectory() as directory:
+        checkpoint = os.path.join(directory, "run.npz")
+        tracemalloc.start()
+        try:
+            fast.solve(model, ssp.costs, EPS, DELTA, seed=0, callback=callback,
+                       checkpoint=checkpoint)
+        except _Stop:
+            pass
+        tracemalloc.stop()
+        counts = reference.SampleStore.load(checkpoint)[0].counts_csr()
+    last = done[-1]
+    mu = float(ssp.costs.min()) * EPS / (6.0 * last.scale)
+    p_tilde = fast.extended_value_iteration(counts, ssp.costs, DELTA, mu).p_tilde
+    explicit = p_tilde.nnz * (8 + 4) + (n_states + 1) * 4
+    print(f"p_tilde of round {len(done)}: {p_tilde!r}; {p_tilde.nbytes / 2**20:.1f} MiB "
+          f"({p_tilde.nbytes / store:.2f} x the store) against {explicit / 2**20:.1f} MiB as "
+          f"an explicit CSR matrix ({explicit / store:.1f} x the store, "
+          f"{p_tilde.nnz / n_states:.0f} entries per row)")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from reference import (
     generative,
     hitting,
     model,
+    poured,
     results,
     runs,
     threads,
@@ -53,6 +54,7 @@ from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
+from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
@@ -81,6 +83,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified,
+    confidence, robust, certified, poured,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

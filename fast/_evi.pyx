@@ -19,8 +19,9 @@ Kernel protocol (what the Python EVI loop calls):
 - :func:`sweep_dense` / :func:`sweep_csr` ``(boxes, costs, v_ext, v_out,
   policy_out, n_threads) -> residual`` run one EVI sweep, the partial sort of
   ``v`` included, and return ``max_s |v_out(s) - v(s)|``;
-- :func:`kernel_dense` / :func:`kernel_csr` ``(boxes, policy, v_ext)`` build
-  the optimistic kernel of ``policy`` at ``v``;
+- :func:`kernel_pieces` ``(boxes, policy, rank)`` builds the pieces of the
+  optimistic kernel of ``policy`` along the pour order of ``v`` (a
+  ``reference.poured.PouredKernel``), dense or CSR boxes;
 - :func:`radius_dense` writes the radius of dense counts (``bernstein_radius``).
 
 A next state that a pair never reached has the box ``[0, min(1, beta_0)]``,
@@ -857,180 +858,164 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
 
 
 # ---------------------------------------------------------------------------
-# Optimistic kernels
+# Optimistic kernels: the pieces of a reference.poured.PouredKernel
 
 
-def kernel_dense(DenseBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v_ext):
-    """Optimistic kernel ``(S, S+1)`` of ``policy`` at ``v``: lower ends plus the greedy pour."""
-    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1, s, a, i, j, k
-    cdef double left, g
-    cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
-    cdef const int[::1] lo_cols = boxes.lo_cols
-    cdef const double[::1] lo_vals = boxes.lo_vals
-    cdef const double[:, :, ::1] gap = boxes.gap
-    cdef const double[:, ::1] mass = boxes.mass
-    cdef Py_ssize_t[::1] order = np.empty(S1, dtype=np.intp)
-    cdef double[::1] val = np.empty(S1)
-    kernel = np.zeros((S, S1))
-    cdef double[:, ::1] out = kernel
-    with nogil:
-        _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
-        for s in range(S):
-            a = policy[s]
-            i = s * A + a
-            for k in range(lo_ptr[i], lo_ptr[i + 1]):
-                out[s, lo_cols[k]] = lo_vals[k]
-            left = mass[s, a]
-            j = 0
-            while left > 0.0 and j < S1:
-                g = gap[s, a, order[j]]
-                if g >= left:
-                    out[s, order[j]] += left
-                    break
-                out[s, order[j]] += g
-                left = left - g
-                j = j + 1
-    return kernel
+cdef void _pour_row(const Py_ssize_t* ranks, const Py_ssize_t* items, Py_ssize_t m,
+                    const double* gap, double width, double mass, Py_ssize_t n_next,
+                    double* stored, int64_t* reach, double* partial) noexcept nogil:
+    """The greedy pour of one pair over its ``m`` stored entries, given by rank.
 
-
-cdef Py_ssize_t _kernel_row(const int* cols, const double* lo, const double* gap,
-                            Py_ssize_t nnz, double gap_unseen, double mass, const Order* o,
-                            Py_ssize_t* ranks, Py_ssize_t* items, Py_ssize_t* n_seen,
-                            double* stored, Py_ssize_t* fill_stop,
-                            double* fill_last) noexcept nogil:
-    """Greedy solution of one sparse pair, in ``O(k log k)``.
-
-    Writes the probability of each stored entry into ``stored``, and the
-    stored entries inside the pour prefix, sorted by rank, into ``ranks`` (their
-    number into ``n_seen``). The unseen next states that receive mass are those
-    at the unseen pour ranks below ``fill_stop``: all at ``gap_unseen`` but the
-    one at rank ``fill_stop - 1``, which gets ``fill_last``. Returns their
-    number.
+    ``ranks`` (ascending) are the stored entries' positions in the pour order
+    and ``items`` their indices into ``gap`` and ``stored`` (which holds their
+    lower ends and receives the poured mass). Between two stored entries lies a
+    run of unseen next states of width ``width``: filled whole when
+    ``length * width < mass``, else ``trunc(mass / width)`` of them and the
+    rest (clipped to ``[0, width]``) into the next, where the pour stops.
+    Writes the position where it stopped into ``reach`` (``n_next`` if it
+    went through the order) and the unseen rest there into ``partial``: the
+    arithmetic of :func:`reference.kernels.poured_kernel`, step for step.
     """
-    cdef Py_ssize_t k, m, t, r, start = 0, n_unseen = 0, q, length
-    cdef double g, acc, left
-    for k in range(nnz):
-        stored[k] = lo[k]
-    fill_stop[0] = 0
-    fill_last[0] = 0.0
-    n_seen[0] = 0
+    cdef Py_ssize_t t = 0, r, start = 0, length, q
+    cdef double g, left
+    reach[0] = 0
+    partial[0] = 0.0
     if mass <= 0.0:
-        return 0
-    m = _seen_in_prefix(cols, lo, nnz, o, &acc, ranks, items)
-    n_seen[0] = m
-    t = 0
+        return
     while True:
-        r = ranks[t] if t < m else o.n
+        r = ranks[t] if t < m else n_next
         length = r - start
-        if length > 0:
-            if length * gap_unseen < mass:
-                mass = mass - length * gap_unseen
-                n_unseen = n_unseen + length
-                fill_stop[0] = r
-                fill_last[0] = gap_unseen
+        if length * width < mass:
+            mass = mass - length * width
+        else:
+            q = <Py_ssize_t>(mass / width)
+            left = 0.0
+            if q >= length:
+                q = length
             else:
-                q = <Py_ssize_t>(mass / gap_unseen)
-                left = mass - q * gap_unseen
-                if q >= length:
-                    q = length
-                    left = 0.0
-                if left > 0.0:
-                    n_unseen = n_unseen + q + 1
-                    fill_stop[0] = start + q + 1
-                    fill_last[0] = left
-                elif q > 0:
-                    n_unseen = n_unseen + q
-                    fill_stop[0] = start + q
-                    fill_last[0] = gap_unseen
-                return n_unseen
+                left = mass - q * width
+            if left < 0.0:
+                left = 0.0
+            if left > width:
+                left = width
+            reach[0] = start + q
+            partial[0] = left
+            return
         if t == m:
-            return n_unseen
+            reach[0] = n_next
+            return
         g = gap[items[t]]
         if g >= mass:
             stored[items[t]] += mass
-            return n_unseen
+            reach[0] = r
+            return
         stored[items[t]] += g
         mass = mass - g
         start = r + 1
         t = t + 1
 
 
-def kernel_csr(CsrBoxes boxes, const Py_ssize_t[::1] policy, const double[::1] v_ext):
-    """Optimistic kernel of ``policy`` at ``v`` as CSR parts ``(indptr, indices, data)``.
+cdef Py_ssize_t _gather(const int* cols, const double* lo, const double* gap, Py_ssize_t nnz,
+                        double gap_unseen, Py_ssize_t n_next, double* width, int64_t* kept_col,
+                        double* kept_lo, double* kept_gap) noexcept nogil:
+    """The entries of one pair that the pieces store; returns how many.
 
-    Shape ``(S, S+1)``. Each row holds the positive entries among the pair's
-    stored next states and the unseen next states that received mass,
-    ascending by index: ``O(r log r)`` for a row of ``r`` entries, and memory
-    for the output plus ``O(prefix)``. Two passes: count the entries of each
-    row, then fill them.
+    The pair stores ``nnz`` next states ``cols`` (ascending) with boxes
+    ``[lo, lo + gap]``, the others having ``[0, gap_unseen]``. Its unseen next
+    states are those it does not store plus the stored ones with ``lo = 0`` and
+    the unseen width (the smallest width with ``lo = 0``, written into
+    ``width``); the others are copied, ascending by column. A dense row is the
+    case ``nnz = n_next``.
     """
-    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, width = boxes.widest
-    cdef Py_ssize_t s, i, k, t, u, nnz, n_unseen, n_seen, out_k, e, fill, stop
-    cdef double last
-    cdef const int64_t[::1] indptr = boxes.indptr
-    cdef const int[::1] cols = boxes.cols
-    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
-    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
-    cdef double[::1] val = np.empty(boxes.prefix + 1)
-    cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
-    cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] ranks = np.empty(width, dtype=np.intp)
-    cdef Py_ssize_t[::1] items = np.empty(width, dtype=np.intp)
-    cdef double[::1] stored = np.empty(width)
-    cdef Py_ssize_t[::1] extra = np.empty(boxes.prefix + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] extra_rank = np.empty(boxes.prefix + 1, dtype=np.intp)
-    cdef int[::1] rank = boxes.rank
-    cdef Order o
-    with nogil:
-        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
+    cdef Py_ssize_t k, m = 0
+    cdef double w = gap_unseen if nnz < n_next else INFINITY
+    for k in range(nnz):
+        if lo[k] == 0.0 and gap[k] < w:
+            w = gap[k]
+    if w == INFINITY:
+        w = 0.0
+    for k in range(nnz):
+        if not (lo[k] == 0.0 and gap[k] == w):
+            kept_col[m] = cols[k]
+            kept_lo[m] = lo[k]
+            kept_gap[m] = gap[k]
+            m = m + 1
+    width[0] = w
+    return m
+
+
+def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
+    """Pieces of the optimistic kernel of ``policy``, ``rank`` the positions in the pour order.
+
+    Each row gathers the entries it stores (:func:`_gather`; a dense row's
+    lower ends are first spread over ``S+1`` next states), sorts them by rank
+    and pours by :func:`_pour_row`:
+    ``O(k log k)`` for ``k`` stored entries (CSR boxes; ``O(S log S)`` for a
+    dense row), memory ``O(S + stored)`` for the output. Two passes: count
+    the stored entries of each row, then fill them. Returns ``(indptr,
+    indices, data, width, reach, partial)``.
+    """
+    cdef bint dense = isinstance(boxes, DenseBoxes)
+    cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
+    cdef Py_ssize_t s, i, j, k, m, fill, n_scratch = S1 if dense else boxes.widest
+    cdef double w
+    cdef const int64_t[::1] indptr
+    cdef const int[::1] cols
+    cdef const double[::1] lo, gap
+    cdef const double[::1] gap_unseen
+    cdef const double[::1] mass = boxes.mass.reshape(-1)
+    if dense:
+        indptr, cols, lo, gap = boxes.lo_ptr, boxes.lo_cols, boxes.lo_vals, boxes.gap.reshape(-1)
+    else:
+        indptr, cols, lo, gap, gap_unseen = (boxes.indptr, boxes.cols, boxes.lo, boxes.gap,
+                                             boxes.gap_unseen)
+    cdef double[::1] lo_row = np.empty(S1 if dense else 1)
+    cdef const int[::1] every = np.arange(S1 if dense else 1, dtype=np.intc)
+    cdef int64_t[::1] kept_col = np.empty(n_scratch, dtype=np.int64)
+    cdef double[::1] kept_lo = np.empty(n_scratch)
+    cdef double[::1] kept_gap = np.empty(n_scratch)
+    cdef Py_ssize_t[::1] ranks = np.empty(n_scratch, dtype=np.intp)
+    cdef Py_ssize_t[::1] items = np.empty(n_scratch, dtype=np.intp)
     out_ptr = np.zeros(S + 1, dtype=np.int64)
-    cdef int64_t[::1] ptr = out_ptr
-    cdef Py_ssize_t[::1] out_idx
+    width = np.empty(S)
+    reach = np.empty(S, dtype=np.int64)
+    partial = np.empty(S)
+    cdef int64_t[::1] ptr = out_ptr, reach_v = reach
+    cdef double[::1] width_v = width, partial_v = partial
+    cdef int64_t[::1] out_idx
     cdef double[::1] out_val
     for fill in range(2):
         if fill:
-            indices = np.empty(ptr[S], dtype=np.intp)
+            indices = np.empty(ptr[S], dtype=np.int64)
             data = np.empty(ptr[S])
             out_idx = indices
             out_val = data
         with nogil:
             for s in range(S):
                 i = s * A + policy[s]
-                nnz = indptr[i + 1] - indptr[i]
                 with cython.boundscheck(False):
-                    n_unseen = _kernel_row(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]], nnz,
-                                           gap_unseen[i], mass[i], &o, &ranks[0], &items[0],
-                                           &n_seen, &stored[0], &stop, &last)
-                if not fill:
-                    out_k = n_unseen
-                    for k in range(nnz):
-                        if stored[k] > 0.0:
-                            out_k = out_k + 1
-                    ptr[s + 1] = ptr[s] + out_k
-                    continue
-                e = 0
-                u = 0
-                for t in range(stop):
-                    if u < n_seen and ranks[u] == t:
-                        u = u + 1
-                        continue
-                    extra[e] = idx[t]
-                    extra_rank[e] = t
-                    e = e + 1
-                _sort_by_key(&extra[0], &extra_rank[0], e)
-                out_k = ptr[s]
-                k = 0
-                u = 0
-                while k < nnz or u < e:
-                    if u == e or (k < nnz and cols[indptr[i] + k] < extra[u]):
-                        if stored[k] > 0.0:
-                            out_idx[out_k] = cols[indptr[i] + k]
-                            out_val[out_k] = stored[k]
-                            out_k = out_k + 1
-                        k = k + 1
+                    if dense:
+                        for j in range(S1):
+                            lo_row[j] = 0.0
+                        for k in range(indptr[i], indptr[i + 1]):
+                            lo_row[cols[k]] = lo[k]
+                        m = _gather(&every[0], &lo_row[0], &gap[i * S1], S1, 0.0, S1, &w,
+                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
                     else:
-                        out_idx[out_k] = extra[u]
-                        out_val[out_k] = last if extra_rank[u] == stop - 1 else gap_unseen[i]
-                        out_k = out_k + 1
-                        u = u + 1
-    return out_ptr, indices, data
+                        m = _gather(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
+                                    indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w,
+                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
+                if not fill:
+                    ptr[s + 1] = ptr[s] + m
+                    continue
+                for k in range(m):
+                    ranks[k] = rank[kept_col[k]]
+                    items[k] = k
+                    out_idx[ptr[s] + k] = kept_col[k]
+                _sort_by_key(&ranks[0], &items[0], m)
+                _pour_row(&ranks[0], &items[0], m, &kept_gap[0], w, mass[i], S1, &kept_lo[0],
+                          &reach_v[s], &partial_v[s])
+                width_v[s] = w
+                for k in range(m):
+                    out_val[ptr[s] + k] = kept_lo[k]
+    return out_ptr, indices, data, width, reach, partial

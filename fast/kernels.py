@@ -15,7 +15,8 @@ picks.
 import numpy as np
 import scipy.sparse as sp
 from reference.backend import KernelSet
-from reference.kernels import pour_order
+from reference.kernels import goal_first_order, pour_order
+from reference.poured import PouredKernel
 
 from . import _evi, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
@@ -62,13 +63,13 @@ def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
 
 
 def optimistic_kernel(boxes, v_ext, policy):
-    """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``."""
-    if not boxes.sparse:
-        return _evi.kernel_dense(boxes.compiled, policy, v_ext)
-    indptr, indices, data = _evi.kernel_csr(boxes.compiled, policy, v_ext)
-    S = boxes.n_states
-    kernel = sp.csr_array((data, indices, indptr), shape=(S, S + 1))
-    return kernel.toarray() if boxes.compiled.from_dense else kernel
+    """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
+    :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
+    along the full pour order (sorted once, ``O(S log S)``)."""
+    order = goal_first_order(v_ext).astype(np.int64)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return PouredKernel(order, *_evi.kernel_pieces(boxes.compiled, policy, rank))
 
 
 class VIModel:

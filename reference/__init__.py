@@ -24,6 +24,7 @@ from . import (
     kernels,
     model,
     optimal,
+    poured,
     range_search,
     results,
     robust,
@@ -45,6 +46,7 @@ from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
+from .poured import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .robust import *  # noqa: F401,F403
@@ -54,6 +56,6 @@ from .threads import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified,
+    confidence, robust, certified, poured,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -50,8 +50,10 @@ class KernelSet:
         ``max_s |v_out(s) - v_ext(s)|`` (a float).
     optimistic_kernel : callable
         ``optimistic_kernel(boxes, v_ext, policy) -> p``: the minimiser of
-        the inner problem at ``v_ext`` for the pairs ``(s, policy[s])``;
-        float64 ``(S, S+1)``, CSR when the boxes were built from CSR counts.
+        the inner problem at ``v_ext`` for the pairs ``(s, policy[s])``, a
+        :class:`~reference.poured.PouredKernel` of shape ``(S, S+1)`` (the
+        pieces of :func:`reference.kernels.poured_kernel`, equal in both kernel
+        sets), whatever the storage of the counts.
     vi_model : callable
         ``vi_model(ssp) -> model``: a known SSP prepared for :attr:`vi_sweep`.
     vi_sweep : callable

@@ -24,6 +24,7 @@ from .kernels import (
     goal_first_order,
     pour,
 )
+from .poured import PouredKernel
 from .results import Result
 
 __all__ = [
@@ -60,9 +61,14 @@ class EVIResult(Result):
     policy : ndarray of int64, shape (S,)
         Greedy policy with respect to ``v_j`` (the argmin building
         ``v_{j+1}``; ties to the lowest action).
-    p_tilde : ndarray of float64, shape (S, S+1), or scipy.sparse.csr_array
+    p_tilde : PouredKernel, shape (S, S+1)
         Optimistic kernel ``p_tilde(.|s, policy(s))`` minimising the inner
-        problem at ``v_j``; CSR when the counts were given as CSR.
+        problem at ``v_j`` (:func:`optimistic_inner`), whatever the storage
+        of the counts: per row its seen next states' probabilities and how
+        far the pour went along the shared order of ``v_j``, so its memory is
+        ``O(S + stored entries)`` however many samples the boxes rest on.
+        ``p_tilde @ x``, ``p_tilde.toarray()`` and ``p_tilde.tocsr()`` read it
+        (:class:`~reference.poured.PouredKernel`).
     n_iter : int
         Sweeps performed, ``j + 1`` (the last one computed ``v_{j+1}``).
     residual : float
@@ -75,7 +81,7 @@ class EVIResult(Result):
 
     v_tilde: np.ndarray
     policy: np.ndarray
-    p_tilde: np.ndarray | sp.csr_array
+    p_tilde: PouredKernel
     n_iter: int
     residual: float
     converged: bool

@@ -9,7 +9,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import certified, evi
 from ._checks import check_int, check_real
@@ -17,6 +16,7 @@ from .allocation import top_up_to_fixpoint
 from .certified import Certificate
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
+from .poured import PouredKernel
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
 
@@ -34,8 +34,10 @@ class SolveResult(Result):
     v_tilde : ndarray of float64, shape (S,)
         The optimistic values of the last EVI (not the policy's values
         ``V^pi``, which :func:`policy_values` computes on a known model).
-    p_tilde : ndarray of float64, shape (S, S+1), or scipy.sparse.csr_array
-        The optimistic kernel of ``policy``.
+    p_tilde : PouredKernel, shape (S, S+1)
+        The optimistic kernel of ``policy`` (:attr:`EVIResult.p_tilde
+        <reference.evi.EVIResult>`): compact, ``O(S + stored entries)``
+        whatever the samples per pair.
     Delta_final : float
         The final range guess ``Delta`` of SEARCH (``max v_tilde <= Delta``);
         not to be confused with the confidence level ``delta``.
@@ -87,7 +89,7 @@ class SolveResult(Result):
 
     policy: np.ndarray
     v_tilde: np.ndarray
-    p_tilde: np.ndarray | sp.csr_array
+    p_tilde: PouredKernel
     Delta_final: float
     D_hat: float | None
     nu: float | None

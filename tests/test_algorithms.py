@@ -300,7 +300,7 @@ def test_one_true_exit_does_not_hide_an_uninformed_stop(backend):
     ssp = backend.chain(4)
     with pytest.warns(NotCertifiedWarning, match="not certified"):
         res = backend.solve(ssp, ssp.costs, 0.2, 0.2, seed=0)
-    kernel = res.p_tilde.toarray() if hasattr(res.p_tilde, "toarray") else res.p_tilde
+    kernel = res.p_tilde.toarray()
     assert np.all(kernel[:, -1] == 1.0) and res.Delta_final == 1.0
     assert not res.certificate.certified(0.2)
 

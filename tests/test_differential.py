@@ -17,7 +17,8 @@ for its numbers, then runs both backends:
 - each EVI kernel of the protocol (``docs/backends.md``) on its own, the numpy
   kernel set against the compiled one (``KERNEL_EXAMPLES`` = 200 each, dense
   and CSR): the boxes' upper masses, one sweep at a random ``v`` (with the
-  residual it returns) and the optimistic kernel of its policy;
+  residual it returns) and the optimistic kernel of its policy, whose
+  pieces (``reference.PouredKernel``) are bit-identical at the same policy;
 - plain value iteration on random SSPs, dense and sparse (``VI_EXAMPLES`` =
   150 each): same sweeps, values within 1e-9 relative, policies up to Q-ties;
 - ``solve`` (Alg. 1 and Alg. 3, ``eps = 0.1``) on the same random SSPs with
@@ -128,10 +129,6 @@ def _evi_q(counts, costs, delta, values):
     return costs + reference.optimistic_inner(lo, hi, v_ext) @ v_ext, lo, hi, v_ext
 
 
-def _dense(kernel):
-    return kernel.toarray() if sp.issparse(kernel) else np.asarray(kernel)
-
-
 @pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
 @settings(max_examples=EVI_EXAMPLES, **SETTINGS)
 @given(problem=count_tables())
@@ -159,8 +156,8 @@ def _check_evi_matches_reference(problem, as_csr):
     assert got.policy.dtype == ref.policy.dtype == np.int64
     q, lo, hi, v_ext = _evi_q(counts, costs, delta, ref.v_tilde)
     _assert_same_policy_up_to_ties(q, got.policy, ref.policy)
-    assert type(got.p_tilde) is type(ref.p_tilde)
-    kernel = _dense(got.p_tilde)
+    assert type(got.p_tilde) is type(ref.p_tilde) is reference.PouredKernel
+    kernel = got.p_tilde.toarray()
     states = np.arange(S)
     assert np.allclose(kernel.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(kernel >= lo[states, got.policy] - 1e-12)
@@ -208,9 +205,14 @@ def _check_evi_kernels_match(problem, seed, as_csr):
         residual = kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
         assert residual == np.max(np.abs(v_out - v_ext[:S]))
         p = kernels.optimistic_kernel(boxes, v_ext, policy)
-        assert sp.issparse(p) == as_csr and p.shape == (S, S + 1)
-        outs.append((boxes.upper_mass, v_out, policy.copy(), _dense(p)))
-    (mass_ref, v_ref, policy_ref, p_ref), (mass, v, policy, p) = outs
+        assert isinstance(p, reference.PouredKernel) and p.shape == (S, S + 1)
+        outs.append((boxes.upper_mass, v_out, policy.copy(), p.toarray(), boxes))
+    (mass_ref, v_ref, policy_ref, p_ref, boxes_ref), (mass, v, policy, p, boxes) = outs
+    # At the same values and policy, the two kernel sets build bit-identical pieces.
+    pieces_ref = NUMPY_KERNELS.optimistic_kernel(boxes_ref, v_ext, policy_ref)
+    pieces = COMPILED_KERNELS.optimistic_kernel(boxes, v_ext, policy_ref)
+    for name in ("order", "indptr", "indices", "data", "width", "reach", "partial"):
+        assert np.array_equal(getattr(pieces, name), getattr(pieces_ref, name)), name
     assert mass.shape == (S, A) and np.allclose(mass, mass_ref, rtol=1e-12, atol=1e-12)
     assert _close(v, v_ref)
     q, lo, hi, _ = _evi_q(counts, costs, delta, v_ext[:S])

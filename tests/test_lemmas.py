@@ -145,7 +145,7 @@ def test_lemma_4_optimism_under_the_event(backend, seed, n_states, n_actions, n_
     out = backend.extended_value_iteration(counts, costs, delta, mu)
     v_star = backend.optimal_values(backend.SSP(P, costs)).values
     assert np.all(out.v_tilde <= v_star + 1e-9)
-    kernel = np.asarray(out.p_tilde.toarray() if hasattr(out.p_tilde, "toarray") else out.p_tilde)
+    kernel = out.p_tilde.toarray()
     states = np.arange(n_states)
     assert np.all(lo[states, out.policy] - 1e-12 <= kernel)
     assert np.all(kernel <= hi[states, out.policy] + 1e-12)
