@@ -12,11 +12,12 @@ An instance is chosen by name (a key of :data:`INSTANCES`) and configured by
   a cell, or ``none``.
 """
 
+import importlib
 import inspect
 
-from reference import envs
 from reference.errors import ParameterError
-from sspgm.gym_adapter import register_gym_instances
+from sspgm.instance_help import BUILDERS, DEFAULT_INSTANCE, describe_instance_help
+from sspgm.instance_help import option_flag as _flag
 
 __all__ = [
     "INSTANCES",
@@ -30,22 +31,12 @@ __all__ = [
 ]
 
 INSTANCES = {
-    "gridworld": envs.gridworld,
-    "chain": envs.chain,
-    "tradeoff": envs.tradeoff,
-    "zero_cost_loop": envs.zero_cost_loop,
-    "theta_example": envs.theta_example,
-    "garnet": envs.garnet,
-    "trap": envs.trap,
-    "random_discounted": envs.random_discounted,
+    name: getattr(importlib.import_module(module), function)
+    for name, (module, function) in BUILDERS.items()
 }
-"""Instance name -> builder: those of :mod:`reference.envs`, then the gymnasium
-tables of :mod:`sspgm.gym_adapter` (built only when asked for, and only with
-gymnasium installed)."""
-
-register_gym_instances(INSTANCES)
-
-DEFAULT_INSTANCE = "gridworld"
+"""Instance name -> builder (:data:`sspgm.instance_help.BUILDERS`): those of
+:mod:`reference.envs`, then the gymnasium tables of :mod:`sspgm.gym_adapter`
+(built only when asked for, and only with gymnasium installed)."""
 
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
@@ -81,10 +72,6 @@ def instance_parameters(name):
     """
     signature = inspect.signature(_builder(name))
     return {p.name: p.default for p in signature.parameters.values()}
-
-
-def _flag(name):
-    return "--" + name.replace("_", "-")
 
 
 def _parse_bool(text):
@@ -236,42 +223,6 @@ def split_instance_args(tokens, default=DEFAULT_INSTANCE):
     if tokens and not tokens[0].startswith("-"):
         return tokens[0], tokens[1:]
     return default, tokens
-
-
-def _format_default(default):
-    """A builder default written the way the command line accepts it."""
-    if default is inspect.Parameter.empty:
-        return "REQUIRED"
-    if default is None:
-        return "none"
-    if isinstance(default, bool):
-        return str(default).lower()
-    if isinstance(default, tuple):
-        if default and isinstance(default[0], tuple):
-            return ";".join(_format_default(cell) for cell in default)
-        return ",".join(str(x) for x in default)
-    return str(default)
-
-
-def describe_instance_help():
-    """Text listing every instance with its parameters and defaults, for ``--help``.
-
-    Returns
-    -------
-    str
-        Two lines per instance: its name and summary, then ``--flag default``
-        pairs (``REQUIRED`` for parameters without default).
-    """
-    lines = [f"instances (default: {DEFAULT_INSTANCE}) and their parameters:"]
-    for name in INSTANCES:
-        parts = [
-            f"{_flag(key)} {_format_default(default)}"
-            for key, default in instance_parameters(name).items()
-        ]
-        summary = inspect.getdoc(INSTANCES[name]).splitlines()[0]
-        lines.append(f"  {name}: {summary}")
-        lines.append(f"      {' '.join(parts) if parts else '(no parameters)'}")
-    return "\n".join(lines)
 
 
 def draw_grid(ssp, labels):

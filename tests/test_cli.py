@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import sspgm
+import sspgm.cli
 from reference.errors import ConvergenceError
 from sspgm.cli import EXTRAS, MissingExtraError, import_extra, main
 
@@ -30,6 +31,26 @@ def test_help_imports_no_numerical_library():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "[]"
     assert "solve" in proc.stdout and "sspgm[validate]" in proc.stdout
+
+
+@pytest.mark.parametrize("command", list(sspgm.cli.COMMANDS))
+def test_command_help_imports_no_numerical_library(command):
+    # Building a sub-command's parser and printing its help loads neither numpy, scipy, sympy
+    # nor the packages built on them (the instance list is read from the builders' source).
+    code = (
+        "import sys\n"
+        "from sspgm.cli import main\n"
+        "try:\n"
+        f"    main([{command!r}, '--help'])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'sympy', 'reference', 'bounds', 'fast')"
+        " if m in sys.modules))\n"
+    )
+    proc = _run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
+    assert f"usage: sspgm {command}" in proc.stdout
 
 
 def test_version_reports_version_backends_and_openmp(capsys):

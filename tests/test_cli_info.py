@@ -17,6 +17,8 @@ from sspgm.instances import (
     instance_parameters,
     split_instance_args,
 )
+from sspgm.gym_adapter import GYM_INSTANCES
+from sspgm.instance_help import builder_signature
 
 
 ENVS_BUILDERS = ("gridworld", "chain", "tradeoff", "zero_cost_loop", "theta_example", "garnet",
@@ -26,6 +28,17 @@ ENVS_BUILDERS = ("gridworld", "chain", "tradeoff", "zero_cost_loop", "theta_exam
 def test_registry_holds_the_builders_of_reference_envs():
     for name in ENVS_BUILDERS:
         assert INSTANCES[name] is getattr(reference, name)
+    for name, builder in GYM_INSTANCES.items():
+        assert INSTANCES[name] is builder
+
+
+@pytest.mark.parametrize("name", list(INSTANCES))
+def test_help_read_from_source_matches_the_builders(name):
+    # The help text reads the builders' signatures without importing them; it must say what
+    # the imported builders say.
+    summary, parameters = builder_signature(name)
+    assert summary == inspect.getdoc(INSTANCES[name]).splitlines()[0]
+    assert parameters == instance_parameters(name)
 
 
 @pytest.fixture

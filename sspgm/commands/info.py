@@ -2,17 +2,9 @@
 
 import argparse
 
-import numpy as np
-
 from sspgm import BACKENDS, load_backend
 from sspgm.cli import COMMANDS
-from sspgm.instances import (
-    build_instance,
-    describe_instance_help,
-    draw_grid,
-    draw_grid_policy,
-    split_instance_args,
-)
+from sspgm.instance_help import describe_instance_help
 
 
 def register(subparsers):
@@ -45,6 +37,10 @@ def _format_params(kwargs):
 
 def run(args):
     """Print the description of the chosen instance; returns the exit status."""
+    import numpy as np
+
+    from sspgm.instances import build_instance, draw_grid, draw_grid_policy, split_instance_args
+
     name, tokens = split_instance_args(args.extra)
     ssp, kwargs = build_instance(name, tokens)
     backend = load_backend(args.backend)

@@ -19,17 +19,9 @@ import tempfile
 import time
 import warnings
 
-import numpy as np
-
-from reference.errors import NotCertifiedWarning, ParameterError, TooLargeError
 from sspgm import BACKENDS, load_backend
 from sspgm.cli import COMMANDS
-from sspgm.instances import (
-    build_instance,
-    describe_instance_help,
-    draw_grid_policy,
-    split_instance_args,
-)
+from sspgm.instance_help import describe_instance_help
 
 EXIT_FAILED_CHECK = 1
 """Exit status of a run whose answer fails a check (e.g. its exact error exceeds eps)."""
@@ -146,6 +138,8 @@ def _certificate(res):
 
 
 def _print_policy(ssp, policy, show):
+    from sspgm.instances import draw_grid_policy
+
     if "state_to_cell" in ssp.meta:
         print("policy on the grid (^ up, > right, v down, < left, # wall, G goal):")
         print(draw_grid_policy(ssp, policy))
@@ -162,6 +156,10 @@ def _exact_error(backend, ssp, res):
     Returns None when the error cannot be computed (``V*_theta`` too large to
     enumerate): the answer is then neither confirmed nor refuted.
     """
+    import numpy as np
+
+    from reference.errors import TooLargeError
+
     v_pi = np.asarray(backend.policy_values(ssp, res.policy))
     if res.theta is None:
         v_star = np.asarray(backend.optimal_values(ssp).values)
@@ -205,6 +203,8 @@ def check_checkpoint_path(path):
         existing file cannot be read or a new one cannot be created next to it
         (the checkpoint is written to a temporary file there, then renamed).
     """
+    from reference.errors import ParameterError
+
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ParameterError(f"`--checkpoint` must be a file; got the directory {path!r}.")
@@ -227,6 +227,11 @@ def check_checkpoint_path(path):
 
 def run(args):
     """Run the algorithm on the chosen instance and report; returns the exit status."""
+    import numpy as np
+
+    from reference.errors import NotCertifiedWarning
+    from sspgm.instances import build_instance, split_instance_args
+
     name, tokens = split_instance_args(args.extra)
     ssp, kwargs = build_instance(name, tokens)
     backend = load_backend(args.backend)

@@ -1,0 +1,125 @@
+"""The instance names and the ``--help`` text listing them, without importing the builders.
+
+``sspgm info --help`` and ``sspgm solve --help`` list every instance with its
+parameters and defaults. The builders live in :mod:`reference.envs` and
+:mod:`sspgm.gym_adapter`, whose import loads numpy and scipy (about a second of
+CPU time); this module reads their signatures and docstrings from the source
+files instead (:mod:`ast`), so that the help costs no numerical import.
+:mod:`sspgm.instances` builds its registry from :data:`BUILDERS`, and the tests
+check that the text read here matches the imported builders.
+"""
+
+import ast
+import importlib.util
+import inspect
+import os
+
+__all__ = [
+    "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
+]
+
+BUILDERS = {
+    "gridworld": ("reference.envs", "gridworld"),
+    "chain": ("reference.envs", "chain"),
+    "tradeoff": ("reference.envs", "tradeoff"),
+    "zero_cost_loop": ("reference.envs", "zero_cost_loop"),
+    "theta_example": ("reference.envs", "theta_example"),
+    "garnet": ("reference.envs", "garnet"),
+    "trap": ("reference.envs", "trap"),
+    "random_discounted": ("reference.envs", "random_discounted"),
+    "cliffwalking": ("sspgm.gym_adapter", "cliff_walking"),
+    "frozenlake": ("sspgm.gym_adapter", "frozen_lake"),
+    "taxi": ("sspgm.gym_adapter", "taxi"),
+}
+"""Instance name -> ``(module, function)`` of its builder, in the order the help lists them."""
+
+DEFAULT_INSTANCE = "gridworld"
+
+
+def _source_path(module):
+    """The file of ``module`` (dotted name), found without importing any package it lies in."""
+    top, *rest = module.split(".")
+    spec = importlib.util.find_spec(top)
+    return os.path.join(spec.submodule_search_locations[0], *rest) + ".py"
+
+
+def builder_signature(name):
+    """The summary line and the keyword parameters of instance ``name``'s builder, from source.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BUILDERS`.
+
+    Returns
+    -------
+    summary : str
+        The first line of the builder's docstring.
+    parameters : dict
+        Parameter name -> default, in signature order; a required parameter
+        maps to ``inspect.Parameter.empty`` (as :func:`sspgm.instances.instance_parameters`).
+
+    Examples
+    --------
+    >>> summary, parameters = builder_signature("tradeoff")
+    >>> summary
+    'One state with a fast expensive action and a slow cheap one.'
+    >>> parameters
+    {'cost': 0.1, 'q': 0.5}
+    """
+    module, function = BUILDERS[name]
+    with open(_source_path(module), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    args = node.args.args
+    defaults = [inspect.Parameter.empty] * (len(args) - len(node.args.defaults))
+    defaults += [ast.literal_eval(d) for d in node.args.defaults]
+    parameters = {arg.arg: default for arg, default in zip(args, defaults)}
+    for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults):
+        parameters[arg.arg] = (inspect.Parameter.empty if default is None
+                               else ast.literal_eval(default))
+    return ast.get_docstring(node).splitlines()[0], parameters
+
+
+def option_flag(name):
+    """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``."""
+    return "--" + name.replace("_", "-")
+
+
+def _format_default(default):
+    """A builder default written the way the command line accepts it."""
+    if default is inspect.Parameter.empty:
+        return "REQUIRED"
+    if default is None:
+        return "none"
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, tuple):
+        if default and isinstance(default[0], tuple):
+            return ";".join(_format_default(cell) for cell in default)
+        return ",".join(str(x) for x in default)
+    return str(default)
+
+
+def describe_instance_help():
+    """Text listing every instance with its parameters and defaults, for ``--help``.
+
+    Returns
+    -------
+    str
+        Two lines per instance: its name and summary, then ``--flag default``
+        pairs (``REQUIRED`` for parameters without default).
+
+    Examples
+    --------
+    >>> print(describe_instance_help().splitlines()[5])
+      tradeoff: One state with a fast expensive action and a slow cheap one.
+    """
+    lines = [f"instances (default: {DEFAULT_INSTANCE}) and their parameters:"]
+    for name in BUILDERS:
+        summary, parameters = builder_signature(name)
+        parts = [f"{option_flag(key)} {_format_default(default)}"
+                 for key, default in parameters.items()]
+        lines.append(f"  {name}: {summary}")
+        lines.append(f"      {' '.join(parts) if parts else '(no parameters)'}")
+    return "\n".join(lines)
