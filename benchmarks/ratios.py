@@ -69,20 +69,26 @@ def ratios(groups):
 
 
 def main(path):
+    """Print the ratios and the targets of the run in ``path``; returns the exit status."""
     table = ratios(group_times(path))
     print(f"{'group':28s} {'ratio':18s} {'value':>8s}  ({STAT} times)")
     for (group, name), value in sorted(table.items()):
         print(f"{group:28s} {name:18s} {value:8.2f}")
     print()
+    missed = 0
     for group, name, sense, bound in TARGETS:
         value = table.get((group, name))
         if value is None:
             print(f"target {group}: {name} {sense} {bound:g}: not measured in this run")
             continue
         met = value >= bound if sense == ">=" else value <= bound
+        missed += not met
         print(f"target {group}: {name} = {value:.2f} {sense} {bound:g}: "
               f"{'met' if met else 'NOT met'}")
+    if missed:
+        print(f"\n{missed} target{'s' if missed > 1 else ''} NOT met")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))
