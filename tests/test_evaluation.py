@@ -7,6 +7,7 @@ agreement of independent methods (LP, policy iteration, value iteration, direct
 Bellman residuals).
 """
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -417,28 +418,6 @@ def test_the_three_solvers_agree(backend, monkeypatch, sparse):
         np.testing.assert_allclose(values, expected, rtol=1e-12)
 
 
-@_examples(40)
-@given(params=garnet_params, frac=st.floats(0, 1), policy_seed=st.integers(0, 10**6),
-       zero_rate=st.sampled_from([0.0, 0.5]))
-def test_every_path_keeps_the_support_semantics(
-    backend, monkeypatch, params, frac, policy_seed, zero_rate
-):
-    # Random (possibly improper) policies, some zero costs: the iterative path and the
-    # elimination give the same +inf / 0 / finite split as the default path, and the same values.
-    base = _garnet(backend, params, frac, 0.1)
-    rng = np.random.default_rng(policy_seed)
-    ssp = backend.SSP(base.P, np.where(rng.random(base.costs.shape) < zero_rate, 0.0, base.costs))
-    policy = rng.integers(0, ssp.n_actions, ssp.n_states)
-    default = backend.policy_values(ssp, policy)
-    for name, value in (("ITERATIVE_MIN_STATES", 1), ("CERTIFIED_RTOL", 0.0)):
-        with monkeypatch.context() as patch:
-            patch.setattr(chains, name, value)
-            other = backend.policy_values(ssp, policy)
-        np.testing.assert_array_equal(np.isinf(other), np.isinf(default))
-        np.testing.assert_array_equal(other == 0.0, default == 0.0)
-        np.testing.assert_allclose(other, default, rtol=1e-12)
-
-
 def test_slow_chain_is_eliminated(backend, monkeypatch):
     # A random walk needs about n BiCGSTAB iterations, more than KRYLOV_MAXITER: the
     # elimination answers, exactly up to rounding.
@@ -742,15 +721,33 @@ def test_ill_conditioned_grid_matches_an_independent_elimination(backend, sparse
     np.testing.assert_allclose(values, _dense_elimination(ssp, up), rtol=1e-12)
 
 
+PATHS = {
+    "default": {},
+    "krylov": {"ITERATIVE_MIN_STATES": 1, "DENSE_MAX_STATES": 0},
+    "csr": {"DENSE_MAX_STATES": 0},
+    "elimination": {"CERTIFIED_RTOL": 0.0},
+    "sparse elimination": {"CERTIFIED_RTOL": 0.0, "DENSE_MAX_STATES": 0,
+                           "DENSE_SWITCH_STATES": 1, "DENSE_SWITCH_FILL": 1.0},
+}
+"""Settings of :mod:`reference.chains` that send a block down each solve path: the default
+choice by storage and size; BiCGSTAB on every block (dense ones stored as CSR first); CSR
+storage of every block; the elimination alone (a certificate nothing passes), dense, or in
+sparse rounds down to one state."""
+
+
 @st.composite
 def _stiff_chains(draw):
-    """One-action chains on 1..5 states with probabilities spread over 12 orders of magnitude."""
-    S = draw(st.integers(1, 5))
+    """One-action chains on 1..6 states with probabilities spread over 15 orders of magnitude.
+
+    Exits of ``1e-15`` next to self-loops of ``1`` make near-singular systems (values near
+    ``1e15``); zero costs and missing exits make zero and infinite values.
+    """
+    S = draw(st.integers(1, 6))
     weights = np.array(draw(st.lists(
         st.sampled_from([0.0, 0.0, 1.0, 1e-3, 1e-6, 1e-9, 1e-12]),
         min_size=S * (S + 1), max_size=S * (S + 1),
     ))).reshape(S, S + 1)
-    weights[:, S] = np.maximum(weights[:, S], draw(st.sampled_from([0.0, 1e-12, 1e-6])))
+    weights[:, S] = np.maximum(weights[:, S], draw(st.sampled_from([0.0, 1e-15, 1e-12, 1e-6])))
     weights[np.arange(S), np.arange(S)] += draw(st.sampled_from([0.0, 1.0]))
     weights[weights.sum(axis=1) == 0, S] = 1.0
     costs = np.array(draw(st.lists(st.sampled_from([0.0, 1e-9, 0.5, 1.0]),
@@ -758,26 +755,174 @@ def _stiff_chains(draw):
     return weights / weights.sum(axis=1, keepdims=True), costs
 
 
-@_examples(60)
+def _support_split(chain, costs):
+    """Masks ``(infinite, zero)`` of a chain ``(S, S+1)`` from its support, by plain search.
+
+    ``V(s) = 0`` when no state reachable from ``s`` has a positive cost; ``V(s) = +inf`` when
+    ``s`` reaches a state ``t`` of a closed class (every state reachable from ``t`` reaches
+    ``t`` back, and the goal is not reachable) in which some state has a positive cost.
+    """
+    S = chain.shape[0]
+    reach = []
+    for s in range(S):
+        seen, todo = {s}, [s]
+        while todo:
+            for t in np.flatnonzero(chain[todo.pop()]):
+                if int(t) not in seen:
+                    seen.add(int(t))
+                    if t < S:
+                        todo.append(int(t))
+        reach.append(seen)
+    closed = [S not in reach[t] and all(t in reach[u] for u in reach[t]) for t in range(S)]
+    costly = [any(costs[u] > 0 for u in reach[t] if u < S) for t in range(S)]
+    infinite = np.array([any(closed[t] and costly[t] for t in reach[s] if t < S)
+                         for s in range(S)], dtype=bool)
+    return infinite, ~np.array(costly, dtype=bool)
+
+
+def _exact_chain_values(chain, costs, states):
+    """Exact values on ``states`` (each finite and positive) of a chain ``(S, S+1)``.
+
+    The chain is read as stored: ``d(s) V(s) - sum_{t in states, t != s} P(t|s) V(t) = c(s)``
+    with ``d(s)`` the summed probability of every move of ``s`` to another state or the goal
+    (the other states have value 0), solved by Gaussian elimination over
+    ``fractions.Fraction`` without pivoting (the matrix is a non-singular M-matrix).
+    """
+    index = {int(s): i for i, s in enumerate(states)}
+    rows, rhs = [], []
+    for i, s in enumerate(states):
+        row = {i: Fraction(0)}
+        for t in np.flatnonzero(chain[s]):
+            if t != s:
+                p = Fraction(float(chain[s, t]))
+                row[i] += p
+                if int(t) in index:
+                    row[index[int(t)]] = -p
+        rows.append(row)
+        rhs.append(Fraction(float(costs[s])))
+    n = len(rows)
+    for k in range(n):
+        for r in range(k + 1, n):
+            if k in rows[r]:
+                factor = rows[r].pop(k) / rows[k][k]
+                for j, v in rows[k].items():
+                    if j != k:
+                        rows[r][j] = rows[r].get(j, Fraction(0)) - factor * v
+                rhs[r] -= factor * rhs[k]
+    values = [Fraction(0)] * n
+    for k in range(n - 1, -1, -1):
+        tail = sum((v * values[j] for j, v in rows[k].items() if j != k), Fraction(0))
+        values[k] = (rhs[k] - tail) / rows[k][k]
+    return values
+
+
+@_examples(30)
 @given(chain=_stiff_chains())
-def test_values_are_never_negative_and_exact_on_stiff_chains(backend, chain):
+def test_every_path_is_exact_to_1e10_on_stiff_chains(backend, monkeypatch, chain):
+    # Every solve path, on dense and CSR storage, through policy_values and chain_values:
+    # +inf and 0 exactly where the support says, the other values within the promised
+    # 1e-10 relative of exact rational arithmetic.
     P, costs = chain
     S = P.shape[0]
-    ssp = backend.SSP(P.reshape(S, 1, S + 1), costs.reshape(S, 1), require_proper=False)
-    values = backend.policy_values(ssp, np.zeros(S, int))
-    assert np.all(values >= 0.0)
-    finite = np.isfinite(values) & (values > 0)
-    if backend.is_proper(ssp, np.zeros(S, int)) and costs.min() > 0:
-        assert finite.all()
-        exact = _exact_values(ssp, np.zeros(S, int))
-        assert _relative_error(values, exact) <= 1e-12
-        # The certificate never accepts an LU answer further than CERTIFIED_RTOL from exact.
-        Q, exits = P[:, :S].copy(), P[:, S].copy()
-        np.fill_diagonal(Q, 0.0)
-        lu, times = chains._lu_values(Q.copy(), exits, costs)
-        accepted = chains._certified(Q, exits, costs, lu, times)
-        if accepted.any():
-            assert _relative_error(lu[accepted], np.array(exact)[accepted]) <= chains.CERTIFIED_RTOL
+    infinite, zero = _support_split(P, costs)
+    finite = np.flatnonzero(~infinite & ~zero)
+    exact = _exact_chain_values(P, costs, finite)
+    dense = backend.SSP(P.reshape(S, 1, S + 1), costs.reshape(S, 1), require_proper=False)
+    csr = backend.SSP(sp.csr_array(P), costs.reshape(S, 1), require_proper=False)
+    for name, settings_ in PATHS.items():
+        with monkeypatch.context() as patch:
+            for constant, value in settings_.items():
+                patch.setattr(chains, constant, value)
+            answers = [backend.policy_values(ssp, np.zeros(S, int)) for ssp in (dense, csr)]
+            answers += [chains.chain_values(chain_, costs) for chain_ in (P, sp.csr_array(P))]
+        for values in answers:
+            np.testing.assert_array_equal(np.isinf(values), infinite, err_msg=name)
+            np.testing.assert_array_equal(values == 0.0, zero, err_msg=name)
+            if finite.size:
+                assert _relative_error(values[finite], exact) <= 1e-10, name
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_drift(n, right, left):
+    """Exact values of a drift chain whose every state moves right w.p. ``right`` and left
+    w.p. ``left`` (the goal left of 0, the right end reflecting), unit costs.
+
+    Eliminating the states from the right end (subtraction-free, see
+    :func:`_drift_by_recursion`): ``V(s) = V(s - 1) + a(s) / left`` with
+    ``a(s) = 1 + (right / left) a(s + 1)``, ``a(n - 1) = 1``. With ``right = R / D`` and
+    ``left = L / D`` for integers (``D`` a power of two: both are floats),
+    ``a(s) = A(s) / L^(n-1-s)`` where ``A(n-1) = 1`` and ``A(s) = L^(n-1-s) + R A(s+1)``,
+    and ``V(s) L^n = D sum_{r <= s} A(r) L^r``: integers throughout (rational arithmetic
+    without the gcd of every step, which makes ``fractions.Fraction`` slow at 1000 states).
+
+    Returns
+    -------
+    numerators : list of int
+    denominator : int
+        ``V(s) = numerators[s] / denominator``.
+    """
+    D = max(Fraction(right).denominator, Fraction(left).denominator)
+    R, L = int(Fraction(right) * D), int(Fraction(left) * D)
+    A, power = [1] * n, 1
+    for s in range(n - 2, -1, -1):
+        power *= L
+        A[s] = power + R * A[s + 1]
+    numerators, total, power = [], 0, 1
+    for s in range(n):
+        total += D * A[s] * power
+        power *= L
+        numerators.append(total)
+    return numerators, power
+
+
+def _relative_error_over(values, numerators, denominator):
+    """Largest relative error of floats against ``numerators / denominator``, in integers."""
+    errors = []
+    for value, exact in zip(values, numerators):
+        a, b = float(value).as_integer_ratio()
+        errors.append(abs(a * denominator - exact * b) / (exact * b))
+    return max(errors)
+
+
+@pytest.mark.parametrize("action", [0, 1])
+def test_exact_drift_is_the_rational_elimination(backend, action):
+    # The integer recursion behind the long drift chains against Gaussian elimination over
+    # fractions.Fraction, on both constant policies of a short chain.
+    n, p = 12, 0.52
+    ssp = _drift(backend, n, p, sparse=True)
+    right = p if action == 0 else 1.0 - p
+    numerators, denominator = _exact_drift(n, right, 1.0 - right)
+    assert [Fraction(x, denominator) for x in numerators] == _exact_values(ssp, [action] * n)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n", [40, 400, 1200])
+@pytest.mark.parametrize("p", [0.52, 0.5003, 0.3])
+def test_drift_chains_are_exact_to_1e10_at_every_size(backend, n, p, sparse):
+    # Sizes on both sides of the thresholds that choose the path (dense LU up to 1000 states,
+    # sparse elimination in rounds from 300, BiCGSTAB from 1000), drifting away from the goal
+    # (values up to 1e41), nearly balanced (about n^2) and towards it.
+    ssp = _drift(backend, n, p, sparse)
+    values = backend.policy_values(ssp, np.zeros(n, int))
+    assert _relative_error_over(values, *_exact_drift(n, p, 1.0 - p)) <= 1e-10
+
+
+@_examples(40)
+@given(chain=_stiff_chains())
+def test_certified_lu_answers_are_within_certified_rtol(chain):
+    # The certificate never accepts an LU answer further than CERTIFIED_RTOL from exact.
+    P, costs = chain
+    S = P.shape[0]
+    infinite, zero = _support_split(P, costs)
+    if infinite.any() or zero.any():
+        return
+    exact = _exact_chain_values(P, costs, np.arange(S))
+    Q, exits = P[:, :S].copy(), P[:, S].copy()
+    np.fill_diagonal(Q, 0.0)
+    lu, times = chains._lu_values(Q.copy(), exits, costs)
+    accepted = chains._certified(Q, exits, costs, lu, times)
+    if accepted.any():
+        assert _relative_error(lu[accepted], np.array(exact)[accepted]) <= chains.CERTIFIED_RTOL
 
 
 def test_too_large_elimination_raises_naming_the_states(backend, monkeypatch):
