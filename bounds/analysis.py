@@ -43,6 +43,14 @@ def terms_of(bound):
     tuple of sympy.Expr
         :attr:`Bound.terms`, the given terms, or the summands of the expanded
         expression.
+
+    Examples
+    --------
+    >>> from bounds import THM1, S, eps
+    >>> terms_of(THM1) == THM1.terms
+    True
+    >>> set(terms_of(S * (S + 1 / eps))) == {S**2, S / eps}
+    True
     """
     if isinstance(bound, Bound):
         return bound.terms
@@ -63,6 +71,13 @@ def drop_logs(expr):
     -------
     sympy.Expr
         ``expr`` with each :math:`\\log(\\cdot)` replaced by 1.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from bounds import A, S, delta, eps
+    >>> drop_logs(S * sympy.log(S * A / delta) / eps**2)
+    S/epsilon**2
     """
     return sp.sympify(expr).replace(sp.log, lambda *args: sp.Integer(1))
 
@@ -83,6 +98,12 @@ def o_tilde_terms(bound):
     Returns
     -------
     tuple of sympy.Expr
+
+    Examples
+    --------
+    >>> from bounds import A, B, S, THM1, cmin, phi
+    >>> set(o_tilde_terms(S * A * phi(B, cmin))) == set(THM1.terms)
+    True
     """
     reduced = drop_logs(sp.Add(*terms_of(bound))).subs(alpha, 1)
     out = []
@@ -115,6 +136,13 @@ def eps_exponent(term, var=eps):
     ------
     ParameterError
         If ``term`` is not of the form ``c * var**p`` with ``c`` free of ``var``.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from bounds import S, eps
+    >>> eps_exponent(sympy.log(1 / eps) / eps**2), eps_exponent(S / sympy.sqrt(eps))
+    (2, 1/2)
     """
     coeff, power = drop_logs(term).as_coeff_exponent(var)
     if coeff.has(var):
@@ -139,6 +167,12 @@ def leading_exponent(bound, var=eps):
     Returns
     -------
     sympy.Rational
+
+    Examples
+    --------
+    >>> from bounds import SIMULATION_THETA, THM1, THM2
+    >>> leading_exponent(THM1), leading_exponent(THM2), leading_exponent(SIMULATION_THETA)
+    (2, 3, 4)
     """
     return max(eps_exponent(t, var) for t in _monomials(bound))
 
@@ -156,6 +190,15 @@ def leading_terms(bound, var=eps):
     Returns
     -------
     sympy.Expr
+
+    Examples
+    --------
+    Thm. 1's first term is its only one in :math:`1/\\epsilon^2` (the others
+    grow like :math:`1/\\epsilon` and 1):
+
+    >>> from bounds import THM1
+    >>> leading_terms(THM1) == THM1.terms[0]
+    True
     """
     monomials = _monomials(bound)
     top = max(eps_exponent(t, var) for t in monomials)
@@ -181,6 +224,12 @@ def ratio(numerator, denominator, leading=True, var=eps):
     Returns
     -------
     sympy.Expr
+
+    Examples
+    --------
+    >>> from bounds import SIMULATION_CMIN, THM1
+    >>> ratio(SIMULATION_CMIN, THM1)
+    B/c_min
     """
     if leading:
         return sp.simplify(leading_terms(numerator, var) / leading_terms(denominator, var))
@@ -206,6 +255,19 @@ def dominant_term(bound, values):
     ------
     ParameterError
         If a term still holds a free symbol after substitution.
+
+    Examples
+    --------
+    With ``S = 10``, ``A = Gamma = 2`` and ``B = c_min = 1``, Thm. 1's terms
+    are ``40 / eps**2``, ``200 / eps`` and ``40``: 4000, 2000 and 40 at
+    ``eps = 0.1``, but 40, 200 and 40 at ``eps = 1``.
+
+    >>> from bounds import A, B, Gamma, S, THM1, cmin, eps
+    >>> values = {S: 10, A: 2, Gamma: 2, B: 1, cmin: 1}
+    >>> dominant_term(THM1, {**values, eps: 0.1}) == THM1.terms[0]
+    True
+    >>> dominant_term(THM1, {**values, eps: 1}) == THM1.terms[1]
+    True
     """
     terms = terms_of(bound)
     numbers = []

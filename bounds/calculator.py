@@ -251,6 +251,17 @@ def samp_comp_diameter(eps, D, S=None, A=None, Gamma=None, delta=None, W=None,
     Returns
     -------
     float, sympy.Expr, or a tuple of them
+
+    Examples
+    --------
+    Lemma 9's terms are :math:`D^2 \\Gamma S A / \\epsilon^2` and
+    :math:`D S^2 A / \\epsilon`: 192 and 72 at ``eps = 0.5``, ``D = 2``,
+    ``S = 3``, ``A = Gamma = 2``.
+
+    >>> samp_comp_diameter(0.5, 2, S=3, A=2, Gamma=2, terms=True)
+    (192.0, 72.0)
+    >>> samp_comp_diameter(0.5, 2, S=3, A=2, Gamma=2)
+    264.0
     """
     key = _choose(bound, DIAMETER_KEYS)
     explicit = key == "explicit4"

@@ -491,6 +491,11 @@ def final_delta(B_value):
     int or sympy.Expr
         An exact integer for a number (no floating-point logarithm), a sympy
         expression otherwise.
+
+    Examples
+    --------
+    >>> final_delta(0.5), final_delta(3), final_delta(4)
+    (1, 4, 4)
     """
     if isinstance(B_value, numbers.Real):
         mantissa, exponent = math.frexp(B_value)

@@ -102,6 +102,18 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     Delta`` and SEARCH stops at once with an uninformed policy (as on
     ``gridworld()`` with ``eps = 0.5``, where ``eps = 0.1`` or ``alpha = 10``
     gives the optimal policy).
+
+    Examples
+    --------
+    In ``tradeoff()`` the slow action (cost 0.1, goal w.p. 1/2, value
+    ``0.1 / 0.5 = 0.2``) beats the fast one (cost 1); Alg. 1 finds it, and the
+    certificate from its own samples proves it within ``eps``:
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.tradeoff()
+    >>> result = sspgm.solve(ssp, ssp.costs, eps=0.1, delta=0.1, seed=0)
+    >>> result.policy, sspgm.policy_values(ssp, result.policy), result.certified
+    (array([1]), array([0.2]), True)
     """
     model = as_model(model)
     costs = check_model_costs(costs, model)

@@ -129,6 +129,16 @@ def is_proper(ssp, policy):
         True when :math:`P_\pi` has no closed class among non-goal states,
         i.e. :math:`\Pr(\tau_\pi(s) < \infty) = 1` for every ``s``; decided on the
         support graph.
+
+    Examples
+    --------
+    On ``chain(n=3, p=0.5)``, action 1 in state 1 steps back to state 0, and
+    states 0 and 1 then never reach state 2 or the goal:
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.chain(n=3, p=0.5)
+    >>> sspgm.is_proper(ssp, [0, 0, 0]), sspgm.is_proper(ssp, [0, 1, 0])
+    (True, False)
     """
     return not chains.has_closed_class(_checked_chain(ssp, policy)[0])
 
@@ -152,5 +162,18 @@ def hitting_times(ssp, policy):
         .. math::
 
             \mathbb{E}[\tau_\pi(s)] = V^\pi_{c \equiv 1}(s).
+
+    Examples
+    --------
+    Action 0 of ``chain(n=3, p=0.5)`` moves forward w.p. 1/2, so from state
+    ``s`` the goal is ``3 - s`` forward moves away, each taking 2 steps on
+    average; with action 1 in state 1, states 0 and 1 never reach the goal:
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.chain(n=3, p=0.5)
+    >>> sspgm.hitting_times(ssp, [0, 0, 0])
+    array([6., 4., 2.])
+    >>> sspgm.hitting_times(ssp, [0, 1, 0])
+    array([inf, inf,  2.])
     """
     return chains.chain_values(_checked_chain(ssp, policy)[0], np.ones(ssp.n_states))

@@ -143,6 +143,17 @@ def b_star(ssp):
         .. math::
 
             B_\star = \max_{s \in S} \hat V(s).
+
+    Examples
+    --------
+    In ``tradeoff()`` the slow action (cost 0.1, goal w.p. 1/2) is the best
+    proper policy, of value ``0.1 / 0.5``; the fast one reaches the goal in one
+    step, so :math:`B_\star = 0.2` while the diameter is 1:
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.tradeoff()
+    >>> round(sspgm.b_star(ssp), 12), sspgm.diameter(ssp).D
+    (0.2, 1.0)
     """
     return float(optimal_values(ssp).values.max())
 
@@ -187,6 +198,19 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     different policies). Membership is tested with a relative slack
     :data:`THETA_RTOL` so that policies on the boundary are kept. Policies are
     enumerated in lexicographic order, state 0 most significant.
+
+    Examples
+    --------
+    In ``theta_example()`` the free action 1 reaches the goal in 20 steps on
+    average and the exit (action 0, cost 0.5) in one, so :math:`D = 1`: the
+    free action belongs to :math:`\Pi_\theta` from ``theta = 20`` on only.
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.theta_example()
+    >>> sspgm.restricted_optimal_values(ssp, 5).values
+    array([0.5])
+    >>> sspgm.restricted_optimal_values(ssp, 20).values
+    array([0.])
     """
     check_ssp(ssp)
     theta = check_real("theta", theta, 1.0, allow_inf=True)

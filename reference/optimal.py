@@ -469,6 +469,21 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     of :func:`optimal_values`. When the model has no proper policy the
     iterates can grow without bound: that failure is why EVI exists
     (docs/semantics.md, "Confidence sets and EVI").
+
+    Examples
+    --------
+    On ``chain(n=3, p=0.5)`` the iterates approach :math:`V^* = (n - s) / p`
+    geometrically (each sweep halves the gap); on ``zero_cost_loop()`` they
+    stay at the free improper loop's value 0, below the best proper value 1:
+
+    >>> import numpy as np
+    >>> import reference as sspgm
+    >>> result = sspgm.value_iteration(sspgm.chain(n=3, p=0.5))
+    >>> np.round(result.values, 6), result.policy, result.converged
+    (array([6., 4., 2.]), array([0, 0, 0]), True)
+    >>> loop = sspgm.zero_cost_loop()
+    >>> sspgm.value_iteration(loop).values, sspgm.optimal_values(loop).values
+    (array([0.]), array([1.]))
     """
     check_ssp(ssp)
     tol = check_real("tol", tol, 0.0, low_open=True)

@@ -286,6 +286,18 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         \mu_\Delta = \frac{\iota \epsilon}{6 \Delta}, \qquad
         (\tilde v, \tilde\pi) = \mathrm{EVI}(N, c', \mu_\Delta), \qquad
         \text{stop when } \max_s \tilde v(s) \le \Delta.
+
+    Examples
+    --------
+    In ``tradeoff()`` the fast action reaches the goal surely at cost 1, so no
+    optimistic value exceeds 1 and SEARCH stops in its first round, at
+    ``Delta = 1``, with the slow action (value ``0.1 / 0.5 = 0.2`` against 1):
+
+    >>> import reference as sspgm
+    >>> ssp = sspgm.tradeoff()
+    >>> result = sspgm.search(ssp, ssp.costs, eps=0.1, delta=0.1, seed=0)
+    >>> result.algorithm, len(result.history), result.Delta_final, result.policy
+    ('search', 1, 1.0, array([1]))
     """
     model = as_model(model)
     costs = check_model_costs(costs, model)
