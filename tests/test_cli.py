@@ -16,32 +16,17 @@ def _run_python(code):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 
 
-def test_help_imports_no_numerical_library():
+def _help_in_fresh_interpreter(argv):
+    """Run ``main(argv)`` for a help text in a new interpreter; returns ``(stdout, heavy)``.
+
+    ``heavy`` lists the numerical libraries, and the packages built on them, that the
+    run loaded.
+    """
     code = (
         "import sys\n"
         "from sspgm.cli import main\n"
         "try:\n"
-        "    main(['--help'])\n"
-        "except SystemExit as exc:\n"
-        "    assert exc.code == 0\n"
-        "print(sorted(m for m in ('numpy', 'scipy', 'sympy', 'reference', 'bounds')"
-        " if m in sys.modules))\n"
-    )
-    proc = _run_python(code)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == "[]"
-    assert "solve" in proc.stdout and "sspgm[validate]" in proc.stdout
-
-
-@pytest.mark.parametrize("command", list(sspgm.cli.COMMANDS))
-def test_command_help_imports_no_numerical_library(command):
-    # Building a sub-command's parser and printing its help loads neither numpy, scipy, sympy
-    # nor the packages built on them (the instance list is read from the builders' source).
-    code = (
-        "import sys\n"
-        "from sspgm.cli import main\n"
-        "try:\n"
-        f"    main([{command!r}, '--help'])\n"
+        f"    main({list(argv)!r})\n"
         "except SystemExit as exc:\n"
         "    assert exc.code == 0\n"
         "print(sorted(m for m in ('numpy', 'scipy', 'sympy', 'reference', 'bounds', 'fast')"
@@ -49,8 +34,23 @@ def test_command_help_imports_no_numerical_library(command):
     )
     proc = _run_python(code)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == "[]"
-    assert f"usage: sspgm {command}" in proc.stdout
+    *lines, heavy = proc.stdout.splitlines()
+    return "\n".join(lines), heavy
+
+
+def test_help_imports_no_numerical_library():
+    out, heavy = _help_in_fresh_interpreter(["--help"])
+    assert heavy == "[]"
+    assert "solve" in out and "sspgm[validate]" in out
+
+
+@pytest.mark.parametrize("command", list(sspgm.cli.COMMANDS))
+def test_command_help_imports_no_numerical_library(command):
+    # Building a sub-command's parser and printing its help loads no numerical library (the
+    # instance list is read from the builders' source).
+    out, heavy = _help_in_fresh_interpreter([command, "--help"])
+    assert heavy == "[]"
+    assert f"usage: sspgm {command}" in out
 
 
 def test_version_reports_version_backends_and_openmp(capsys):
