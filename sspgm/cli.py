@@ -1,7 +1,10 @@
 """The ``sspgm`` command line: one sub-command per module of :mod:`sspgm.commands`.
 
-Only the module of the sub-command being run is imported, so ``sspgm --help``
-stays fast (numpy, scipy and sympy are never loaded for it).
+Only the module of the sub-command being run is imported, and a sub-command
+module imports numpy, scipy, sympy and the packages built on them only in the
+function that runs the command, so ``sspgm --help`` and ``sspgm COMMAND
+--help`` stay fast (none of them is loaded; the instance list of the help is
+read from the builders' source, :mod:`sspgm.instance_help`).
 
 Exit status: 0 on success; 1 when ``solve``'s answer fails one of its checks
 (see :mod:`sspgm.commands.solve`); 2 on any error the user can cause (bad
