@@ -46,7 +46,6 @@ from reference.model import SSP
 
 __all__ = [
     "GYM_INSTANCES",
-    "register_gym_instances",
     "ssp_from_table",
     "cliff_walking",
     "frozen_lake",
@@ -367,13 +366,3 @@ GYM_INSTANCES = {
     "taxi": taxi,
 }
 """Builders of the gymnasium instances by registry name; each takes keyword options only."""
-
-
-def register_gym_instances(registry):
-    """Add the builders of :data:`GYM_INSTANCES` to an instance registry (a dict).
-
-    Names the registry already holds are left alone, so calling it again, or
-    on a registry that lists the gymnasium instances itself, changes nothing.
-    """
-    for name, builder in GYM_INSTANCES.items():
-        registry.setdefault(name, builder)
