@@ -213,6 +213,8 @@ def _infinite_states(boxes, policy, costs_pi):
 def _evaluate(kernel, costs_pi, infinite):
     """Exact values of ``kernel`` (CSR ``(S, S+1)``), ``+inf`` on ``infinite`` ."""
     S = costs_pi.size
+    if not infinite.any():
+        return chain_values(kernel, costs_pi)
     goal = sp.csr_array((np.ones(S), (np.arange(S), np.full(S, S))), shape=(S, S + 1))
     keep = sp.diags_array((~infinite).astype(float))
     chain = sp.csr_array(keep @ kernel + sp.diags_array(infinite.astype(float)) @ goal)
@@ -222,18 +224,34 @@ def _evaluate(kernel, costs_pi, infinite):
 
 
 def _select_rows(old, new, switch):
-    """Rows of ``new`` where ``switch``, of ``old`` elsewhere (CSR)."""
-    return sp.csr_array(
-        sp.diags_array(switch.astype(float)) @ new + sp.diags_array((~switch).astype(float)) @ old
-    )
+    """``old`` (CSR) with its rows where ``switch`` replaced by the rows of ``new``, in order.
+
+    ``new`` holds one row per switching row; the rows are copied into place
+    (``O(stored entries)``), never multiplied.
+    """
+    old_len = np.diff(old.indptr)
+    new_len = np.zeros_like(old_len)
+    new_len[switch] = np.diff(new.indptr)
+    lengths = np.where(switch, new_len, old_len)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    kept = np.repeat(~switch, old_len)
+    dest = np.concatenate([
+        np.repeat(indptr[:-1], old_len)[kept] + segment_positions(old_len)[kept],
+        np.repeat(indptr[:-1][switch], new_len[switch]) + segment_positions(new_len[switch]),
+    ])
+    indices = np.empty(int(indptr[-1]), dtype=np.result_type(old.indices, new.indices))
+    data = np.empty(int(indptr[-1]))
+    indices[dest] = np.concatenate([old.indices[kept], new.indices])
+    data[dest] = np.concatenate([old.data[kept], new.data])
+    return sp.csr_array((data, indices, indptr), shape=old.shape)
 
 
 def _row_values(kernel, v_ext):
     """``kernel @ v_ext`` counting only the positive entries (``0 * inf = 0``)."""
-    coo = kernel.tocoo()
-    positive = coo.data > 0
-    terms = coo.data[positive] * v_ext[coo.col[positive]]
-    return np.bincount(coo.row[positive], weights=terms, minlength=kernel.shape[0])
+    positive = kernel.data > 0
+    rows = np.repeat(np.arange(kernel.shape[0]), np.diff(kernel.indptr))
+    terms = kernel.data[positive] * v_ext[kernel.indices[positive]]
+    return np.bincount(rows[positive], weights=terms, minlength=kernel.shape[0])
 
 
 def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
@@ -244,13 +262,14 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values = _evaluate(kernel, costs_pi, infinite)
         v_ext = np.append(values, 0.0)
-        q_new, k_new = kernels.pour_kernel(boxes, rows, v_ext, True)
+        q_new = kernels.pour_values(boxes, rows, v_ext, True)
         finite = ~infinite
         tol = SWITCH_RTOL * max(1.0, float(values[finite].max(initial=0.0)))
         switch = finite & (q_new > _row_values(kernel, v_ext) + tol)
         if not switch.any():
             return values, kernel, n_iter, True
-        kernel = _select_rows(kernel, k_new, switch)
+        kernel = _select_rows(kernel, kernels.pour_kernel(boxes, rows[switch], v_ext, True)[1],
+                              switch)
     return values, kernel, ROBUST_MAX_ITER, False
 
 
@@ -570,19 +589,24 @@ def _check_lower(kernels, boxes, costs, values):
         L[fail] = 0.0
 
 
-def _optimistic(kernels, boxes, costs, policy):
-    """Optimist's PI from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``."""
+def _optimistic(kernels, boxes, costs, policy, start=None):
+    """Optimist's PI from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``.
+
+    The first kernel is the pour of ``policy`` against ``start`` (finite
+    values, shape ``(S,)``; zeros by default): values close to the fixed point
+    (EVI's ``v_tilde``) give a first kernel close to the last and save
+    evaluations. The start changes the work, never the check.
+    """
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
-    rows = states * A + policy
-    kernel = kernels.pour_kernel(boxes, rows, np.zeros(S + 1), False)[1]
+    v_start = np.zeros(S + 1) if start is None else np.append(start, 0.0)
+    kernel = kernels.pour_kernel(boxes, states * A + policy, v_start, False)[1]
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values = chain_values(kernel, costs[states, policy])
         v_ext = np.append(values, 0.0)
-        q, k_all = kernels.pour_kernel(boxes, all_rows, v_ext, False)
-        q = costs + q.reshape(S, A)
+        q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
         best = np.argmin(q, axis=1)
         current = costs[states, policy] + _row_values(kernel, v_ext)
         tol = SWITCH_RTOL * max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
@@ -592,7 +616,9 @@ def _optimistic(kernels, boxes, costs, policy):
             converged = True
             break
         policy = np.where(switch, best, policy)
-        kernel = _select_rows(kernel, k_all[states * A + policy], switch)
+        switched = states[switch] * A + policy[switch]
+        new_rows = kernels.pour_kernel(boxes, switched, v_ext, False)[1]
+        kernel = _select_rows(kernel, new_rows, switch)
     L, dropped, r = _check_lower(kernels, boxes, costs, values)
     how = "converged" if converged else "stopped at the iteration limit"
     if dropped:
