@@ -31,6 +31,13 @@ def radius(counts, delta):
     return out
 
 
+def scan_counts(counts):
+    """Kernel ``scan_counts``: :func:`fast._evi.scan_dense`, the one compiled pass over dense
+    counts (their largest entry, and their nonzero entries when at most
+    :data:`fast._evi.DENSE_MAX_FILL` of them are nonzero)."""
+    return _evi.scan_dense(counts, int(_evi.DENSE_MAX_FILL * counts.size))
+
+
 class Boxes:
     """The compiled boxes (:class:`fast._evi.CsrBoxes` or :class:`fast._evi.DenseBoxes`) and
     the thread choice of their repeated sweep."""
@@ -42,7 +49,7 @@ class Boxes:
                 counts.indptr.astype(np.int64), counts.indices.astype(np.int32, copy=False),
                 counts.data, S, counts.shape[0] // S, delta)
         else:
-            self.compiled = _evi.boxes_from_dense(counts, delta)
+            self.compiled = _evi.boxes_from_scan(counts, delta)
         self.sparse = isinstance(self.compiled, _evi.CsrBoxes)
         self.n_states = self.compiled.n_states
         self.n_actions = self.compiled.n_actions
@@ -129,6 +136,7 @@ def pour_kernel(boxes, rows, v_ext, descending):
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
+    scan_counts=scan_counts,
     boxes=Boxes,
     evi_sweep=evi_sweep,
     optimistic_kernel=optimistic_kernel,
