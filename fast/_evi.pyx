@@ -89,6 +89,21 @@ cdef inline double _log_term(double n_plus, Py_ssize_t n_states, Py_ssize_t n_ac
     return log(n_states * n_actions * n_plus / delta)
 
 
+cdef struct LogCache:
+    # ``L`` of the last ``N+`` asked: the pairs of a round of sampling share their ``N+``.
+    double n_plus
+    double log_term
+
+
+cdef inline double _cached_log_term(LogCache* cache, double n_plus, Py_ssize_t n_states,
+                                    Py_ssize_t n_actions, double delta) noexcept nogil:
+    """:func:`_log_term`, computed again only when ``N+`` differs from the last one."""
+    if n_plus != cache.n_plus:
+        cache.n_plus = n_plus
+        cache.log_term = _log_term(n_plus, n_states, n_actions, delta)
+    return cache.log_term
+
+
 cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexcept nogil:
     """Lower end and width of ``[p_hat - beta, p_hat + beta] ∩ [0, 1]``."""
     cdef double low = p_hat - beta
@@ -276,6 +291,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
+    cdef LogCache cache = LogCache(n_plus=0.0, log_term=0.0)
     out = CsrBoxes()
     out.n_states, out.n_actions = n_states, n_actions
     out.indptr = np.asarray(indptr)
@@ -294,7 +310,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
             with cython.boundscheck(False):
                 total = _row_total(&data[indptr[i]], n_k)
             n_plus = total if total > 1.0 else 1.0
-            log_term = _log_term(n_plus, n_states, n_actions, delta)
+            log_term = _cached_log_term(&cache, n_plus, n_states, n_actions, delta)
             beta0 = 28.0 * log_term / n_plus
             if not isfinite(beta0):
                 overflow = i
@@ -406,6 +422,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
     cdef Py_ssize_t s, a, i, j, overflow = -1, failed = 0
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width
+    cdef LogCache cache = LogCache(n_plus=0.0, log_term=0.0)
     cdef Grow g
     g.vals = NULL
     g.cols = NULL
@@ -427,7 +444,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
                     i = s * A + a
                     total = _row_total(&counts[s, a, 0], S1)
                     n_plus = total if total > 1.0 else 1.0
-                    log_term = _log_term(n_plus, S, A, delta)
+                    log_term = _cached_log_term(&cache, n_plus, S, A, delta)
                     if not isfinite(28.0 * log_term / n_plus):
                         overflow = i
                         break

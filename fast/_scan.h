@@ -40,25 +40,19 @@ static inline double sspgm_double_of_bits(uint64_t bits)
     return x;
 }
 
-/* Store the entries row[b..stop) at cols/data[nnz..] without a branch, keeping those that
- * are not +0.0 or -0.0 (the next one overwrites the others); return the new nnz and
- * raise *top to the largest bit pattern among them. Writes up to stop - b entries from
- * nnz on, whatever it keeps. */
+/* Store the columns of the entries row[b..stop) at cols[nnz..] without a branch, keeping
+ * those of the entries that are not +0.0 or -0.0 (the next one overwrites the others);
+ * return the new nnz. Writes up to stop - b columns from nnz on, whatever it keeps. */
 static inline int64_t sspgm_keep_nonzero(const double *row, int64_t b, int64_t stop,
-                                         int64_t nnz, int32_t *cols, double *data,
-                                         uint64_t *top)
+                                         int64_t nnz, int32_t *cols)
 {
-    uint64_t t = *top;
     int64_t k;
     for (k = b; k < stop; k++) {
         uint64_t bits;
         memcpy(&bits, row + k, sizeof bits);
-        t = bits > t ? bits : t;
         cols[nnz] = (int32_t)k;
-        data[nnz] = row[k];
         nnz += (bits << 1) != 0;
     }
-    *top = t;
     return nnz;
 }
 
@@ -113,8 +107,10 @@ static inline uint64_t sspgm_flags_bits(const sspgm_flags *flags)
  *
  * Writes `indptr[0..n_rows]` and, row after row, the column and value of every entry
  * other than +0.0 and -0.0 into `cols` and `data`, which hold max_nnz + SSPGM_SCAN_BLOCK
- * entries. Beyond max_nnz entries it stops storing them and returns a number above
- * max_nnz (`indptr` is then partial). Every entry is read either way: `*valid` is 1
+ * entries: the columns of a block of entries with a bit set are stored without a branch,
+ * then the values of the row's nonzero entries are read again, from the cache. Beyond
+ * max_nnz entries it stops storing them and returns a number above max_nnz (`indptr` is
+ * then partial). Every entry is read either way: `*valid` is 1
  * when each is finite with its sign bit clear, else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
 SSPGM_CLONES
@@ -130,7 +126,7 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
         const double *row = counts + i * row_len;
         for (b = 0; b + SSPGM_SCAN_BLOCK <= row_len; b += SSPGM_SCAN_BLOCK) {
             if (sspgm_block_bits(row + b, &blocks) != 0 && nnz <= max_nnz) {
-                nnz = sspgm_keep_nonzero(row, b, b + SSPGM_SCAN_BLOCK, nnz, cols, data, &top);
+                nnz = sspgm_keep_nonzero(row, b, b + SSPGM_SCAN_BLOCK, nnz, cols);
             }
         }
         for (k = b; k < row_len; k++) {
@@ -139,7 +135,13 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
             flags |= bits | (bits + SSPGM_EXP_STEP);
         }
         if (nnz <= max_nnz) {
-            nnz = sspgm_keep_nonzero(row, b, row_len, nnz, cols, data, &top);
+            nnz = sspgm_keep_nonzero(row, b, row_len, nnz, cols);
+            for (k = indptr[i]; k < nnz; k++) {
+                uint64_t bits;
+                memcpy(&bits, row + cols[k], sizeof bits);
+                top = bits > top ? bits : top;
+                data[k] = row[cols[k]];
+            }
         }
         indptr[i + 1] = nnz;
     }
