@@ -2,9 +2,10 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._evi` and
 :mod:`fast._vi` with the contracts of :class:`reference.backend.KernelSet`
-(``docs/backends.md``). The boxes of Lemma 5 are built in one compiled pass
-over the counts; dense counts with few nonzero entries are read once into the
-CSR layout, whose zeros are never stored. Every next state a pair has not
+(``docs/backends.md``). Dense counts are read once, by one compiled pass that
+gives the argument check their largest entry and keeps their nonzero entries
+when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
+in the CSR layout, whose zeros are never stored. Every next state a pair has not
 reached shares the box ``[0, beta_0]``, so a run of them is poured in one
 step and a sweep costs ``O(k log k)`` for a pair with ``k`` stored next
 states, whatever the pour length. Each sweep sorts ``v`` only as far as any
