@@ -806,12 +806,9 @@ def check_counts_log_term(table, delta, largest=math.nan):
         largest_total = table.sum(axis=1).max() if table.nnz else 0.0
     else:
         S, A = table.shape[:2]
-        bound = 2.0 * (S + 1) * largest
-        if bound >= 0.0:
-            with np.errstate(over="ignore"):
-                argument = np.float64(S) * A * max(1.0, bound) / np.float64(delta)
-            if np.isfinite(argument):
-                return
+        bound = 2.0 * (S + 1) * float(largest)
+        if bound >= 0.0 and math.isfinite(float(S) * A * max(1.0, bound) / float(delta)):
+            return
         largest_total = table.sum(axis=2).max()
     check_log_term(S, A, largest_total, delta)
 
