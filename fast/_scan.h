@@ -3,12 +3,11 @@
  *
  * Private C helper of fast/_evi.pyx (scan_dense). Only integer operations on the
  * bit patterns of the counts: every result is the same bit for bit whatever
- * instructions the compiler picks. So the scan is compiled twice where the compiler
- * and the C library support it (GCC function multiversioning, `target_clones`): for
- * AVX2 and for the baseline of the target, chosen once at load time by the CPU the
- * module runs on. Elsewhere it is compiled once. Blocks of entries are read as 32-byte
- * vectors with the GCC/Clang vector extensions, and as plain 64-bit words by other
- * compilers.
+ * instructions run them. Blocks of entries are read as 32-byte vectors with the
+ * GCC/Clang vector extensions (plain 64-bit words with other compilers). On x86-64
+ * with GCC or Clang the scan is compiled twice, for the baseline of the target and
+ * for AVX2 (whose block test is one VPTEST), and the CPU the module runs on picks one
+ * (`__builtin_cpu_supports`); elsewhere it is compiled once, for the target.
  */
 #ifndef SSPGM_SCAN_H
 #define SSPGM_SCAN_H
@@ -16,13 +15,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define SSPGM_CLONES __attribute__((target_clones("avx2", "default")))
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target)
+#define SSPGM_AVX2_DISPATCH 1
+#include <immintrin.h>
 #endif
 #endif
-#ifndef SSPGM_CLONES
-#define SSPGM_CLONES
+
+#if defined(__GNUC__)
+#define SSPGM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SSPGM_ALWAYS_INLINE inline
 #endif
 
 /* Entries read at once: one OR of their bits tells a block of zeros. */
@@ -103,6 +106,28 @@ static inline uint64_t sspgm_flags_bits(const sspgm_flags *flags)
 }
 #endif
 
+#ifdef SSPGM_AVX2_DISPATCH
+/* sspgm_block_bits with AVX2 instructions: the zero test of the block is one VPTEST.
+ * Returns whether a bit is set, not the OR itself (the caller tests it against 0). */
+__attribute__((target("avx2")))
+static inline uint64_t sspgm_block_bits_avx2(const double *x, sspgm_flags *flags)
+{
+    const __m256i step = _mm256_set1_epi64x((long long)SSPGM_EXP_STEP);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)x);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(x + 4));
+    __m256i x2 = _mm256_loadu_si256((const __m256i *)(x + 8));
+    __m256i x3 = _mm256_loadu_si256((const __m256i *)(x + 12));
+    __m256i any = _mm256_or_si256(_mm256_or_si256(x0, x1), _mm256_or_si256(x2, x3));
+    __m256i over = _mm256_or_si256(
+        _mm256_or_si256(_mm256_add_epi64(x0, step), _mm256_add_epi64(x1, step)),
+        _mm256_or_si256(_mm256_add_epi64(x2, step), _mm256_add_epi64(x3, step)));
+    *flags |= (sspgm_flags)_mm256_or_si256(any, over);
+    return !_mm256_testz_si256(any, any);
+}
+#endif
+
+typedef uint64_t (*sspgm_block_fn)(const double *, sspgm_flags *);
+
 /* Scan the `n_rows` rows of `row_len` counts at `counts` (C-contiguous).
  *
  * Writes `indptr[0..n_rows]` and, row after row, the column and value of every entry
@@ -113,10 +138,10 @@ static inline uint64_t sspgm_flags_bits(const sspgm_flags *flags)
  * then partial). Every entry is read either way: `*valid` is 1
  * when each is finite with its sign bit clear, else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
-SSPGM_CLONES
-static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t row_len,
-                                 int64_t max_nnz, int64_t *indptr, int32_t *cols,
-                                 double *data, int *valid, double *largest)
+static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
+    sspgm_block_fn block_bits, const double *counts, int64_t n_rows, int64_t row_len,
+    int64_t max_nnz, int64_t *indptr, int32_t *cols, double *data, int *valid,
+    double *largest)
 {
     int64_t i, b, k, nnz = 0;
     uint64_t top = 0, flags = 0;
@@ -125,7 +150,7 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
     for (i = 0; i < n_rows; i++) {
         const double *row = counts + i * row_len;
         for (b = 0; b + SSPGM_SCAN_BLOCK <= row_len; b += SSPGM_SCAN_BLOCK) {
-            if (sspgm_block_bits(row + b, &blocks) != 0 && nnz <= max_nnz) {
+            if (block_bits(row + b, &blocks) != 0 && nnz <= max_nnz) {
                 nnz = sspgm_keep_nonzero(row, b, b + SSPGM_SCAN_BLOCK, nnz, cols);
             }
         }
@@ -156,6 +181,32 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
     *valid = (flags & SSPGM_SIGN) == 0;
     *largest = sspgm_double_of_bits(top);
     return nnz;
+}
+
+#ifdef SSPGM_AVX2_DISPATCH
+__attribute__((target("avx2")))
+static int64_t sspgm_scan_rows_avx2(const double *counts, int64_t n_rows, int64_t row_len,
+                                    int64_t max_nnz, int64_t *indptr, int32_t *cols,
+                                    double *data, int *valid, double *largest)
+{
+    return sspgm_scan_rows(sspgm_block_bits_avx2, counts, n_rows, row_len, max_nnz, indptr,
+                           cols, data, valid, largest);
+}
+#endif
+
+/* sspgm_scan_rows on the instructions of the CPU it runs on. */
+static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t row_len,
+                                 int64_t max_nnz, int64_t *indptr, int32_t *cols,
+                                 double *data, int *valid, double *largest)
+{
+#ifdef SSPGM_AVX2_DISPATCH
+    if (__builtin_cpu_supports("avx2")) {
+        return sspgm_scan_rows_avx2(counts, n_rows, row_len, max_nnz, indptr, cols, data,
+                                    valid, largest);
+    }
+#endif
+    return sspgm_scan_rows(sspgm_block_bits, counts, n_rows, row_len, max_nnz, indptr, cols,
+                           data, valid, largest);
 }
 
 #endif
