@@ -452,11 +452,13 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     counts, scanned = read_counts(kernels, counts)
     if sp.issparse(counts):
         S, A = counts.shape[1] - 1, counts.shape[0] // (counts.shape[1] - 1)
+        largest = np.nan
     else:
         S, A = counts.shape[:2]
+        largest = scanned.largest
     costs = as_float_array("costs", costs, (S, A))
     delta = check_delta(delta)
-    check_counts_log_term(counts, delta, getattr(scanned, "largest", np.nan))
+    check_counts_log_term(counts, delta, largest)
     mu = check_real("mu", mu, 0.0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     boxes = kernels.boxes(scanned, delta)
