@@ -112,7 +112,9 @@ extensions = [
     Extension(
         f"fast.{path.stem}",
         [str(path)],
-        include_dirs=[numpy.get_include()],
+        # "fast" for the C helpers the .pyx files include (``fast/_scan.h``), wherever
+        # the generated C file lies (``build/debug`` in the debug build).
+        include_dirs=[numpy.get_include(), "fast"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for path in sorted(Path("fast").glob("_*.pyx"))

@@ -66,6 +66,12 @@ def _counts(inst):
     return np.ascontiguousarray(inst.counts, dtype=np.float64)
 
 
+def _boxes(kernels, inst):
+    """A kernel set's boxes of the instance's counts (dense ones through ``scan_counts``)."""
+    counts = _counts(inst)
+    return kernels.boxes(counts if inst.sparse else kernels.scan_counts(counts), DELTA)
+
+
 def _evi_sweep(kernels, boxes, costs, v_ext, v_out, policy_out):
     """One EVI sweep of a kernel set (the fast one includes its partial sort of ``v``)."""
     kernels.evi_sweep(boxes, costs, v_ext, v_out, policy_out)
@@ -96,7 +102,7 @@ def test_evi_sweep(benchmark, impl, size):
             _skip_reference_evi(inst)
         kernels, S = KERNELS[impl], inst.n_states
         out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-        boxes = kernels.boxes(_counts(inst), DELTA)
+        boxes = _boxes(kernels, inst)
         if impl == "fast" and inst.sparse:
             benchmark.extra_info["memory_ratio"] = boxes.nbytes / _counts_bytes(inst.counts)
         result = _run(benchmark, _evi_sweep, kernels, boxes, inst.costs, v_ext, out, policy,
@@ -147,7 +153,7 @@ def test_evi_full(benchmark, backend_name, size):
             return
         n_sweeps = fast.extended_value_iteration(inst.counts, inst.costs, DELTA, EVI_MU).n_iter
         benchmark.extra_info["n_iter"] = n_sweeps
-        _run(benchmark, _sweeps_and_one_pass, COMPILED_KERNELS.boxes(_counts(inst), DELTA),
+        _run(benchmark, _sweeps_and_one_pass, _boxes(COMPILED_KERNELS, inst),
              inst.costs, inst.counts, n_sweeps, slow=slow)
         return
     if backend_name == "reference":
@@ -232,7 +238,7 @@ def test_threads(benchmark, sweep, size, threads):
     out, policy = np.empty(S), np.empty(S, dtype=np.intp)
     v_ext = np.append(inst.values, 0.0)
     if sweep == "evi":
-        boxes = COMPILED_KERNELS.boxes(_counts(inst), DELTA)
+        boxes = _boxes(COMPILED_KERNELS, inst)
         result = benchmark(_evi_sweep, COMPILED_KERNELS, boxes, inst.costs, v_ext, out, policy)
     else:
         model = COMPILED_KERNELS.vi_model(inst.ssp)

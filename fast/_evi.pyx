@@ -13,9 +13,12 @@ lower index), each up to its upper end.
 
 Kernel protocol (what the Python EVI loop calls):
 
-- :func:`boxes_from_dense` ``(counts (S, A, S+1), delta) -> DenseBoxes | CsrBoxes``
+- :func:`scan_dense` ``(counts (S, A, S+1), max_nnz) -> DenseScan`` reads dense
+  counts once, for the caller's checks (their largest entry) and the boxes
+  (their nonzero entries);
+- :func:`boxes_from_scan` ``(DenseScan, delta) -> DenseBoxes | CsrBoxes``
   and :func:`boxes_from_csr` ``(indptr, cols, data, S, A, delta) -> CsrBoxes``
-  build the boxes of every pair in one pass over the counts, checking them;
+  build the boxes of every pair in one pass, checking that they are finite;
 - :func:`sweep_dense` / :func:`sweep_csr` ``(boxes, costs, v_ext, v_out,
   policy_out, n_threads) -> residual`` run one EVI sweep, the partial sort of
   ``v`` included, and return ``max_s |v_out(s) - v(s)|``;
@@ -40,7 +43,7 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport ceil, isfinite, log, sqrt, INFINITY
+from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, realloc
 
@@ -84,6 +87,21 @@ cdef inline double _log_term(double n_plus, Py_ssize_t n_states, Py_ssize_t n_ac
                              double delta) noexcept nogil:
     """``L = log(S A N+ / delta)``; not finite when ``N+`` overflowed."""
     return log(n_states * n_actions * n_plus / delta)
+
+
+cdef struct LogCache:
+    # ``L`` of the last ``N+`` asked: the pairs of a round of sampling share their ``N+``.
+    double n_plus
+    double log_term
+
+
+cdef inline double _cached_log_term(LogCache* cache, double n_plus, Py_ssize_t n_states,
+                                    Py_ssize_t n_actions, double delta) noexcept nogil:
+    """:func:`_log_term`, computed again only when ``N+`` differs from the last one."""
+    if n_plus != cache.n_plus:
+        cache.n_plus = n_plus
+        cache.log_term = _log_term(n_plus, n_states, n_actions, delta)
+    return cache.log_term
 
 
 cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexcept nogil:
@@ -273,6 +291,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
+    cdef LogCache cache = LogCache(n_plus=0.0, log_term=0.0)
     out = CsrBoxes()
     out.n_states, out.n_actions = n_states, n_actions
     out.indptr = np.asarray(indptr)
@@ -291,7 +310,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
             with cython.boundscheck(False):
                 total = _row_total(&data[indptr[i]], n_k)
             n_plus = total if total > 1.0 else 1.0
-            log_term = _log_term(n_plus, n_states, n_actions, delta)
+            log_term = _cached_log_term(&cache, n_plus, n_states, n_actions, delta)
             beta0 = 28.0 * log_term / n_plus
             if not isfinite(beta0):
                 overflow = i
@@ -316,75 +335,72 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     return out
 
 
-cdef enum:
-    # Entries of a dense row tested at once for a nonzero (one OR of their bits).
-    SCAN_BLOCK = 16
+cdef extern from "_scan.h" nogil:
+    enum: SSPGM_SCAN_BLOCK
+    int64_t sspgm_scan_counts(const double* counts, int64_t n_rows, int64_t row_len,
+                              int64_t max_nnz, int64_t* indptr, int* cols, double* data,
+                              int* valid, double* largest)
 
 
-cdef inline bint _any_nonzero(const double* x) noexcept nogil:
-    """Whether one of ``SCAN_BLOCK`` entries has a bit set (``-0.0`` counts, and is then
-    skipped as a zero): an OR of their bit patterns, which vectorises."""
-    cdef const uint64_t* bits = <const uint64_t*>x
-    cdef uint64_t found = 0
-    cdef int t
-    for t in range(SCAN_BLOCK):
-        found = found | bits[t]
-    return found != 0
+cdef class DenseScan:
+    """Dense counts read once: their largest entry and, when few, their nonzero entries.
+
+    ``largest`` is the largest count when every count is finite with its sign
+    bit clear (``-0.0`` is not), else NaN: the caller's checks pass at once
+    when it is small enough (``reference._checks.check_dense_values``).
+    ``indptr`` (int64 ``(S*A+1,)``), ``cols`` (int32) and ``data`` hold the
+    entries other than ``±0.0`` as CSR rows ``s*A + a``, or are None when more
+    than ``max_nnz`` entries are nonzero. ``counts`` is the array itself.
+    """
+
+    cdef readonly object counts, indptr, cols, data
+    cdef readonly double largest
 
 
-def csr_from_dense(const double[:, :, ::1] counts, Py_ssize_t max_nnz):
-    """The nonzero entries of dense counts as CSR rows ``s*A + a``, in one pass.
+def scan_dense(counts, Py_ssize_t max_nnz):
+    """Read dense counts once: whether they are plainly valid, their largest entry and
+    their nonzero entries as CSR rows.
 
-    Blocks of ``SCAN_BLOCK`` zeros are skipped with one vector test, so the
-    pass runs at the speed of reading the array when most counts are 0.
+    Each row is read ``16`` entries at a time, and the OR of their bits skips a
+    block of zeros; the same pass tells a negative, ``-0.0``, infinite or NaN
+    entry from its bits and keeps the largest bit pattern, which orders the
+    finite counts ``>= +0.0`` as their values. Integer operations only, on an
+    AVX2 build of the pass where the compiler and the CPU allow it
+    (``fast/_scan.h``).
 
     Parameters
     ----------
     counts : float64 array, C-contiguous, shape (S, A, S+1)
+        Counts of the right shape, their values not checked.
     max_nnz : int
-        Give up (return ``None`` parts) beyond this many nonzero entries.
+        Store no entries (``indptr``, ``cols`` and ``data`` None) beyond this many
+        nonzero ones.
 
     Returns
     -------
-    tuple ``(indptr int64, cols int32, data float64)`` or None
+    DenseScan
     """
-    cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
-    cdef Py_ssize_t i, j, b, stop, nnz = 0
-    cdef const double* row
-    cdef double x
-    indptr = np.zeros(S * A + 1, dtype=np.int64)
-    cols = np.empty(max(max_nnz, 0), dtype=np.int32)
-    data = np.empty(max(max_nnz, 0))
+    cdef const double[:, :, ::1] view = counts
+    cdef Py_ssize_t S = view.shape[0], A = view.shape[1], S1 = view.shape[2]
+    cdef int64_t nnz
+    cdef int valid = 0
+    cdef double largest = 0.0
+    max_nnz = max(max_nnz, 0)
+    indptr = np.empty(S * A + 1, dtype=np.int64)
+    cols = np.empty(max_nnz + SSPGM_SCAN_BLOCK, dtype=np.int32)
+    data = np.empty(max_nnz + SSPGM_SCAN_BLOCK)
     cdef int64_t[::1] ptr = indptr
     cdef int[::1] c = cols
     cdef double[::1] d = data
     with nogil:
-        for i in range(S * A):
-            row = &counts[i // A, i % A, 0]
-            b = 0
-            while b < S1 and nnz <= max_nnz:
-                stop = b + SCAN_BLOCK
-                if stop <= S1 and not _any_nonzero(row + b):
-                    b = stop
-                    continue
-                if stop > S1:
-                    stop = S1
-                for j in range(b, stop):
-                    x = row[j]
-                    if x != 0.0:
-                        if nnz == max_nnz:
-                            nnz = nnz + 1
-                            break
-                        c[nnz] = <int>j
-                        d[nnz] = x
-                        nnz = nnz + 1
-                b = stop
-            ptr[i + 1] = nnz
-            if nnz > max_nnz:
-                break
-    if nnz > max_nnz:
-        return None
-    return indptr, cols[:nnz].copy(), data[:nnz].copy()
+        nnz = sspgm_scan_counts(&view[0, 0, 0], S * A, S1, max_nnz, &ptr[0], &c[0], &d[0],
+                                &valid, &largest)
+    out = DenseScan()
+    out.counts = counts
+    out.largest = largest if valid else NAN
+    if nnz <= max_nnz:
+        out.indptr, out.cols, out.data = indptr, cols[:nnz].copy(), data[:nnz].copy()
+    return out
 
 
 def boxes_dense(const double[:, :, ::1] counts, double delta):
@@ -406,6 +422,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     cdef Py_ssize_t S = counts.shape[0], A = counts.shape[1], S1 = counts.shape[2]
     cdef Py_ssize_t s, a, i, j, overflow = -1, failed = 0
     cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta, low, width
+    cdef LogCache cache = LogCache(n_plus=0.0, log_term=0.0)
     cdef Grow g
     g.vals = NULL
     g.cols = NULL
@@ -427,7 +444,7 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
                     i = s * A + a
                     total = _row_total(&counts[s, a, 0], S1)
                     n_plus = total if total > 1.0 else 1.0
-                    log_term = _log_term(n_plus, S, A, delta)
+                    log_term = _cached_log_term(&cache, n_plus, S, A, delta)
                     if not isfinite(28.0 * log_term / n_plus):
                         overflow = i
                         break
@@ -463,9 +480,10 @@ def boxes_dense(const double[:, :, ::1] counts, double delta):
     return out
 
 
-def boxes_from_dense(counts, double delta):
-    """Boxes of dense counts ``(S, A, S+1)``: CSR boxes when at most :data:`DENSE_MAX_FILL`
-    of the entries are nonzero (read once, the zeros never stored), dense boxes otherwise.
+def boxes_from_scan(DenseScan scan, double delta):
+    """Boxes of dense counts from their :func:`scan_dense`: CSR boxes when at most
+    :data:`DENSE_MAX_FILL` of the entries are nonzero (the zeros never stored), dense
+    boxes otherwise.
 
     Returns
     -------
@@ -476,11 +494,10 @@ def boxes_from_dense(counts, double delta):
     OverflowError
         If the counts of a pair sum to infinity.
     """
-    S, A, S1 = counts.shape
-    parts = csr_from_dense(counts, int(DENSE_MAX_FILL * counts.size))
-    if parts is None:
-        return boxes_dense(counts, delta)
-    cdef CsrBoxes boxes = boxes_from_csr(*parts, S, A, delta)
+    if scan.indptr is None:
+        return boxes_dense(scan.counts, delta)
+    S, A = scan.counts.shape[:2]
+    cdef CsrBoxes boxes = boxes_from_csr(scan.indptr, scan.cols, scan.data, S, A, delta)
     boxes.from_dense = True
     return boxes
 

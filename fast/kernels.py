@@ -2,9 +2,10 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._evi` and
 :mod:`fast._vi` with the contracts of :class:`reference.backend.KernelSet`
-(``docs/backends.md``). The boxes of Lemma 5 are built in one compiled pass
-over the counts; dense counts with few nonzero entries are read once into the
-CSR layout, whose zeros are never stored. Every next state a pair has not
+(``docs/backends.md``). Dense counts are read once, by one compiled pass that
+gives the argument check their largest entry and keeps their nonzero entries
+when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
+in the CSR layout, whose zeros are never stored. Every next state a pair has not
 reached shares the box ``[0, beta_0]``, so a run of them is poured in one
 step and a sweep costs ``O(k log k)`` for a pair with ``k`` stored next
 states, whatever the pour length. Each sweep sorts ``v`` only as far as any
@@ -31,6 +32,13 @@ def radius(counts, delta):
     return out
 
 
+def scan_counts(counts):
+    """Kernel ``scan_counts``: :func:`fast._evi.scan_dense`, the one compiled pass over dense
+    counts (their largest entry, and their nonzero entries when at most
+    :data:`fast._evi.DENSE_MAX_FILL` of them are nonzero)."""
+    return _evi.scan_dense(counts, int(_evi.DENSE_MAX_FILL * counts.size))
+
+
 class Boxes:
     """The compiled boxes (:class:`fast._evi.CsrBoxes` or :class:`fast._evi.DenseBoxes`) and
     the thread choice of their repeated sweep."""
@@ -42,7 +50,7 @@ class Boxes:
                 counts.indptr.astype(np.int64), counts.indices.astype(np.int32, copy=False),
                 counts.data, S, counts.shape[0] // S, delta)
         else:
-            self.compiled = _evi.boxes_from_dense(counts, delta)
+            self.compiled = _evi.boxes_from_scan(counts, delta)
         self.sparse = isinstance(self.compiled, _evi.CsrBoxes)
         self.n_states = self.compiled.n_states
         self.n_actions = self.compiled.n_actions
@@ -129,6 +137,7 @@ def pour_kernel(boxes, rows, v_ext, descending):
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
+    scan_counts=scan_counts,
     boxes=Boxes,
     evi_sweep=evi_sweep,
     optimistic_kernel=optimistic_kernel,

@@ -612,20 +612,98 @@ _INF_BITS = np.float64(np.inf).view(np.uint64)
 """Bit pattern of ``+inf``: every finite float64 ``>= +0.0`` lies below it, read as uint64."""
 
 
-def _plainly_valid_counts(dense):
-    """Whether dense counts ``(S, A, S+1)`` pass every check, decided in one pass.
+def largest_count(dense):
+    """The largest of dense counts if all are plainly valid, in one pass; else NaN.
 
     Read as unsigned 64-bit integers, the finite float64 values ``>= +0.0``
     lie below the bits of ``+inf`` and in the order of their values, while a
     negative number (sign bit set), an infinity or a NaN does not. So one
-    integer maximum, without a temporary, gives the largest count when all are
-    valid; ``S+1`` times it bounds every pair's total. ``False`` only means the
-    full checks must run (``-0.0`` fails this test and passes them).
+    integer maximum, without a temporary, gives the largest count when every
+    count is finite with its sign bit clear, and tells when one is not
+    (``-0.0`` included, which :func:`check_dense_values` then accepts).
+
+    Parameters
+    ----------
+    dense : ndarray of float64, shape (S, A, S+1), C-contiguous, not empty
+
+    Returns
+    -------
+    float
+        The largest count, or NaN.
     """
-    if dense.size == 0:
-        return False
     top = dense.view(np.uint64).max()
-    return bool(top < _INF_BITS and float(top.view(np.float64)) * dense.shape[2] <= INT64_MAX)
+    return float(top.view(np.float64)) if top < _INF_BITS else math.nan
+
+
+def dense_count_array(counts, name="counts"):
+    """Dense counts as a C-contiguous float64 array ``(S, A, S+1)``, their values not checked.
+
+    Parameters
+    ----------
+    counts : array_like, shape (S, A, S+1)
+    name : str, default "counts"
+        Argument name used in the messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (S, A, S+1)
+
+    Raises
+    ------
+    ShapeError, ParameterError
+        As :func:`check_dense_counts`, for the dtype and the shape.
+    """
+    check_real_dtype(name, counts)
+    dense = np.asarray(counts, dtype=np.float64)
+    if (dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[1] < 1
+            or dense.shape[2] != dense.shape[0] + 1):
+        raise ShapeError(
+            f"`{name}` must have shape (S, A, S+1) with S, A >= 1, or be CSR (S*A, S+1); got "
+            f"{dense.shape}."
+        )
+    return np.ascontiguousarray(dense)
+
+
+def check_dense_values(dense, largest, name="counts"):
+    """Raise unless dense counts are finite, ``>= 0`` and at most ``2^63 - 1`` per pair.
+
+    Parameters
+    ----------
+    dense : ndarray of float64, shape (S, A, S+1)
+        As :func:`dense_count_array` returns it.
+    largest : float
+        :func:`largest_count` of ``dense`` (or a kernel's own pass computing
+        it): when every count is at most ``largest`` and ``S+1`` times it fits
+        in int64, the counts pass without being read again.
+    name : str, default "counts"
+        Argument name used in the messages.
+
+    Raises
+    ------
+    NotFiniteError
+        On a NaN or infinite count (the first one is named by its ``(s, a, s')``).
+    ParameterError
+        On a negative count (the first one is named).
+    NumericRangeError
+        If some pair holds more than ``2^63 - 1`` samples.
+    """
+    if largest * dense.shape[2] <= INT64_MAX:
+        return
+    for bad, error, what in ((~np.isfinite(dense), NotFiniteError, "hold finite counts"),
+                             (dense < 0, ParameterError, "be >= 0")):
+        if bad.any():
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise error(f"`{name}` must {what}; got {float(dense[at])!r} at (s, a, s') = "
+                        f"{at}.")
+    with np.errstate(over="ignore"):
+        totals = dense.sum(axis=2)
+    over = np.argwhere(~(totals <= INT64_MAX))
+    if over.size:
+        s, a = (int(i) for i in over[0])
+        raise NumericRangeError(
+            f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[s, a]):.3g} "
+            f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
+        )
 
 
 def check_dense_counts(counts, name="counts"):
@@ -653,33 +731,9 @@ def check_dense_counts(counts, name="counts"):
     NumericRangeError
         If some pair holds more than ``2^63 - 1`` samples.
     """
-    check_real_dtype(name, counts)
-    dense = np.asarray(counts, dtype=np.float64)
-    if (dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[1] < 1
-            or dense.shape[2] != dense.shape[0] + 1):
-        raise ShapeError(
-            f"`{name}` must have shape (S, A, S+1) with S, A >= 1, or be CSR (S*A, S+1); got "
-            f"{dense.shape}."
-        )
-    dense = np.ascontiguousarray(dense)
-    if _plainly_valid_counts(dense):
-        return dense
-    for bad, error, what in ((~np.isfinite(dense), NotFiniteError, "hold finite counts"),
-                             (dense < 0, ParameterError, "be >= 0")):
-        if bad.any():
-            at = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise error(f"`{name}` must {what}; got {float(dense[at])!r} at (s, a, s') = "
-                        f"{at}.")
-    with np.errstate(over="ignore"):
-        totals = dense.sum(axis=2)
-    over = np.argwhere(~(totals <= INT64_MAX))
-    if over.size:
-        s, a = (int(i) for i in over[0])
-        raise NumericRangeError(
-            f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[s, a]):.3g} "
-            f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
-        )
-    return np.ascontiguousarray(dense)
+    dense = dense_count_array(counts, name)
+    check_dense_values(dense, largest_count(dense), name)
+    return dense
 
 
 def check_log_term(n_states, n_actions, max_samples, delta):
@@ -727,7 +781,7 @@ def check_log_term(n_states, n_actions, max_samples, delta):
     return float(np.log(argument))
 
 
-def check_counts_log_term(table, delta):
+def check_counts_log_term(table, delta, largest=math.nan):
     """:func:`check_log_term` for checked counts (a :func:`count_table`) and a checked ``delta``.
 
     Parameters
@@ -735,11 +789,11 @@ def check_counts_log_term(table, delta):
     table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array (S*A, S+1)
         Counts as :func:`count_table` returns them.
     delta : float in (0, 1)
-
-    Returns
-    -------
-    float
-        The largest ``log(S A N^+ / delta)``, finite.
+    largest : float, optional
+        The largest entry of dense counts (:func:`largest_count`), NaN when
+        unknown. Every pair's total is below ``2 (S+1) largest`` however it is
+        summed, so when that bound keeps ``S A N^+ / delta`` finite the counts
+        pass without being read again; otherwise their totals decide.
 
     Raises
     ------
@@ -749,11 +803,14 @@ def check_counts_log_term(table, delta):
     if sp.issparse(table):
         S = table.shape[1] - 1
         A = table.shape[0] // S
-        largest = table.sum(axis=1).max() if table.nnz else 0.0
+        largest_total = table.sum(axis=1).max() if table.nnz else 0.0
     else:
         S, A = table.shape[:2]
-        largest = table.sum(axis=2).max()
-    return check_log_term(S, A, largest, delta)
+        bound = 2.0 * (S + 1) * float(largest)
+        if bound >= 0.0 and math.isfinite(float(S) * A * max(1.0, bound) / float(delta)):
+            return
+        largest_total = table.sum(axis=2).max()
+    check_log_term(S, A, largest_total, delta)
 
 
 def check_call_budget(made, more):

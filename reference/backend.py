@@ -36,10 +36,18 @@ class KernelSet:
         ``radius(counts, delta) -> beta``: the Lemma 5 radius of every next
         state, from checked dense float64 counts ``(S, A, S+1)``; ``beta`` has
         the same shape.
+    scan_counts : callable
+        ``scan_counts(counts) -> scan``: dense float64 C-contiguous counts
+        ``(S, A, S+1)`` of the right shape, values not checked, read once.
+        ``scan.largest`` is the largest count when every count is finite with
+        its sign bit clear, else NaN (what the argument check needs:
+        ``reference._checks.check_dense_values``); the rest of ``scan`` is
+        what this kernel set's :attr:`boxes` reads of the counts.
     boxes : callable
         ``boxes(counts, delta) -> boxes``: the Lemma 5 boxes of checked counts
-        (dense float64 ``(S, A, S+1)`` or canonical float64 CSR
-        ``(S*A, S+1)``), in the kernel set's own layout. The object has
+        (the :attr:`scan_counts` of dense float64 ``(S, A, S+1)`` counts, or
+        canonical float64 CSR ``(S*A, S+1)`` counts), in the kernel set's own
+        layout. The object has
         ``n_states``, ``n_actions`` and ``upper_mass`` (float64 ``(S, A)``,
         the sum of the upper ends of each pair's box).
     evi_sweep : callable
@@ -77,6 +85,7 @@ class KernelSet:
 
     name: str
     radius: Callable
+    scan_counts: Callable
     boxes: Callable
     evi_sweep: Callable
     optimistic_kernel: Callable

@@ -13,7 +13,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import confidence
-from ._checks import as_float_array, check_counts_log_term, check_int, check_real, count_table
+from ._checks import (
+    as_float_array,
+    check_counts_log_term,
+    check_dense_values,
+    check_int,
+    check_real,
+    count_table,
+    dense_count_array,
+)
 from .confidence import SIMPLEX_SLACK
 from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
 from .kernels import (
@@ -92,6 +100,41 @@ def dense_counts(counts):
     """Checked counts as dense float64 ``(S, A, S+1)`` (CSR densified, see :func:`densify`)."""
     table = count_table(counts)
     return densify(table) if sp.issparse(table) else table
+
+
+def read_counts(kernels, counts):
+    """Counts checked as :func:`~reference._checks.count_table` does, each entry read once.
+
+    Dense counts are read by the kernel set's ``scan_counts``, whose largest
+    entry decides :func:`~reference._checks.check_dense_values` (the counts
+    are read again only to name a bad entry) and whose result the kernel
+    set's ``boxes`` builds the boxes from.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+    counts : array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
+
+    Returns
+    -------
+    table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array
+        As :func:`~reference._checks.count_table` returns it.
+    scanned : object
+        What ``kernels.boxes`` takes: the ``scan_counts`` of dense counts, or
+        ``table`` itself when it is CSR.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError, NumericRangeError, SparseFormatError
+        As :func:`~reference._checks.count_table`.
+    """
+    if sp.issparse(counts):
+        table = count_table(counts)
+        return table, table
+    table = dense_count_array(counts)
+    scanned = kernels.scan_counts(table)
+    check_dense_values(table, scanned.largest)
+    return table, scanned
 
 
 def check_delta(delta):
@@ -406,17 +449,19 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
     """
-    counts = count_table(counts)
+    counts, scanned = read_counts(kernels, counts)
     if sp.issparse(counts):
         S, A = counts.shape[1] - 1, counts.shape[0] // (counts.shape[1] - 1)
+        largest = np.nan
     else:
         S, A = counts.shape[:2]
+        largest = scanned.largest
     costs = as_float_array("costs", costs, (S, A))
     delta = check_delta(delta)
-    check_counts_log_term(counts, delta)
+    check_counts_log_term(counts, delta, largest)
     mu = check_real("mu", mu, 0.0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
-    boxes = kernels.boxes(counts, delta)
+    boxes = kernels.boxes(scanned, delta)
     check_simplex(boxes.upper_mass, counts, delta)
     v_ext = np.zeros(S + 1)
     v_next = np.empty(S)

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import confidence
-from ._checks import check_dense_size
+from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .poured import PouredKernel, segment_positions
 
@@ -77,10 +77,23 @@ class Boxes:
         return self.lo.shape[1]
 
 
+@dataclass(frozen=True)
+class DenseScan:
+    """Dense counts ``(S, A, S+1)`` and their :func:`~reference._checks.largest_count`."""
+
+    counts: np.ndarray
+    largest: float
+
+
+def scan_counts(counts):
+    """Kernel ``scan_counts``: one uint64 maximum over the counts (:func:`largest_count`)."""
+    return DenseScan(counts=counts, largest=largest_count(counts))
+
+
 def boxes(counts, delta):
-    """Kernel ``boxes``: the dense boxes of dense or CSR counts."""
+    """Kernel ``boxes``: the dense boxes of CSR counts or of the scan of dense counts."""
     sparse_input = sp.issparse(counts)
-    lo, hi = box_ends(densify(counts) if sparse_input else counts, delta)
+    lo, hi = box_ends(densify(counts) if sparse_input else counts.counts, delta)
     return Boxes(lo=lo, gap=hi - lo, remaining=1.0 - lo.sum(axis=2, keepdims=True),
                  upper_mass=hi.sum(axis=2), sparse_input=sparse_input)
 
@@ -317,6 +330,7 @@ def pour_kernel(boxes, rows, v_ext, descending):
 NUMPY_KERNELS = KernelSet(
     name="numpy",
     radius=radius,
+    scan_counts=scan_counts,
     boxes=boxes,
     evi_sweep=evi_sweep,
     optimistic_kernel=optimistic_kernel,

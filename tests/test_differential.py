@@ -19,6 +19,10 @@ for its numbers, then runs both backends:
   and CSR): the boxes' upper masses, one sweep at a random ``v`` (with the
   residual it returns) and the optimistic kernel of its policy, whose
   pieces (``reference.PouredKernel``) are bit-identical at the same policy;
+- the one pass over dense counts (``SCAN_EXAMPLES`` = 300), with NaN, infinite,
+  negative, ``-0.0``, subnormal and huge counts: the same largest count (NaN
+  when one is not finite or has its sign bit set), and the compiled scan's
+  nonzero entries equal to scipy's CSR form, or none beyond its limit;
 - plain value iteration on random SSPs, dense and sparse (``VI_EXAMPLES`` =
   150 each): same sweeps, values within 1e-9 relative, policies up to Q-ties;
 - ``solve`` (Alg. 1 and Alg. 3, ``eps = 0.1``) on the same random SSPs with
@@ -35,7 +39,7 @@ for its numbers, then runs both backends:
   >= 0.1 (``ROBUST_EXAMPLES`` = 100): the same infinite states and bounds within
   1e-9 relative, where the bounds stay below ``ILL_CONDITIONED``.
 
-About 2,900 examples in all, a few seconds of work each for the largest.
+About 3,200 examples in all, a few seconds of work each for the largest.
 """
 
 import os
@@ -49,6 +53,7 @@ from hypothesis import strategies as st
 
 import fast
 import reference
+from fast import _evi
 from fast.kernels import COMPILED_KERNELS
 from reference._checks import count_table
 from reference.kernels import NUMPY_KERNELS
@@ -56,6 +61,7 @@ from reference.kernels import NUMPY_KERNELS
 EVI_EXAMPLES = 500
 RADIUS_EXAMPLES = 200
 KERNEL_EXAMPLES = 200
+SCAN_EXAMPLES = 300
 VI_EXAMPLES = 150
 SOLVE_EXAMPLES = 40
 POUR_EXAMPLES = 300
@@ -184,6 +190,39 @@ def test_evi_kernels_match_one_by_one(problem, seed, as_csr):
     _check_evi_kernels_match(problem, seed, as_csr)
 
 
+SPECIAL_COUNTS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 2.0**62,
+                  np.finfo(np.float64).max]
+"""Counts the scan must tell apart: invalid ones, ``-0.0`` (valid, stored as a zero), the
+smallest subnormal and huge counts (valid, whose pair totals the caller checks)."""
+
+
+@settings(max_examples=SCAN_EXAMPLES, **SETTINGS)
+@given(S=st.integers(1, 40), A=st.integers(1, 4), density=st.sampled_from([0.0, 0.01, 0.1, 0.5]),
+       special=st.lists(st.sampled_from(SPECIAL_COUNTS), max_size=3),
+       seed=st.integers(0, 2**32 - 1), cut=st.floats(0.0, 1.0))
+def test_count_scans_agree(S, A, density, special, seed, cut):
+    rng = np.random.default_rng(seed)
+    counts = rng.random((S, A, S + 1)) * 100 * (rng.random((S, A, S + 1)) < density)
+    for value in special:
+        counts[tuple(rng.integers(0, n) for n in counts.shape)] = value
+    largest = NUMPY_KERNELS.scan_counts(counts).largest
+    scan = COMPILED_KERNELS.scan_counts(counts)
+    assert np.array_equal(scan.largest, largest, equal_nan=True)
+    rows = counts.reshape(S * A, S + 1)
+    nnz = np.count_nonzero(rows)
+    if nnz > _evi.DENSE_MAX_FILL * counts.size:
+        assert scan.indptr is None
+    else:
+        expected = sp.csr_array(rows)
+        assert scan.indptr.tolist() == expected.indptr.tolist()
+        assert scan.cols.tolist() == expected.indices.tolist()
+        assert scan.data.view(np.uint64).tolist() == expected.data.view(np.uint64).tolist()
+    if nnz:
+        cut_scan = _evi.scan_dense(counts, min(int(cut * nnz), nnz - 1))
+        assert cut_scan.indptr is None
+        assert np.array_equal(cut_scan.largest, largest, equal_nan=True)
+
+
 @pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
 @settings(max_examples=LARGE_EXAMPLES, **SETTINGS)
 @given(problem=count_tables(*LARGE_STATES), seed=st.integers(0, 2**32 - 1))
@@ -200,7 +239,7 @@ def _check_evi_kernels_match(problem, seed, as_csr):
                       0.0)
     outs = []
     for kernels in (NUMPY_KERNELS, COMPILED_KERNELS):
-        boxes = kernels.boxes(table, delta)
+        boxes = kernels.boxes(table if as_csr else kernels.scan_counts(table), delta)
         v_out, policy = np.full(S, np.nan), np.full(S, -1, dtype=np.intp)
         residual = kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
         assert residual == np.max(np.abs(v_out - v_ext[:S]))

@@ -202,6 +202,75 @@ def test_evi_rejects_bad_input(backend):
         backend.extended_value_iteration(-counts, costs, 0.1, 0.1)
 
 
+def _bad_counts(kind, n_states):
+    """Counts ``(S, 2, S+1)`` of ones with one defect at ``(1, 0, 2)``, and their ``delta``."""
+    counts = np.ones((n_states, 2, n_states + 1))
+    if kind == "pair above 2^63":
+        counts[1, 0, :3] = 2.0**62
+    elif kind == "overflowing log":
+        counts[1, 0, 2] = 1e12
+        return counts, 1e-300
+    else:
+        counts[1, 0, 2] = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "negative": -2.0,
+                           "negative subnormal": -5e-324}[kind]
+    return counts, 0.1
+
+
+@pytest.mark.parametrize("n_states", [2, 40], ids=["short rows", "long rows"])
+@pytest.mark.parametrize("kind", ["nan", "inf", "-inf", "negative", "negative subnormal",
+                                  "pair above 2^63", "overflowing log"])
+def test_evi_refuses_bad_counts_alike_on_both_backends(kind, n_states):
+    """EVI checks dense counts in its kernels' one pass over them (``scan_counts``): each
+    bad count gives the error of :func:`bernstein_radius` (numpy's checks), the same class
+    and message on both backends, and a bad count is reported before bad costs (the
+    guard of the logarithm comes after the costs, as before)."""
+    import fast
+    import reference
+
+    counts, delta = _bad_counts(kind, n_states)
+    costs_tried = [np.ones((n_states, 2))]
+    if kind != "overflowing log":
+        costs_tried.append(np.full((n_states, 2), np.nan))
+    raised = []
+    for backend in (reference, fast):
+        with pytest.raises(backend.SSPValueError) as radius:
+            backend.bernstein_radius(counts, delta)
+        for costs in costs_tried:
+            with pytest.raises(backend.SSPValueError) as evi:
+                backend.extended_value_iteration(counts, costs, delta, 0.1)
+            assert type(evi.value) is type(radius.value)
+            assert str(evi.value) == str(radius.value)
+        raised.append((type(evi.value), str(evi.value)))
+    assert raised[0] == raised[1]
+    assert "(1, 0" in raised[0][1] or "overflows float64" in raised[0][1]
+
+
+def test_evi_guard_of_the_logarithm_near_its_limit(backend):
+    """Where the bound from the largest count, ``2 (S+1) max N``, would overflow
+    ``S A N^+ / delta`` but the pairs' totals do not, the totals decide: no error."""
+    counts = np.ones((2, 2, 3))
+    counts[1, 0, 2] = 1e12
+    delta = 2.5e-296
+    assert np.isfinite(4 * (1e12 + 2) / delta) and not np.isfinite(4 * 2 * 3 * 1e12 / delta)
+    out = backend.extended_value_iteration(counts, np.ones((2, 2)), delta, 0.1)
+    assert out.converged
+    with pytest.raises(backend.NumericRangeError, match="overflows float64"):
+        backend.extended_value_iteration(counts, np.ones((2, 2)), delta / 2, 0.1)
+
+
+def test_evi_reads_negative_zero_counts_as_zeros(backend):
+    counts = np.zeros((20, 2, 21))
+    counts[:, :, 20] = 3.0
+    counts[:, 0, 5] = 1.0
+    costs = np.linspace(0.5, 1.0, 40).reshape(20, 2)
+    signed = counts.copy()
+    signed[counts == 0] = -0.0
+    plain = backend.extended_value_iteration(counts, costs, 0.1, 1e-6)
+    out = backend.extended_value_iteration(signed, costs, 0.1, 1e-6)
+    assert np.array_equal(out.v_tilde, plain.v_tilde)
+    assert np.array_equal(out.policy, plain.policy) and out.n_iter == plain.n_iter
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_radius_rejects_non_finite_counts(backend, bad):
     counts = np.ones((2, 2, 3))

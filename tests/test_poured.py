@@ -48,7 +48,7 @@ def _kernels_of_every_action(kernels, counts, v_ext, delta, as_csr):
     """The optimistic kernel of each action's pairs: ``A`` kernels of shape ``(S, S+1)``."""
     S, A = counts.shape[:2]
     table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
-    boxes = kernels.boxes(table, delta)
+    boxes = kernels.boxes(table if as_csr else kernels.scan_counts(table), delta)
     return [kernels.optimistic_kernel(boxes, v_ext, np.full(S, a, dtype=np.intp))
             for a in range(A)]
 
