@@ -210,7 +210,7 @@ def poured_kernel(lo, gap, order):
         pouring, entry, stop = pouring[~takes_all], entry[~takes_all], stop[~takes_all]
         mass[pouring] -= g[entry]
         start[pouring] = stop + 1
-    return PouredKernel(order, indptr, col, data, width, reach, partial)
+    return PouredKernel(order, indptr, col, data, width, reach, partial, check=False)
 
 
 def vi_model(ssp):

@@ -78,6 +78,11 @@ class PouredKernel:
         The pour's direction: ``False`` for the optimist (ascending values, goal
         first), ``True`` for the adversary (descending values, goal last).
         Recorded only; ``order`` defines the kernel.
+    check : bool, default True
+        Validate the pieces and copy them. The backends' kernels, whose pieces
+        are valid by construction, pass ``False``: the arrays (of the dtypes
+        above) are then taken over without a copy and made read-only, which
+        keeps the construction out of the cost of an EVI call.
 
     Attributes
     ----------
@@ -154,7 +159,13 @@ class PouredKernel:
     __array_ufunc__ = None
     """NumPy's operators defer to this class: ``y @ kernel`` runs :meth:`__rmatmul__`."""
 
-    def __init__(self, order, indptr, indices, data, width, reach, partial, descending=False):
+    def __init__(self, order, indptr, indices, data, width, reach, partial, descending=False,
+                 *, check=True):
+        if not check:
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            self._set(order, rank, indptr, indices, data, width, reach, partial, descending)
+            return
         order = np.array(order, dtype=np.int64)
         indptr = np.array(indptr, dtype=np.int64)
         indices = np.array(indices, dtype=np.int64)
@@ -216,6 +227,9 @@ class PouredKernel:
             raise ParameterError(
                 f"`reach` must lie in 0 .. S+1 = {n_next}; got {int(reach[outside][0])}."
             )
+        self._set(order, rank, indptr, indices, data, width, reach, partial, descending)
+
+    def _set(self, order, rank, indptr, indices, data, width, reach, partial, descending):
         arrays = dict(order=order, rank=rank, indptr=indptr, indices=indices, data=data,
                       width=width, reach=reach, partial=partial)
         for name, array in arrays.items():
@@ -339,7 +353,7 @@ class PouredKernel:
         entry = np.repeat(self.indptr[rows], lengths) + segment_positions(lengths)
         return PouredKernel(self.order, np.concatenate([[0], np.cumsum(lengths)]),
                             self.indices[entry], self.data[entry], self.width[rows],
-                            self.reach[rows], self.partial[rows], self.descending)
+                            self.reach[rows], self.partial[rows], self.descending, check=False)
 
     def __matmul__(self, x):
         """``kernel @ x`` for ``x`` of shape ``(S+1,)`` or ``(S+1, m)``, in ``O(S + stored)``

@@ -57,11 +57,17 @@ def _kernels_of_every_action(kernels, counts, v_ext, delta, as_csr):
 @settings(**SETTINGS)
 @given(problem=count_tables())
 def test_every_row_expands_to_the_exact_inner_problem(problem, name):
+    """Also: the kernels' unchecked pieces pass the public checks, with the documented dtypes."""
     counts, v_ext, delta, as_csr = problem
     lo, hi = reference.confidence_box(counts, delta)
     for a, kernel in enumerate(_kernels_of_every_action(KERNEL_SETS[name], counts, v_ext,
                                                          delta, as_csr)):
         exact = reference.optimistic_inner(lo[:, a], hi[:, a], v_ext)
+        checked = reference.PouredKernel(*(getattr(kernel, piece) for piece in PIECES))
+        for piece in PIECES:
+            assert getattr(kernel, piece).dtype == getattr(checked, piece).dtype, piece
+            assert not getattr(kernel, piece).flags.writeable, piece
+        assert np.array_equal(kernel.rank, checked.rank)
         dense = kernel.toarray()
         assert np.allclose(dense, exact, rtol=0, atol=1e-13)
         assert np.array_equal(kernel.tocsr().toarray(), dense)
