@@ -15,8 +15,8 @@ picks.
 
 import numpy as np
 import scipy.sparse as sp
-from reference.backend import KernelSet
 from reference import confidence
+from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
 

@@ -215,6 +215,7 @@ def kl_interval(kernels, p_hat, n, level):
 
     Examples
     --------
+    >>> import numpy as np
     >>> lo, hi = kl_interval(0.0, 100.0, 3.0)
     >>> float(lo), round(float(hi), 6), round(1 - float(np.exp(-0.03)), 6)
     (0.0, 0.029554, 0.029554)
@@ -340,6 +341,7 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     p_hat = csr.data / n_entry
     level = _level(kind, np.maximum(n, 1.0), S, A, delta)
     lo, hi = _intervals(kernels, kind, p_hat, n_entry, np.repeat(level, stored))
+    # An unseen entry's interval depends on its row's sample size only: one per distinct size.
     sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
     hi_unseen = _intervals(kernels, kind, np.zeros_like(sizes), sizes, level[first])[1][row_size]
     if kind != "paper":
