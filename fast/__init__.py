@@ -8,7 +8,7 @@ OpenMP at build time, and the sweeps then run on one thread), gathered in the
 kernel set :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument checks are
 ``reference``'s kernel functions with that kernel set bound
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
-``fast.optimal``, ``fast.range_search``, ``fast.diameter_estimate``,
+``fast.optimal``, ``fast.range_search``, ``fast.confidence``, ``fast.diameter_estimate``,
 ``fast.algorithms`` and ``fast.baseline`` mirror the modules of the same names,
 and the modules without kernels are ``reference``'s own. Results,
 result classes and errors are the very same objects in both backends.
@@ -18,13 +18,13 @@ code, when the compiled extensions are missing.
 """
 
 try:
-    from . import _build, _evi, _robust, _vi  # noqa: F401
+    from . import _build, _evi, _kl, _robust, _vi  # noqa: F401
 except ImportError as exc:
     raise ImportError(
         "the `fast` backend needs its compiled Cython extensions (fast._build, fast._evi, "
-        "fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was installed "
-        "without a working C compiler, or their build failed). They are built when sspgm is "
-        "installed where a C compiler works (OpenMP optional): from the repository root, "
+        "fast._kl, fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was "
+        "installed without a working C compiler, or their build failed). They are built when "
+        "sspgm is installed where a C compiler works (OpenMP optional): from the repository root, "
         "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "
         "backend."
     ) from exc
@@ -33,7 +33,6 @@ from reference import (
     allocation,
     backend,
     chains,
-    confidence,
     envs,
     errors,
     evaluation,
@@ -47,7 +46,6 @@ from reference import (
 )
 from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
-from reference.confidence import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
 from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
@@ -63,6 +61,7 @@ from . import (
     algorithms,
     baseline,
     certified,
+    confidence,
     diameter_estimate,
     evi,
     kernels,
@@ -74,6 +73,7 @@ from ._build import OPENMP
 from .algorithms import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
 from .certified import *  # noqa: F401,F403
+from .confidence import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403

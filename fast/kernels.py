@@ -15,14 +15,19 @@ picks.
 
 import numpy as np
 import scipy.sparse as sp
+from reference import confidence
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
 
-from . import _evi, _robust, _vi
+from . import _evi, _kl, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
+
+KL_WORK = 80 * confidence.KL_BISECTIONS
+"""Multiply-adds of one Chernoff interval, for :func:`fast._parallel.sweep_threads`: two sides
+of ``KL_BISECTIONS`` steps, each about two logarithms and two divisions."""
 
 
 def radius(counts, delta):
@@ -134,6 +139,14 @@ def pour_kernel(boxes, rows, v_ext, descending):
                                        shape=(len(rows), boxes.n_states + 1))
 
 
+def kl_interval(p_hat, n, level):
+    """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
+    lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
+    _kl.kl_interval(p_hat, n, level, lo, hi, confidence.KL_BISECTIONS,
+                    sweep_threads(KL_WORK * p_hat.size))
+    return lo, hi
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -145,5 +158,6 @@ COMPILED_KERNELS = KernelSet(
     vi_sweep=vi_sweep,
     pour_values=pour_values,
     pour_kernel=pour_kernel,
+    kl_interval=kl_interval,
 )
 """The kernel set of the ``fast`` backend."""

@@ -81,6 +81,12 @@ class KernelSet:
         ``pour_kernel(boxes, rows, v_ext, descending) -> (values, p)``: as
         :attr:`pour_values`, with the poured distributions ``p`` as a CSR
         array ``(n, S+1)`` holding the positive entries.
+    kl_interval : callable
+        ``kl_interval(p_hat, n, level) -> (lo, hi)``: the Chernoff interval
+        ends of :func:`reference.confidence.kl_interval` on checked float64
+        C-contiguous arrays of one shape ``(m,)`` (``p_hat`` in ``[0, 1]``,
+        ``n >= 0``, ``level > 0``): float64 ``(m,)`` each, the same floats in
+        every kernel set.
     """
 
     name: str
@@ -93,6 +99,7 @@ class KernelSet:
     vi_sweep: Callable
     pour_values: Callable
     pour_kernel: Callable
+    kl_interval: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from ._checks import check_real, csr_position
 from .errors import NotFiniteError, ParameterError, ShapeError
+from .kernels import NUMPY_KERNELS
 
 __all__ = [
     "BOX_KINDS",
@@ -52,7 +53,7 @@ BOX_KINDS = ("paper", "bernstein", "kl")
 """The confidence-set kinds, in the order of the docs."""
 
 KL_BISECTIONS = 64
-"""Bisection steps of :func:`kl_interval`: below one ulp of ``[0, 1]`` after 53."""
+"""Bisection steps of :func:`kl_interval` on each side: below one ulp of ``[0, 1]`` after 53."""
 
 SIMPLEX_SLACK = 1e-12
 """Tolerance of the simplex test of a box.
@@ -177,15 +178,8 @@ def _counts_csr(counts):
     return csr, S, A
 
 
-def _kl(p, q):
-    """Bernoulli KL divergence ``kl(p, q)`` with ``0 log 0 = 0``, elementwise."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(p > 0, p * np.log(p / q), 0.0)
-        b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
-    return a + b
-
-
-def kl_interval(p_hat, n, level):
+@NUMPY_KERNELS.bind
+def kl_interval(kernels, p_hat, n, level):
     r"""The Chernoff interval ``{q in [0, 1] : n kl(p_hat, q) <= level}``, rounded outwards.
 
     Parameters
@@ -200,17 +194,28 @@ def kl_interval(p_hat, n, level):
     Returns
     -------
     lo, hi : ndarray of float64
-        The ends, found by :data:`KL_BISECTIONS` vectorised bisection steps on
-        each side of ``p_hat``; each end is the outer end of its last bracket,
-        so the exact interval lies inside ``[lo, hi]``:
+        The ends, of the broadcast shape of the arguments, found by
+        :data:`KL_BISECTIONS` bisection steps on each side of ``p_hat``; each
+        end is the outer end of its last bracket, so the exact interval lies
+        inside ``[lo, hi]``:
 
         .. math::
 
             \{q : n\,\mathrm{kl}(\hat p, q) \le l\} \subseteq [lo, hi], \qquad
             \mathrm{kl}(p, q) = p \log\frac{p}{q} + (1 - p)\log\frac{1 - p}{1 - q}.
 
+        Both backends compute the same floats (the same steps, operations and
+        logarithm, numpy's).
+
+    Raises
+    ------
+    ParameterError
+        On ``p_hat`` outside ``[0, 1]``, negative ``n`` or ``level <= 0``
+        (NaN included).
+
     Examples
     --------
+    >>> import numpy as np
     >>> lo, hi = kl_interval(0.0, 100.0, 3.0)
     >>> float(lo), round(float(hi), 6), round(1 - float(np.exp(-0.03)), 6)
     (0.0, 0.029554, 0.029554)
@@ -219,18 +224,13 @@ def kl_interval(p_hat, n, level):
         np.asarray(p_hat, dtype=np.float64), np.asarray(n, dtype=np.float64),
         np.asarray(level, dtype=np.float64),
     )
-    with np.errstate(divide="ignore"):
-        radius = np.where(n > 0, level / np.where(n > 0, n, 1.0), np.inf)
-    ends = []
-    for inner, outer in ((p_hat, np.zeros_like(p_hat)), (p_hat, np.ones_like(p_hat))):
-        inside, outside = inner.copy(), outer.copy()
-        for _ in range(KL_BISECTIONS):
-            mid = 0.5 * (inside + outside)
-            ok = _kl(p_hat, mid) <= radius
-            inside = np.where(ok, mid, inside)
-            outside = np.where(ok, outside, mid)
-        ends.append(np.where(_kl(p_hat, outer) <= radius, outer, outside))
-    return ends[0], ends[1]
+    for name, value, good, form in (("p_hat", p_hat, (p_hat >= 0) & (p_hat <= 1), "in [0, 1]"),
+                                    ("n", n, n >= 0, ">= 0"), ("level", level, level > 0, "> 0")):
+        if not good.all():
+            bad = value[~good].flat[0]
+            raise ParameterError(f"`{name}` must hold floats {form}; got {float(bad)!r}.")
+    lo, hi = kernels.kl_interval(*(np.ascontiguousarray(x).ravel() for x in (p_hat, n, level)))
+    return lo.reshape(p_hat.shape), hi.reshape(p_hat.shape)
 
 
 def _level(kind, n, S, A, delta):
@@ -241,10 +241,10 @@ def _level(kind, n, S, A, delta):
     return np.log((2.0 if kind == "kl" else 4.0) * union)
 
 
-def _intervals(kind, p_hat, n, level):
+def _intervals(kernels, kind, p_hat, n, level):
     """Interval ends of frequencies ``p_hat`` in rows of ``n`` samples with log term ``level``."""
     if kind == "kl":
-        return kl_interval(p_hat, n, level)
+        return kernels.kl_interval(p_hat, n, level)
     if kind == "paper":
         width = radius(p_hat, level, np.maximum(1.0, n))
     else:
@@ -255,7 +255,8 @@ def _intervals(kind, p_hat, n, level):
     return np.maximum(0.0, p_hat - width), np.minimum(1.0, p_hat + width)
 
 
-def confidence_boxes(counts, delta, kind="kl"):
+@NUMPY_KERNELS.bind
+def confidence_boxes(kernels, counts, delta, kind="kl"):
     r"""Per-entry confidence boxes of a named kind, from sample counts.
 
     Parameters
@@ -339,8 +340,10 @@ def confidence_boxes(counts, delta, kind="kl"):
     n_entry = np.repeat(n, stored)
     p_hat = csr.data / n_entry
     level = _level(kind, np.maximum(n, 1.0), S, A, delta)
-    lo, hi = _intervals(kind, p_hat, n_entry, np.repeat(level, stored))
-    hi_unseen = _intervals(kind, np.zeros_like(n), n, level)[1]
+    lo, hi = _intervals(kernels, kind, p_hat, n_entry, np.repeat(level, stored))
+    # An unseen entry's interval depends on its row's sample size only: one per distinct size.
+    sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
+    hi_unseen = _intervals(kernels, kind, np.zeros_like(sizes), sizes, level[first])[1][row_size]
     if kind != "paper":
         hi_unseen = np.where(n > 0, hi_unseen, 1.0)
     rows = np.repeat(np.arange(S * A), stored)

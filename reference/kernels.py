@@ -327,6 +327,37 @@ def pour_kernel(boxes, rows, v_ext, descending):
     return pour_boxes(boxes, rows, v_ext, descending, kernel=True)
 
 
+def bernoulli_kl(p, q):
+    """Bernoulli KL divergence ``kl(p, q)`` with ``0 log 0 = 0``, elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(p > 0, p * np.log(p / q), 0.0)
+        b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
+    return a + b
+
+
+def kl_interval(p_hat, n, level):
+    """Kernel ``kl_interval``: the ends of :func:`reference.confidence.kl_interval` by bisection.
+
+    ``p_hat``, ``n``, ``level``: checked float64 arrays of one shape.
+    :data:`reference.confidence.KL_BISECTIONS` vectorised steps on each side
+    of ``p_hat``, testing ``kl(p_hat, mid) <= level / n``; each end is the
+    outer end of its last bracket, or ``0`` (``1``) when that end itself
+    passes the test.
+    """
+    with np.errstate(divide="ignore"):
+        radius = np.where(n > 0, level / np.where(n > 0, n, 1.0), np.inf)
+    ends = []
+    for outer in (np.zeros_like(p_hat), np.ones_like(p_hat)):
+        inside, outside = p_hat.copy(), outer.copy()
+        for _ in range(confidence.KL_BISECTIONS):
+            mid = 0.5 * (inside + outside)
+            ok = bernoulli_kl(p_hat, mid) <= radius
+            inside = np.where(ok, mid, inside)
+            outside = np.where(ok, outside, mid)
+        ends.append(np.where(bernoulli_kl(p_hat, outer) <= radius, outer, outside))
+    return ends[0], ends[1]
+
+
 NUMPY_KERNELS = KernelSet(
     name="numpy",
     radius=radius,
@@ -338,5 +369,6 @@ NUMPY_KERNELS = KernelSet(
     vi_sweep=vi_sweep,
     pour_values=pour_values,
     pour_kernel=pour_kernel,
+    kl_interval=kl_interval,
 )
 """The kernel set of the ``reference`` backend."""

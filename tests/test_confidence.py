@@ -137,3 +137,19 @@ def test_bad_inputs_are_named(backend):
         backend.confidence_boxes(bad, 0.1)
     with pytest.raises(backend.ShapeError, match="`counts`"):
         backend.confidence_boxes(np.ones((2, 1, 2)), 0.1)
+
+
+@pytest.mark.parametrize("p_hat, n, level, name", [
+    (1.5, 10.0, 1.0, "p_hat"), (np.nan, 10.0, 1.0, "p_hat"), (0.5, -1.0, 1.0, "n"),
+    (0.5, 10.0, 0.0, "level"), (0.5, 10.0, np.nan, "level"),
+])
+def test_kl_interval_bad_inputs_are_named(backend, p_hat, n, level, name):
+    with pytest.raises(backend.ParameterError, match=f"`{name}`"):
+        backend.kl_interval(p_hat, n, level)
+
+
+def test_kl_interval_keeps_the_broadcast_shape(backend):
+    lo, hi = backend.kl_interval(np.array([[0.0], [0.5]]), np.array([10.0, 100.0, 0.0]), 2.0)
+    assert lo.shape == hi.shape == (2, 3)
+    assert (lo[:, 2] == 0.0).all() and (hi[:, 2] == 1.0).all()
+    assert (lo[1, :2] < 0.5).all() and (hi[1, :2] > 0.5).all() and (lo[0] == 0.0).all()

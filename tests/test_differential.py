@@ -48,7 +48,7 @@ import tempfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import fast
@@ -376,6 +376,32 @@ def test_pour_kernels_sort_short_and_long_rows(descending):
     assert got.has_sorted_indices and abs(got - ref).max() <= 1e-12
 
 
+POUR_ROUNDING = 4 * np.finfo(np.float64).eps
+"""Bound on how far the two backends' poured masses of one entry differ, per next state."""
+
+ROUNDING_EXAMPLE = (
+    np.array([[0, 0, 0, 1], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0], [1, 0, 1, 1], [1, 0, 0, 1],
+              [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]]).reshape(3, 3, 4),
+    np.array([[0.38048347384657566, 0.1261817591027521, 0.22672432225506145],
+              [0.24728800481560986, 0.07129591471473706, 0.920724349792935],
+              [0.6842907783573775, 0.45169685775649127, 0.24782725011592666]]),
+    0.001, 1e-07,
+)
+"""Values near 4.3e5 that the two backends' pours, one ulp apart, move by 1.2e-9 relative."""
+
+
+def _evaluation_rtol(values, costs):
+    """Relative tolerance of two exact evaluations of kernels poured in different orders.
+
+    See :func:`test_certificates_match_reference`.
+    """
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return RTOL
+    S = costs.shape[0]
+    return RTOL + POUR_ROUNDING * (S + 1) * float(finite.max()) / float(costs.min())
+
+
 def _ill_conditioned(*values):
     """Whether a finite value of any of ``values`` exceeds ``ILL_CONDITIONED``."""
     return any((v[np.isfinite(v)] > ILL_CONDITIONED).any() for v in values)
@@ -383,7 +409,32 @@ def _ill_conditioned(*values):
 
 @settings(max_examples=ROBUST_EXAMPLES, **SETTINGS)
 @given(problem=count_tables())
+@example(problem=ROUNDING_EXAMPLE)
 def test_certificates_match_reference(problem):
+    r"""Both backends' robust values and certificates agree, to a tolerance derived here.
+
+    The boxes are the same floats in both backends, and so are the pour
+    orders; the poured distributions are not. Both fill whole entries to
+    ``lo + gap`` (the same float), but the one entry where the mass runs out
+    gets the remaining mass, which the numpy pour computes as
+    ``1 - sum lo - filled_before`` (sums first) and the compiled one by
+    subtracting each lower end, then each gap or run ``length * width`` of
+    equal gaps, in turn. Each is a sum of at most ``2 (S+1)`` terms in
+    ``[0, 1]``, off by at most ``2 (S+1) eps``, so each row of the kernel
+    moves by ``|dP| <= (S+1) POUR_ROUNDING`` with ``POUR_ROUNDING = 4 eps``,
+    and the exact evaluation :math:`V = (I - P)^{-1} c` of a proper policy
+    moves by (to first order)
+
+    .. math::
+
+        \frac{|dV|}{|V|} \le \|(I - P)^{-1}\|_\infty \|dP\|_\infty
+        \le \frac{\max V}{\min c}\,(S + 1)\,\mathrm{POUR\_ROUNDING},
+
+    since :math:`(I - P)^{-1} \mathbf 1` is the expected time to the goal,
+    at most :math:`\max V / \min c`. That is :func:`_evaluation_rtol`
+    (plus ``RTOL``); ``ROUNDING_EXAMPLE`` (values 4.3e5, costs >= 0.1,
+    ``S = 3``) differs by 1.2e-9 relative, within its 1.5e-8.
+    """
     counts, costs, delta, _ = problem
     costs = np.maximum(costs, 0.1)
     ref = reference.robust_optimal_values(counts, costs, delta)
@@ -394,11 +445,60 @@ def test_certificates_match_reference(problem):
     assume(not _ill_conditioned(ref.values, got.values))
     assert np.array_equal(np.isinf(got.values), np.isinf(ref.values))
     finite = np.isfinite(ref.values)
-    assert _close(got.values[finite], ref.values[finite])
+    rtol = _evaluation_rtol(ref.values, costs)
+    assert np.allclose(got.values[finite], ref.values[finite], rtol=rtol, atol=RTOL)
     ref_cert = reference.certify(counts, costs, ref.policy, delta)
     got_cert = fast.certify(counts, costs, ref.policy, delta)
     assume(not _ill_conditioned(ref_cert.upper, got_cert.upper))
-    assert _close(got_cert.lower, ref_cert.lower)
+    rtol = _evaluation_rtol(np.concatenate([ref_cert.lower, ref_cert.upper]), costs)
+    assert np.allclose(got_cert.lower, ref_cert.lower, rtol=rtol, atol=RTOL)
     assert np.array_equal(np.isinf(got_cert.upper), np.isinf(ref_cert.upper))
     finite = np.isfinite(ref_cert.upper)
-    assert _close(got_cert.upper[finite], ref_cert.upper[finite])
+    assert np.allclose(got_cert.upper[finite], ref_cert.upper[finite], rtol=rtol, atol=RTOL)
+
+
+@st.composite
+def kl_inputs(draw):
+    """Frequencies, sample sizes and levels for :func:`reference.confidence.kl_interval`.
+
+    Sample sizes from 0 and 1 to ``1e300``, frequencies ``k / n`` with ``k = 0``
+    and ``k = n`` among them, levels from ``1e-300`` to ``1e3``.
+    """
+    m = draw(st.integers(1, 200))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = np.floor(10.0 ** rng.uniform(0, draw(st.sampled_from([1, 4, 18, 300])), m))
+    n[rng.random(m) < 0.05] = 0.0
+    k = np.floor(rng.random(m) * (n + 1))
+    edge = rng.random(m)
+    k[edge < 0.2] = 0.0
+    k[edge > 0.8] = n[edge > 0.8]
+    p_hat = np.where(n > 0, np.minimum(k / np.maximum(n, 1.0), 1.0), rng.random(m))
+    level = np.where(rng.random(m) < 0.5, rng.uniform(0.1, 40.0, m),
+                     10.0 ** rng.uniform(-300, 3, m))
+    return p_hat, n, level
+
+
+@settings(max_examples=KERNEL_EXAMPLES, **SETTINGS)
+@given(inputs=kl_inputs())
+@example(inputs=(np.array([0.0, 1.0, 0.5, 0.0, 1.0]), np.array([1.0, 1.0, 1e300, 0.0, 1e18]),
+                 np.array([1e-300, 1e3, 5e-324, 2.0, 1e-300])))
+def test_kl_intervals_bit_identical(inputs):
+    """The compiled Chernoff intervals are the numpy kernel's floats, and contain p_hat."""
+    lo, hi = COMPILED_KERNELS.kl_interval(*inputs)
+    ref_lo, ref_hi = NUMPY_KERNELS.kl_interval(*inputs)
+    assert np.array_equal(lo, ref_lo) and np.array_equal(hi, ref_hi)
+    p_hat = inputs[0]
+    assert np.all((0 <= lo) & (lo <= p_hat) & (p_hat <= hi) & (hi <= 1))
+
+
+@settings(max_examples=SOLVE_EXAMPLES, **SETTINGS)
+@given(problem=count_tables())
+def test_kl_boxes_bit_identical(problem):
+    """Both backends build the same KL boxes, dense counts or CSR."""
+    counts, _, delta, _ = problem
+    S, A = counts.shape[:2]
+    for given_counts in (counts, sp.csr_array(counts.reshape(S * A, S + 1))):
+        got = fast.confidence_boxes(given_counts, delta)
+        ref = reference.confidence_boxes(given_counts, delta)
+        for name in ("lo", "hi", "hi_unseen"):
+            assert np.array_equal(getattr(got, name), getattr(ref, name))
