@@ -24,7 +24,7 @@ from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
 from .results import Result
-from .robust import _optimistic, _robust_policy, _robust_values
+from .robust import _optimistic, _robust_policy, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
 
 __all__ = [
@@ -298,12 +298,8 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     >>> bool(cert.certified(0.1)), bool(certify(counts, np.ones((1, 2)), [0], 0.1).certified(0.1))
     (True, False)
     """
-    boxes = kernels.call(confidence_boxes, counts, delta, kind)
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
     S, A = boxes.n_states, boxes.n_actions
-    costs = as_float_array("costs", costs, (S, A))
-    if np.any(costs < 0):
-        s, a = (int(i) for i in np.argwhere(costs < 0)[0])
-        raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
     policy = check_policy(policy, S, A)
     if start is not None:
         start = as_float_array("start", start, (S,))

@@ -334,9 +334,10 @@ def _check_message(kind, n_inf, dropped, r, n_iter, converged):
     return f"{text}; the Bellman check holds everywhere (relative slack {r:.2g})."
 
 
-def checked_inputs(counts, costs, delta, kind):
-    """The boxes of ``counts`` and the checked costs (float64 ``(S, A)``, ``>= 0``)."""
-    boxes = confidence_boxes(counts, delta, kind)
+def checked_inputs(kernels, counts, costs, delta, kind):
+    """The boxes of ``counts`` (built by ``kernels``) and the checked costs (float64 ``(S, A)``,
+    ``>= 0``)."""
+    boxes = kernels.call(confidence_boxes, counts, delta, kind)
     S, A = boxes.n_states, boxes.n_actions
     costs = as_float_array("costs", costs, (S, A))
     if np.any(costs < 0):
@@ -408,7 +409,7 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
     >>> bool(1.0 <= out.values[0] < 1.01)
     True
     """
-    boxes, costs = checked_inputs(counts, costs, delta, kind)
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
     S = boxes.n_states
     policy = check_policy(policy, S, boxes.n_actions)
     costs_pi = costs[np.arange(S), policy]
@@ -551,7 +552,7 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
     >>> int(out.policy[0]), bool(np.isfinite(out.values[0]))
     (1, True)
     """
-    boxes, costs = checked_inputs(counts, costs, delta, kind)
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
     if policy is None:
         policy = _optimistic(kernels, boxes, costs, np.argmin(costs, axis=1))[1]
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
@@ -680,7 +681,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     >>> bool(0.99 < out.values[0] <= 1.0)
     True
     """
-    boxes, costs = checked_inputs(counts, costs, delta, kind)
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
     if policy is None:
         policy = np.argmin(costs, axis=1)
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
