@@ -234,9 +234,9 @@ def test_leaving_probability_is_summed_not_one_minus_the_self_loop():
 
 
 def test_thousands_of_states_match_a_sparse_lu_of_the_expanded_kernel():
-    # S = 4000 with reaches up to 400: the explicit chain holds about 800k entries.
-    S = 4000
-    kernel = _random_kernel(S, 11, reach_max=400)
+    # S = 3000 with reaches up to 300: the explicit chain holds about 450k entries.
+    S = 3000
+    kernel = _random_kernel(S, 11, reach_max=300)
     costs = np.random.default_rng(12).uniform(0.1, 1.0, S)
     explicit = kernel.tocsr()
     Q, exits = chains._restricted(explicit, np.arange(S))
