@@ -1,0 +1,310 @@
+"""Values and occupancies of chains given as a ``PouredKernel``, never expanded above
+``DENSE_MAX_STATES`` states (``reference.chains.poured_values``, ``poured_occupancy``).
+
+The ground truth is the explicit path: the kernel expanded by ``tocsr`` (or
+``toarray``) and solved by :func:`reference.chains.chain_values` (LU or GTH,
+certified), by a sparse LU (``spsolve``) or by ``certified._occupancy``. The
+iterative path runs on small hypothesis-generated kernels by lowering
+``DENSE_MAX_STATES``.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.linalg import spsolve
+
+from reference import certified, chains
+from reference.errors import ParameterError, ShapeError
+from reference.poured import PouredKernel
+
+SETTINGS = settings(max_examples=150, deadline=None)
+
+
+@st.composite
+def poured_chains(draw, max_states=7, max_stored=3):
+    """A valid square ``PouredKernel`` ``(S, S+1)`` and costs in ``{0, 0.25, 1}``.
+
+    Rows mix stored entries (some of probability 0, some on the diagonal), a
+    common width (0 or positive), reaches from 0 to ``S+1`` (the whole order)
+    and partials (also where the reach falls on a stored entry, which the
+    kernel ignores). A row without mass becomes an absorbing self-loop, so
+    goal-unreachable closed classes are frequent.
+    """
+    S = draw(st.integers(1, max_states))
+    n_next = S + 1
+    order = np.array(draw(st.permutations(range(n_next))))
+    rank = np.empty(n_next, dtype=np.int64)
+    rank[order] = np.arange(n_next)
+    indptr, indices, data, width, reach, partial = [0], [], [], [], [], []
+    for s in range(S):
+        stored = sorted(draw(st.sets(st.integers(0, S), max_size=max_stored)))
+        raw = [draw(st.integers(0, 3)) for _ in stored]
+        r = draw(st.integers(0, n_next))
+        unit = draw(st.integers(0, 3))
+        share = draw(st.sampled_from([0.0, 0.5, 1.0]))
+        unseen = r - sum(int(rank[j] < r) for j in stored)
+        partial_counts = r <= S and int(order[min(r, S)]) not in stored
+        total = sum(raw) + unit * unseen + (share * unit if partial_counts else 0.0)
+        if total == 0:
+            stored, raw, unit, share, total = [s], [1], 0, 0.0, 1.0
+        indices += stored
+        data += [w / total for w in raw]
+        indptr.append(len(indices))
+        width.append(unit / total)
+        reach.append(r)
+        partial.append(share * unit / total)
+    kernel = PouredKernel(order, indptr, indices, data, width, reach, partial)
+    costs = np.array(draw(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=S, max_size=S)))
+    return kernel, costs
+
+
+def _random_kernel(S, seed, branching=3, reach_max=None, unseen_mass=0.3):
+    """A random square ``PouredKernel``: ``branching`` stored next states a row (goal
+    included), reaches uniform in ``0 .. reach_max`` (``S // 2`` by default) sharing
+    ``unseen_mass``, half a width at the reach when it falls on an unseen next state."""
+    rng = np.random.default_rng(seed)
+    n_next = S + 1
+    order = rng.permutation(n_next)
+    rank = np.empty(n_next, dtype=np.int64)
+    rank[order] = np.arange(n_next)
+    keys = np.unique(np.repeat(np.arange(S), branching) * n_next
+                     + rng.integers(0, n_next, size=S * branching))
+    rows, cols = keys // n_next, keys % n_next
+    reach = rng.integers(0, (S // 2 if reach_max is None else reach_max) + 1, size=S)
+    unseen = reach - np.bincount(rows[rank[cols] < reach[rows]], minlength=S)
+    stored_at = (reach > S) | np.isin(np.arange(S) * n_next + order[np.minimum(reach, S)], keys)
+    width = np.where(unseen > 0, unseen_mass / np.maximum(unseen, 1), 0.0)
+    partial = np.where(~stored_at & (unseen > 0), 0.5 * width, 0.0)
+    data = rng.random(keys.size) + 0.05
+    data *= (1.0 - width * unseen - partial)[rows] / np.bincount(rows, weights=data)[rows]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=S))])
+    return PouredKernel(order, indptr, cols, data, width, reach, partial)
+
+
+def _dense_residual(kernel, costs, values):
+    """``max |c + P V - V|`` over the finite positive values, from the dense kernel."""
+    S = costs.size
+    finite = np.isfinite(values) & (values > 0)
+    flow = kernel.toarray()[:, :S] @ np.where(np.isfinite(values), values, 0.0)
+    return float(np.abs(costs + flow - values)[finite].max(initial=0.0))
+
+
+def _iterative(function, *args, **kwargs):
+    """``function(*args)`` with ``DENSE_MAX_STATES = 0``: the path of large chains."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chains, "DENSE_MAX_STATES", 0)
+        for name, value in kwargs.items():
+            patch.setattr(chains, name, value)
+        return function(*args)
+
+
+def _failed_bicgstab(*args, **kwargs):
+    return None
+
+
+def _failed_gmres(system, rhs, **kwargs):
+    return np.full(rhs.size, np.nan), 1
+
+
+def _assert_values_match(values, exact):
+    np.testing.assert_array_equal(np.isinf(values), np.isinf(exact))
+    np.testing.assert_array_equal(values == 0.0, exact == 0.0)
+    finite = np.isfinite(exact)
+    np.testing.assert_allclose(values[finite], exact[finite], rtol=1e-9, atol=0.0)
+
+
+@SETTINGS
+@given(poured_chains())
+def test_iterative_values_match_the_expanded_chain(case):
+    # Same infinite and zero states exactly, finite values to 1e-9, and the residual
+    # returned is the one of the dense kernel.
+    kernel, costs = case
+    exact = chains.chain_values(kernel.tocsr(), costs)
+    values, residual = _iterative(chains.poured_values, kernel, costs)
+    _assert_values_match(values, exact)
+    scale = max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+    assert abs(residual - _dense_residual(kernel, costs, values)) <= 1e-13 * scale
+    assert residual <= 1e-12 * scale
+
+
+@SETTINGS
+@given(poured_chains())
+def test_graph_split_matches_the_expanded_support_graph(case):
+    # With the costs drawn (components) and with every cost positive (two searches).
+    kernel, costs = case
+    for c in (costs, np.ones(costs.size)):
+        got = chains._poured_splits(kernel, c)
+        expected = chains._splits(kernel.tocsr(), c)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+
+
+@SETTINGS
+@given(poured_chains(max_states=24, max_stored=8))
+def test_graph_steps_through_auxiliary_nodes_are_the_rows_supports(case):
+    # From each state, the states (and the goal) met first on paths through auxiliary
+    # nodes only are exactly the positive entries of its row: prefixes, segment-tree
+    # runs between stored zeros before the reach, partials, stored entries.
+    kernel, _ = case
+    S = kernel.shape[0]
+    n_nodes, tails, heads, exits = chains._poured_graph(kernel)
+    assert n_nodes <= 3 * S + 3 and tails.size <= 5 * (S + 1) + kernel.indices.size * (
+        2 * int(np.log2(S + 1)) + 3)
+    successors = [[] for _ in range(n_nodes)]
+    for tail, head in zip(tails, heads):
+        successors[tail].append(head)
+    dense = kernel.toarray()
+    for s in range(S):
+        met, seen, stack = set(), set(), list(successors[s])
+        goal = bool(exits[s])
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if node < S:
+                met.add(node)
+            else:
+                assert node > S
+                goal |= bool(exits[node])
+                stack.extend(successors[node])
+        expected = set(np.flatnonzero(dense[s] > 0))
+        assert met | ({S} if goal else set()) == expected
+
+
+@SETTINGS
+@given(poured_chains(max_states=12, max_stored=5), st.integers(0, 2**32 - 1))
+def test_leaving_and_off_diagonal_products_match_the_dense_kernel(case, seed):
+    kernel, _ = case
+    S = kernel.shape[0]
+    off = kernel.toarray()
+    off[np.arange(S), np.arange(S)] = 0.0
+    np.testing.assert_allclose(chains._poured_leaving(kernel), off.sum(axis=1), rtol=1e-14,
+                               atol=0.0)
+    rng = np.random.default_rng(seed)
+    x, y = rng.normal(size=S + 1), rng.normal(size=S)
+    forward, backward = chains._offdiagonal_products(kernel)
+    scale = 1e-13 * (np.abs(x).sum() + np.abs(y).sum())
+    np.testing.assert_allclose(forward(x), off @ x, rtol=0.0, atol=scale)
+    np.testing.assert_allclose(backward(y), y @ off, rtol=0.0, atol=scale)
+
+
+@settings(max_examples=40, deadline=None)
+@given(poured_chains())
+def test_small_chains_keep_the_exact_answer(case):
+    kernel, costs = case
+    values, residual = chains.poured_values(kernel, costs, start=np.ones(costs.size))
+    np.testing.assert_array_equal(values, chains.chain_values(kernel.tocsr(), costs))
+    assert residual == chains._poured_residual(kernel, costs, values)
+
+
+@SETTINGS
+@given(poured_chains(), st.integers(0, 2**32 - 1))
+def test_occupancy_matches_the_explicit_solve(case, seed):
+    # Proper chains: the sparse LU of I - Q^T (certified._occupancy); otherwise zeros.
+    kernel, _ = case
+    S = kernel.shape[0]
+    start = np.random.default_rng(seed).random(S)
+    proper = not chains._splits(kernel.tocsr(), np.ones(S))[0].any()
+    for visits in (chains.poured_occupancy(kernel, start),
+                   _iterative(chains.poured_occupancy, kernel, start)):
+        if proper:
+            expected = certified._occupancy(kernel.tocsr(), start)
+            np.testing.assert_allclose(visits, expected, rtol=1e-9, atol=1e-12 * expected.max())
+            assert np.all(visits >= start * (1.0 - 1e-12))
+        else:
+            np.testing.assert_array_equal(visits, np.zeros(S))
+
+
+def test_leaving_probability_is_summed_not_one_minus_the_self_loop():
+    # A self-loop of 1 next to a goal probability of 1e-17: 1e17 expected steps.
+    kernel = PouredKernel(order=[2, 0, 1], indptr=[0, 2, 2], indices=[0, 2], data=[1.0, 1e-17],
+                          width=[0.0, 0.5], reach=[0, 2], partial=[0.0, 0.0])
+    costs = np.ones(2)
+    exact = chains.chain_values(kernel.tocsr(), costs)
+    np.testing.assert_allclose(exact, [1e17, 1.0 + 0.5e17], rtol=1e-15)
+    values, _ = _iterative(chains.poured_values, kernel, costs)
+    np.testing.assert_allclose(values, exact, rtol=1e-12)
+    visits = _iterative(chains.poured_occupancy, kernel, np.array([0.0, 1.0]))
+    np.testing.assert_allclose(visits, [0.5e17, 1.0], rtol=1e-12)
+
+
+def test_thousands_of_states_match_a_sparse_lu_of_the_expanded_kernel():
+    # S = 3000 with reaches up to 300: the explicit chain holds about 450k entries.
+    S = 3000
+    kernel = _random_kernel(S, 11, reach_max=300)
+    costs = np.random.default_rng(12).uniform(0.1, 1.0, S)
+    explicit = kernel.tocsr()
+    Q, exits = chains._restricted(explicit, np.arange(S))
+    exact = spsolve((sp.diags_array(exits + chains._row_sums(Q)) - Q).tocsc(), costs)
+    values, residual = chains.poured_values(kernel, costs)
+    np.testing.assert_allclose(values, exact, rtol=1e-9)
+    assert residual <= 1e-13 * values.max()
+    start = np.random.default_rng(13).random(S)
+    np.testing.assert_allclose(chains.poured_occupancy(kernel, start),
+                               certified._occupancy(explicit, start), rtol=1e-9)
+
+
+def test_a_warm_start_is_used_and_a_bad_one_is_harmless():
+    S = 300
+    kernel = _random_kernel(S, 3)
+    costs = np.random.default_rng(4).uniform(0.0, 1.0, S)
+    exact = chains.chain_values(kernel.tocsr(), costs)
+    for start in (exact * (1.0 + 1e-3), np.full(S, 1e9), np.full(S, np.inf)):
+        _assert_values_match(_iterative(chains.poured_values, kernel, costs, start)[0], exact)
+    # With every Krylov solver failing, the exact values as a start are kept.
+    values, residual = _iterative(chains.poured_values, kernel, costs, exact,
+                                  _bicgstab=_failed_bicgstab, gmres=_failed_gmres)
+    np.testing.assert_allclose(values, exact, rtol=1e-12)
+    assert residual <= 1e-12 * exact.max()
+
+
+def test_fallbacks_return_the_best_candidate_with_its_honest_residual():
+    S = 300
+    kernel = _random_kernel(S, 5, reach_max=20, unseen_mass=0.5)
+    costs = np.random.default_rng(6).uniform(0.1, 1.0, S)
+    exact = chains.chain_values(kernel.tocsr(), costs)
+    values, residual = _iterative(chains.poured_values, kernel, costs,
+                                  _bicgstab=_failed_bicgstab)
+    _assert_values_match(values, exact)
+    assert residual <= 1e-12 * exact.max()
+    values, residual = _iterative(chains.poured_values, kernel, costs,
+                                  _bicgstab=_failed_bicgstab, gmres=_failed_gmres,
+                                  JACOBI_SWEEPS=30)
+    assert np.all(np.isfinite(values)) and np.all(values > 0)
+    assert residual == pytest.approx(_dense_residual(kernel, costs, values), rel=1e-9)
+    assert residual < costs.max()
+    assert np.all(values <= exact * (1 + 1e-12))
+
+
+def test_memory_stays_linear_in_the_pieces_where_the_expanded_chain_is_quadratic():
+    # S = 20000, reaches uniform up to S: the explicit chain would hold ~S^2/4 entries.
+    S = 20_000
+    kernel = _random_kernel(S, 7, reach_max=S)
+    assert kernel.nnz > S**2 / 5
+    costs = np.random.default_rng(8).uniform(0.1, 1.0, S)
+    pieces = (S + kernel.indices.size) * 8
+    tracemalloc.start()
+    try:
+        values, residual = chains.poured_values(kernel, costs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * pieces
+    assert np.all(np.isfinite(values)) and residual <= 1e-13 * values.max()
+
+
+def test_arguments_are_checked():
+    kernel = _random_kernel(5, 0)
+    with pytest.raises(ParameterError, match="`kernel`"):
+        chains.poured_values(kernel.tocsr(), np.ones(5))
+    with pytest.raises(ShapeError, match="`costs`"):
+        chains.poured_values(kernel, np.ones(4))
+    with pytest.raises(ShapeError, match="`start`"):
+        chains.poured_occupancy(kernel, np.ones(6))
+    with pytest.raises(ShapeError, match=r"\(S, S\+1\)"):
+        chains.poured_values(kernel[np.arange(4)], np.ones(4))
