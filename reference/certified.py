@@ -320,11 +320,11 @@ def _draw(run, more):
 def _occupancy(kernel, start):
     r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper ``kernel``.
 
-    ``Q`` is the non-goal part of ``kernel`` (CSR ``(S, S+1)``); returns zeros
-    when the system is singular in double precision.
+    ``Q`` is the non-goal part of ``kernel`` (a PouredKernel ``(S, S+1)``); returns
+    zeros when the system is singular in double precision.
     """
     S = kernel.shape[0]
-    system = (sp.identity(S, format="csc") - kernel[:, :S].T).tocsc()
+    system = (sp.identity(S, format="csc") - kernel.tocsr()[:, :S].T).tocsc()
     with warnings.catch_warnings():
         warnings.simplefilter("error", MatrixRankWarning)
         try:

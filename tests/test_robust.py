@@ -80,10 +80,10 @@ def test_sparse_pour_equals_the_dense_greedy_both_ways(backend, case, kind):
     rows = np.arange(S * A)
     for descending, dense in ((True, backend.pessimistic_inner(lo, hi, v_ext)),
                               (False, backend.optimistic_inner(lo, hi, v_ext))):
-        values, kernel = KERNELS[backend.__name__].pour_kernel(boxes, rows, v_ext, descending)
-        assert np.allclose(values, KERNELS[backend.__name__].pour_values(boxes, rows, v_ext,
-                                                                         descending),
-                           rtol=1e-12, atol=1e-12)
+        kernel = KERNELS[backend.__name__].pour_kernel(boxes, rows, v_ext, descending)
+        values = KERNELS[backend.__name__].pour_values(boxes, rows, v_ext, descending)
+        assert kernel.descending == descending
+        assert np.allclose(kernel @ v_ext, values, rtol=1e-12, atol=1e-12)
         assert np.allclose(kernel.toarray(), dense.reshape(S * A, S + 1), atol=1e-14)
         assert np.allclose(values, dense.reshape(S * A, S + 1) @ v_ext, atol=1e-12)
 
