@@ -259,7 +259,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     start : array_like of float, shape (S,), optional
         Values close to the optimist's fixed point (for example EVI's
         ``v_tilde``): its first kernel is poured against them instead of
-        zeros, which saves exact evaluations and never changes what the
+        zeros, which saves evaluations and never changes what the
         checks accept.
 
     Returns
@@ -284,7 +284,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     ``lower`` comes from :func:`reference.robust.optimistic_values` started at
     ``policy`` and ``upper`` from :func:`reference.robust.robust_policy_values`,
     whose adversary starts from its pour against ``lower`` (the order of the
-    next states by ``lower`` is mostly that of ``upper``, which saves an exact
+    next states by ``lower`` is mostly that of ``upper``, which saves an
     evaluation); each is accepted only after its Bellman check, so the start
     changes the work, never the validity. With the time-uniform
     kinds the certificate stays valid however the samples were allocated and

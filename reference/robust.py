@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 ROBUST_MAX_ITER = 1_000
-"""Largest number of exact evaluations of each policy iteration."""
+"""Largest number of evaluations of each policy iteration."""
 
 SWITCH_RTOL = 1e-10
 """Policy iteration switches a row or an action only for a gain above
@@ -220,6 +220,11 @@ def poured_values(kernel, costs, start=None):
     return chain_values(kernel.tocsr(), costs), 0.0
 
 
+def _expected(kernel, v_ext):
+    """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
+    return kernel._apply(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
+
+
 def _switch_tolerance(values, residual):
     """Smallest gain that switches: ``SWITCH_RTOL * max(1, max|V|)`` over the finite values,
     or the residual of their evaluation when it is larger."""
@@ -270,7 +275,7 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
         v_ext = np.append(values, 0.0)
         poured = kernels.pour_kernel(boxes, rows, v_ext, True)
         tol = _switch_tolerance(values, residual)
-        if not np.any(finite & (poured @ v_ext > kernel @ v_ext + tol)):
+        if not np.any(finite & (_expected(poured, v_ext) > _expected(kernel, v_ext) + tol)):
             return values, kernel, n_iter, True
         kernel = poured
     return values, kernel, ROBUST_MAX_ITER, False
@@ -330,7 +335,7 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
 
 def _check_message(kind, n_inf, dropped, r, n_iter, converged):
     how = "converged" if converged else "stopped at the iteration limit"
-    text = (f"{kind} policy iteration {how} after {n_iter} exact evaluations; "
+    text = (f"{kind} policy iteration {how} after {n_iter} evaluations; "
             f"{n_inf} state(s) infinite on the graph test")
     if dropped:
         return f"{text}; the Bellman check failed on {dropped} state(s), set to inf."
@@ -627,7 +632,7 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
         v_ext = np.append(values, 0.0)
         q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
         best = np.argmin(q, axis=1)
-        current = costs[states, policy] + kernel @ v_ext
+        current = costs[states, policy] + _expected(kernel, v_ext)
         tol = _switch_tolerance(values, residual)
         switch = ((q[states, best] < current - tol)
                   | (np.isinf(current) & np.isfinite(q[states, best])))
@@ -639,10 +644,10 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     L, dropped, r = _check_lower(kernels, boxes, costs, values)
     how = "converged" if converged else "stopped at the iteration limit"
     if dropped:
-        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+        message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check failed on {dropped} state(s), set to 0.")
     else:
-        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+        message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check holds everywhere (relative slack {r:.2g}).")
     return L, policy, kernel, n_iter, converged, message
 
