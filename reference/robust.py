@@ -674,7 +674,8 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     RobustValuesResult
         ``values`` is ``L`` with ``L <= V*`` on the event (``V*`` the best
         value over proper policies), ``policy`` the optimistic policy and
-        ``kernel`` its optimistic kernel.
+        ``p_bound`` its optimistic kernel (a
+        :class:`~reference.poured.PouredKernel`, poured goal first).
 
     Notes
     -----
