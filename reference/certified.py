@@ -16,10 +16,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
 from ._checks import as_float_array, check_int, check_policy, check_real
+from .chains import poured_occupancy
 from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
@@ -317,23 +316,6 @@ def _draw(run, more):
     run.store.draw_pairs(run.model, pairs, more[pairs], run.rng)
 
 
-def _occupancy(kernel, start):
-    r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper ``kernel``.
-
-    ``Q`` is the non-goal part of ``kernel`` (a PouredKernel ``(S, S+1)``); returns
-    zeros when the system is singular in double precision.
-    """
-    S = kernel.shape[0]
-    system = (sp.identity(S, format="csc") - kernel.tocsr()[:, :S].T).tocsc()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", MatrixRankWarning)
-        try:
-            visits = np.atleast_1d(spsolve(system, start))
-        except MatrixRankWarning:
-            return np.zeros(S)
-    return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
-
-
 def _widths(kernels, boxes, rows, upper, lower):
     r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
@@ -375,7 +357,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     states = np.arange(S)
     gaps = np.where(np.isinf(upper), np.inf, upper - lower)
     start = (gaps > goal_gap).astype(float)
-    visits = _occupancy(kernel_l, start)
+    visits = poured_occupancy(kernel_l, start)
     rows = states * A + policy_l
     width = _widths(kernels, boxes, rows, upper, lower)
     finite = width[np.isfinite(width)]

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
-from .chains import _reaching, chain_values
+from .chains import _reaching, poured_values
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ParameterError
 from .evi import checked_box
@@ -213,11 +213,6 @@ def _infinite_states(boxes, policy, costs_pi):
     bad = alive & costly[np.maximum(labels, 0)]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
     return _reaching(t, hd, np.append(bad, bad.any()))[:S]
-
-
-def poured_values(kernel, costs, start=None):
-    """Values of the chain of ``kernel`` with the residual of the solve."""
-    return chain_values(kernel.tocsr(), costs), 0.0
 
 
 def _expected(kernel, v_ext):
