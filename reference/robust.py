@@ -386,22 +386,23 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
        adversary must place) and upper ends (mass it may place), with no
        arithmetic on probabilities (:func:`_infinite_states`).
     2. **Adversary policy iteration.** Evaluate the current kernel ``P``
-       (:func:`reference.chains.poured_values`, its values ``V = c + P V``),
-       then pour every row of the policy again, by decreasing ``V``: the new
-       kernel ``P'`` replaces ``P`` unless no state outside the infinite ones
-       gains more than the tolerance (``SWITCH_RTOL``, relative, or the
-       evaluation's residual if larger). The pour is the exact maximiser of
-       each box against ``V``, so ``P' V >= P V`` row by row: the states that
-       gain little change by at most the tolerance, which is all
-       re-pouring them can move, and
-       :math:`V' - V = (I - Q')^{-1} (c + P' V - V) \ge 0` with
-       ``c + P' V - V = P' V - P V``: the values only increase (up to the
-       rounding and residual of the evaluations), each accepted step raises
-       some state by more than the tolerance, and a kernel, fixed by its
-       pour order, never comes back; ``ROBUST_MAX_ITER`` bounds the rest.
-       The rows of the other states put no mass on the infinite ones (the
-       adversary could otherwise lead them there), whose rows are left out of
-       the evaluation and whose values are ``+inf``.
+       (:func:`reference.chains.poured_values`: ``V = c + P V`` up to its
+       residual), then pour every row of the policy again against ``V``, by
+       decreasing ``V``, into ``P'``. The pour is the exact maximiser of each
+       box against ``V``, so ``P' V >= P V`` row by row. When no state
+       outside the infinite ones gains more than the tolerance
+       (``SWITCH_RTOL``, relative, or the residual if larger), ``P`` and
+       ``V`` are kept. Otherwise ``P'`` replaces ``P`` whole: a row that
+       gains less than the tolerance moves by at most that much, and never
+       down, so ``c + P' V - V = P' V - P V >= 0`` and
+       :math:`V' - V = (I - Q')^{-1} (c + P' V - V) \ge 0`. The values only
+       increase (up to the rounding and residual of the evaluations), every
+       step raises the states that gain by more than the tolerance, and a
+       kernel, fixed by its pour order, never comes back, so the iteration
+       stops (within ``ROBUST_MAX_ITER`` evaluations in any case). The rows
+       of the other states put no mass on the infinite ones (the adversary
+       could otherwise lead them there): the rows of the infinite states are
+       left out of the evaluation and their values are ``+inf``.
     3. **The check is the certificate.** With :math:`T_\pi U(s) = c(s, \pi(s))
        + \max_{p \in B(s, \pi(s))} \sum_{s'} p(s') U(s')`, ``U`` is accepted
        where
