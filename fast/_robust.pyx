@@ -19,6 +19,12 @@ step with prefix sums of the values along the order, so a row costs
 pour is short compared with its entries (dense rows) is walked position by
 position instead, at ``O(k)``. Values may be ``+inf``: a row that puts
 positive mass on such a state is worth ``inf``.
+
+:func:`pour_values` returns the value of each row's pour; :func:`pour_pieces`
+returns the pours themselves as the pieces of a
+``reference.poured.PouredKernel`` (the stored entries' probabilities, and
+where along the order each pour stopped), ``O(S + stored)`` memory whatever
+the pour lengths.
 """
 
 import numpy as np
@@ -26,22 +32,13 @@ import numpy as np
 cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isinf
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
-
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
 
 
 cdef double WALK_FACTOR = 8.0
 """A row is walked position by position when its pour is at most this many times its
 stored entries long (no sort); longer pours sort the entries and jump the unseen runs."""
-
-
-cdef double SCATTER_FRACTION = 1.0 / 256.0
-"""The poured distribution of a row holding at least this fraction of the next states is put in
-column order through a bitmap of the columns; a shorter one is sorted."""
 
 
 cdef int _compare(const void* a, const void* b) noexcept nogil:
@@ -261,114 +258,104 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
         free(local)
 
 
-def pour_kernel(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
+cdef void _pour_stored(const int64_t* keys, int64_t k, const double* lo, const double* hi,
+                      double width, double mass, int64_t n_next, double* data, int64_t* reach,
+                      double* partial) noexcept nogil:
+    """The greedy pour of one row into the pieces of a ``reference.poured.PouredKernel``.
+
+    ``keys`` are the row's ``k`` stored entries as ``rank * (k + 1) + j``,
+    ascending (``j`` its entry, ``rank`` its position in the order);
+    ``data[j]`` holds ``lo[j]`` and receives the mass poured into it.
+    Writes where the pour stopped into ``reach`` (``n_next`` when it went
+    through the order) and the unseen rest there into ``partial``: the
+    arithmetic of :func:`reference.kernels.greedy_pour`, step for step.
+    """
+    cdef int64_t t = 0, r, j = 0, start = 0, length, q
+    cdef double g, left
+    reach[0] = 0
+    partial[0] = 0.0
+    if not mass > 0.0:
+        return
+    while True:
+        if t < k:
+            r = keys[t] // (k + 1)
+            j = keys[t] % (k + 1)
+        else:
+            r = n_next
+        length = r - start
+        if length * width < mass:
+            mass = mass - length * width
+        else:
+            q = <int64_t>(mass / width)
+            left = 0.0
+            if q >= length:
+                q = length
+            else:
+                left = mass - q * width
+            if left < 0.0:
+                left = 0.0
+            if left > width:
+                left = width
+            reach[0] = start + q
+            partial[0] = left
+            return
+        if t == k:
+            reach[0] = n_next
+            return
+        g = hi[j] - lo[j]
+        if g >= mass:
+            data[j] = data[j] + mass
+            reach[0] = r
+            return
+        data[j] = data[j] + g
+        mass = mass - g
+        start = r + 1
+        t = t + 1
+
+
+def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
                 const double[::1] hi, const double[::1] hi_unseen, const int64_t[::1] rows,
-                const double[::1] v, const int64_t[::1] order, const int64_t[::1] rank,
-                const double[::1] cum_v, const int64_t[::1] cum_inf, double[::1] out,
-                int widest):
-    """Values (into ``out``) and poured distributions of ``rows`` as CSR parts, columns sorted."""
+                const int64_t[::1] rank, int widest, int n_threads):
+    """The pour of ``rows`` along the order of ``rank``, as ``PouredKernel`` pieces.
+
+    Row ``i`` stores the entries of box row ``rows[i]`` (columns ascending),
+    their ``data`` its lower ends plus the mass poured; its width is
+    ``hi_unseen``, its free mass ``1 - sum lo`` summed in index order, and
+    :func:`_pour_stored` pours it after sorting the entries by rank
+    (``O(k log k)`` for ``k`` stored entries; rows in parallel). Returns
+    ``(indptr, indices, data, width, reach, partial)``.
+    """
     cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t row, k, n_runs, j, t, p, count
-    cdef int64_t n_next = v.shape[0]
-    cdef Order o = _order(order, rank, cum_v, cum_inf, v)
-    keys_arr = np.empty(widest + 1, dtype=np.int64)
-    poured_arr = np.empty(widest + 1, dtype=np.float64)
-    runs_arr = np.empty(2 * (widest + 2), dtype=np.int64)
-    cdef int64_t[::1] keys = keys_arr
-    cdef double[::1] poured = poured_arr
-    cdef int64_t[::1] runs = runs_arr
+    cdef int64_t n_next = rank.shape[0], row, k, j, first
+    cdef double total
     out_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     for i in range(n):
-        row = rows[i]
-        k = indptr[row + 1] - indptr[row]
-        with cython.boundscheck(False):
-            out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
-                               hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
-                               &runs[widest + 2])
-        count = 0
-        for j in range(k):
-            if lo[indptr[row] + j] + poured[j] > 0.0:
-                count = count + 1
-        for t in range(n_runs):
-            count = count + runs[widest + 2 + t]
-        ptr[i + 1] = ptr[i] + count
-    out_idx = np.empty(ptr[n], dtype=np.int64)
-    out_val = np.empty(ptr[n], dtype=np.float64)
-    cdef int64_t[::1] idx = out_idx
-    cdef double[::1] val = out_val
-    slot_arr = np.empty(n_next, dtype=np.int64)
-    bits_arr = np.zeros((n_next + 63) // 64, dtype=np.uint64)
-    sort_keys_arr = np.empty(n_next, dtype=np.int64)
-    sort_vals_arr = np.empty(n_next, dtype=np.float64)
-    cdef int64_t[::1] slot = slot_arr
-    cdef uint64_t[::1] bits = bits_arr
-    cdef int64_t[::1] sort_keys = sort_keys_arr
-    cdef double[::1] sort_vals = sort_vals_arr
-    cdef double mass, width
-    for i in range(n):
-        row = rows[i]
-        k = indptr[row + 1] - indptr[row]
-        with cython.boundscheck(False):
-            _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]], k,
-                      hi_unseen[row], n_next, &keys[0], &poured[0], &n_runs, &runs[0],
-                      &runs[widest + 2])
-        p = ptr[i]
-        mass = 1.0
-        for j in range(k):
-            mass = mass - lo[indptr[row] + j] - poured[j]
-            if lo[indptr[row] + j] + poured[j] > 0.0:
-                idx[p] = cols[indptr[row] + j]
-                val[p] = lo[indptr[row] + j] + poured[j]
-                p = p + 1
-        width = hi_unseen[row]
-        for t in range(n_runs):
-            for j in range(runs[widest + 2 + t]):
-                idx[p] = order[runs[t] + j]
-                val[p] = width if mass >= width else (mass if mass > 0.0 else 0.0)
-                mass = mass - val[p]
-                p = p + 1
-        _sort_row(&idx[ptr[i]], &val[ptr[i]], ptr[i + 1] - ptr[i], n_next, &slot[0], &bits[0],
-                  &sort_keys[0], &sort_vals[0])
-    return out_ptr, out_idx, out_val
-
-
-cdef void _sort_row(int64_t* idx, double* val, int64_t m, int64_t n_next, int64_t* slot,
-                    uint64_t* bits, int64_t* keys, double* vals) noexcept nogil:
-    """Sort a row's ``m`` entries (distinct columns below ``n_next``) by column, in place.
-
-    A row holding at least :data:`SCATTER_FRACTION` of the columns marks them
-    in the bitmap ``bits`` (``ceil(n_next / 64)`` words, all zero on entry and
-    on return), remembers their entries in ``slot`` and reads the marks back
-    word by word, ``O(m + n_next / 64)``; a shorter one is sorted by ``qsort``
-    on ``column * m + entry`` keys, ``O(m log m)``. ``keys`` and ``vals`` are
-    scratch of length ``n_next``.
-    """
-    cdef int64_t j, c, q, w
-    cdef uint64_t word
-    if m < 2:
-        return
-    for j in range(m):
-        vals[j] = val[j]
-    if m >= SCATTER_FRACTION * n_next:
-        for j in range(m):
-            c = idx[j]
-            slot[c] = j
-            bits[c >> 6] |= (<uint64_t>1) << (c & 63)
-        q = 0
-        for w in range((n_next + 63) >> 6):
-            word = bits[w]
-            bits[w] = 0
-            while word:
-                c = (w << 6) + __builtin_ctzll(word)
-                word &= word - 1
-                idx[q] = c
-                val[q] = vals[slot[c]]
-                q = q + 1
-        return
-    for j in range(m):
-        keys[j] = idx[j] * m + j
-    qsort(keys, m, sizeof(int64_t), _compare)
-    for j in range(m):
-        idx[j] = keys[j] // m
-        val[j] = vals[keys[j] % m]
+        ptr[i + 1] = ptr[i] + indptr[rows[i] + 1] - indptr[rows[i]]
+    indices = np.empty(ptr[n], dtype=np.int64)
+    data = np.empty(ptr[n])
+    width = np.empty(n)
+    reach = np.empty(n, dtype=np.int64)
+    partial = np.empty(n)
+    cdef int64_t[::1] idx = indices, reach_v = reach
+    cdef double[::1] val = data, width_v = width, partial_v = partial
+    cdef int64_t* keys = NULL
+    with nogil, parallel(num_threads=n_threads):
+        keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
+        for i in prange(n, schedule="dynamic", chunksize=64):
+            row = rows[i]
+            first = indptr[row]
+            k = indptr[row + 1] - first
+            total = 0.0
+            for j in range(k):
+                idx[ptr[i] + j] = cols[first + j]
+                val[ptr[i] + j] = lo[first + j]
+                total = total + lo[first + j]
+                keys[j] = rank[cols[first + j]] * (k + 1) + j
+            qsort(keys, k, sizeof(int64_t), _compare)
+            width_v[i] = hi_unseen[row]
+            with cython.boundscheck(False):
+                _pour_stored(keys, k, &lo[first], &hi[first], hi_unseen[row], 1.0 - total,
+                             n_next, &val[ptr[i]], &reach_v[i], &partial_v[i])
+        free(keys)
+    return out_ptr, indices, data, width, reach, partial

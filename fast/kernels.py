@@ -132,11 +132,17 @@ def pour_values(boxes, rows, v_ext, descending):
 
 
 def pour_kernel(boxes, rows, v_ext, descending):
-    """Kernel ``pour_kernel``, by :func:`fast._robust.pour_kernel`."""
-    arguments = _pour_arguments(boxes, rows, v_ext, descending)
-    indptr, indices, data = _robust.pour_kernel(*arguments)
-    return arguments[11], sp.csr_array((data, indices, indptr),
-                                       shape=(len(rows), boxes.n_states + 1))
+    """Kernel ``pour_kernel``: the :class:`~reference.poured.PouredKernel` pieces of
+    :func:`fast._robust.pour_pieces` (threads over rows) along :func:`pour_order`."""
+    order = pour_order(v_ext, descending).astype(np.int64)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    stored = boxes.indptr[rows + 1] - boxes.indptr[rows]
+    pieces = _robust.pour_pieces(boxes.indptr, boxes.indices, boxes.lo, boxes.hi,
+                                 boxes.hi_unseen, rows, rank, int(stored.max(initial=0)),
+                                 sweep_threads(8 * int(stored.sum() + rows.size)))
+    return PouredKernel(order, *pieces, descending, check=False)
 
 
 def kl_interval(p_hat, n, level):

@@ -78,9 +78,14 @@ class KernelSet:
         goal first (the optimist's), ties to the lower index. ``values``:
         float64 ``(n,)``, ``sum p v`` over the entries with ``p > 0``.
     pour_kernel : callable
-        ``pour_kernel(boxes, rows, v_ext, descending) -> (values, p)``: as
-        :attr:`pour_values`, with the poured distributions ``p`` as a CSR
-        array ``(n, S+1)`` holding the positive entries.
+        ``pour_kernel(boxes, rows, v_ext, descending) -> p``: the poured
+        distributions of :attr:`pour_values` as a
+        :class:`~reference.poured.PouredKernel` of shape ``(n, S+1)``
+        (``O(S + stored)`` memory, ``descending`` recorded): the order of
+        ``v_ext``, each row's stored entries of the boxes with ``lo`` plus
+        the mass poured, width ``hi_unseen``, and the reach and partial of
+        :func:`reference.kernels.greedy_pour`, the same pieces in every
+        kernel set.
     kl_interval : callable
         ``kl_interval(p_hat, n, level) -> (lo, hi)``: the Chernoff interval
         ends of :func:`reference.confidence.kl_interval` on checked float64

@@ -16,10 +16,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
 from ._checks import as_float_array, check_int, check_policy, check_real
+from .chains import poured_occupancy
 from .confidence import BOX_KINDS, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
@@ -259,7 +258,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     start : array_like of float, shape (S,), optional
         Values close to the optimist's fixed point (for example EVI's
         ``v_tilde``): its first kernel is poured against them instead of
-        zeros, which saves exact evaluations and never changes what the
+        zeros, which saves evaluations and never changes what the
         checks accept.
 
     Returns
@@ -284,7 +283,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     ``lower`` comes from :func:`reference.robust.optimistic_values` started at
     ``policy`` and ``upper`` from :func:`reference.robust.robust_policy_values`,
     whose adversary starts from its pour against ``lower`` (the order of the
-    next states by ``lower`` is mostly that of ``upper``, which saves an exact
+    next states by ``lower`` is mostly that of ``upper``, which saves an
     evaluation); each is accepted only after its Bellman check, so the start
     changes the work, never the validity. With the time-uniform
     kinds the certificate stays valid however the samples were allocated and
@@ -315,23 +314,6 @@ def _draw(run, more):
     """Draw ``more[s*A + a]`` samples of every pair into the run's store."""
     pairs = np.flatnonzero(more > 0)
     run.store.draw_pairs(run.model, pairs, more[pairs], run.rng)
-
-
-def _occupancy(kernel, start):
-    r"""Expected visits :math:`\nu^\top = \text{start}^\top (I - Q)^{-1}` of a proper ``kernel``.
-
-    ``Q`` is the non-goal part of ``kernel`` (CSR ``(S, S+1)``); returns zeros
-    when the system is singular in double precision.
-    """
-    S = kernel.shape[0]
-    system = (sp.identity(S, format="csc") - kernel[:, :S].T).tocsc()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", MatrixRankWarning)
-        try:
-            visits = np.atleast_1d(spsolve(system, start))
-        except MatrixRankWarning:
-            return np.zeros(S)
-    return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
 
 def _widths(kernels, boxes, rows, upper, lower):
@@ -375,7 +357,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     states = np.arange(S)
     gaps = np.where(np.isinf(upper), np.inf, upper - lower)
     start = (gaps > goal_gap).astype(float)
-    visits = _occupancy(kernel_l, start)
+    visits = poured_occupancy(kernel_l, start)
     rows = states * A + policy_l
     width = _widths(kernels, boxes, rows, upper, lower)
     finite = width[np.isfinite(width)]

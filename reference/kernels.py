@@ -141,7 +141,7 @@ def optimistic_kernel(boxes, v_ext, policy):
 
 
 def poured_kernel(lo, gap, order):
-    r"""The greedy pour of box rows along ``order``, in the pieces of a :class:`PouredKernel`.
+    r"""The greedy pour of dense box rows along ``order``, in the pieces of a :class:`PouredKernel`.
 
     Parameters
     ----------
@@ -161,29 +161,71 @@ def poured_kernel(lo, gap, order):
     The canonical pieces, the same in both backends: a row's **unseen** next
     states are those with ``lo = 0`` and the smallest width ``w`` among them
     (the common box ``[0, w]`` of the next states without samples); every other
-    next state is stored. From ``m = 1 - sum lo`` (summed in index order), the
-    pour walks the stored entries by position in ``order``. A run of ``l``
-    unseen states before a stored entry is filled whole if ``l w < m``
-    (``m -= l w``); otherwise ``q = trunc(m / w)`` of them are filled and the
-    next gets ``m - q w`` (clipped to ``[0, w]``), where the pour stops. A
-    stored entry of width ``g`` takes ``min(g, m)``, the pour stopping when it
-    takes ``m``. Here the rows are dense (``O(S)`` each); the compiled kernel
-    on CSR boxes pours a row of ``k`` stored entries in ``O(k log k)``.
+    next state is stored. The mass ``m = 1 - sum lo`` is summed in index
+    order and poured by :func:`greedy_pour`. Here the rows are dense (``O(S)``
+    each); the compiled kernel on CSR boxes pours a row of ``k`` stored
+    entries in ``O(k log k)``.
     """
-    n, n_next = lo.shape
-    rank = np.empty(n_next, dtype=np.int64)
-    rank[order] = np.arange(n_next)
+    n = lo.shape[0]
     zero = lo == 0.0
     smallest = np.min(np.where(zero, gap, np.inf), axis=1)
     width = np.where(np.isfinite(smallest), smallest, 0.0)
     row, col = np.nonzero(~(zero & (gap == width[:, None])))
-    stored = np.bincount(row, minlength=n)
-    indptr = np.concatenate([[0], np.cumsum(stored)])
-    data, g = lo[row, col], gap[row, col]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=n))])
     mass = 1.0 - np.cumsum(lo, axis=1)[:, -1]
+    return greedy_pour(order, indptr, col, lo[row, col], gap[row, col], width, mass)
+
+
+def greedy_pour(order, indptr, indices, lo, gap, width, mass, descending=False):
+    r"""The greedy pour of ``n`` box rows along ``order``, as a :class:`PouredKernel`.
+
+    Row ``i`` stores the next states ``indices[indptr[i]:indptr[i+1]]``
+    (ascending) with boxes ``[lo, lo + gap]``; every other next state has the
+    box ``[0, width[i]]``. From the lower ends, the row's free mass ``mass[i]``
+    is poured into the next states in ``order``, each up to its upper end.
+
+    Parameters
+    ----------
+    order : ndarray of int64, shape (S+1,)
+        The pour order, a permutation of ``0 .. S``.
+    indptr : ndarray of int64, shape (n+1,)
+    indices : ndarray of int64, shape (stored,)
+    lo, gap : ndarray of float64, shape (stored,)
+        Lower ends and widths of the stored entries.
+    width : ndarray of float64, shape (n,)
+        Upper end ``w`` of the unseen next states.
+    mass : ndarray of float64, shape (n,)
+        Free mass ``m = 1 - sum lo`` of each row (as the caller summed it).
+    descending : bool, default False
+        Recorded in the kernel (the direction ``order`` was sorted in).
+
+    Returns
+    -------
+    PouredKernel
+        Shape ``(n, S+1)``: ``data = lo`` plus the mass poured into each stored
+        entry, and the reach and partial of each row.
+
+    Notes
+    -----
+    The arithmetic every backend repeats step for step, so that their pieces
+    are equal: the pour walks the stored entries by position in ``order``. A
+    run of ``l`` unseen states before a stored entry (or the end of the order)
+    is filled whole if ``l w < m`` (``m -= l w``); otherwise ``q = trunc(m /
+    w)`` of them are filled and the next gets ``m - q w`` (clipped to ``[0,
+    w]``), where the pour stops. A stored entry of width ``g`` takes ``min(g,
+    m)``, the pour stopping at it when it takes ``m``. A row with ``m <= 0``
+    pours nothing (reach 0). ``O(S + stored log stored)``: one vectorised
+    step per stored entry of the longest row.
+    """
+    n, n_next = indptr.size - 1, order.size
+    rank = np.empty(n_next, dtype=np.int64)
+    rank[order] = np.arange(n_next)
+    stored = np.diff(indptr)
+    row = np.repeat(np.arange(n), stored)
+    data, mass = lo.copy(), mass.copy()
     # Stored entries by row, then by position in the order; one sentinel past the last.
-    walk = np.append(np.lexsort((rank[col], row)), 0)
-    walk_rank = np.append(rank[col][walk[:-1]], n_next)
+    walk = np.append(np.lexsort((rank[indices], row)), 0)
+    walk_rank = np.append(rank[indices][walk[:-1]], n_next)
     reach, partial = np.zeros(n, dtype=np.int64), np.zeros(n)
     start = np.zeros(n, dtype=np.int64)
     pouring = np.flatnonzero(mass > 0.0)
@@ -204,13 +246,14 @@ def poured_kernel(lo, gap, order):
         # The t-th stored entry takes its width, or what is left.
         going = fits & ~last
         pouring, entry, stop = pouring[going], entry[going], stop[going]
-        takes_all = g[entry] >= mass[pouring]
-        data[entry] += np.where(takes_all, mass[pouring], g[entry])
+        takes_all = gap[entry] >= mass[pouring]
+        data[entry] += np.where(takes_all, mass[pouring], gap[entry])
         reach[pouring[takes_all]] = stop[takes_all]
         pouring, entry, stop = pouring[~takes_all], entry[~takes_all], stop[~takes_all]
-        mass[pouring] -= g[entry]
+        mass[pouring] -= gap[entry]
         start[pouring] = stop + 1
-    return PouredKernel(order, indptr, col, data, width, reach, partial, check=False)
+    return PouredKernel(order, indptr, indices, data, width, reach, partial, descending,
+                        check=False)
 
 
 def vi_model(ssp):
@@ -253,8 +296,8 @@ def filled_before(row, gap, n_rows):
     return before
 
 
-def pour_boxes(boxes, rows, v_ext, descending, kernel=False):
-    r"""The greedy inner problem of every row in ``rows`` against ``v_ext`` (values, goal last).
+def explicit_pour(boxes, rows, v_ext, descending):
+    r"""The greedy inner problem of every row in ``rows``, entry by entry over the poured positions.
 
     Parameters
     ----------
@@ -265,22 +308,22 @@ def pour_boxes(boxes, rows, v_ext, descending, kernel=False):
         Values of the next states, ``>= 0``, ``+inf`` allowed, ``v_ext[S] = 0``.
     descending : bool
         The adversary's pour (decreasing ``v``, goal last) or the optimist's.
-    kernel : bool, default False
-        Also return the poured distributions.
 
     Returns
     -------
-    values : ndarray of float64, shape (n,)
-        :math:`\sum_{s'} p(s') v(s')` over the entries with ``p > 0``.
-    kernel : scipy.sparse CSR matrix, shape (n, S+1)
-        Only when ``kernel`` is True.
+    row, col : ndarray of int64, shape (m,)
+        Row position (in ``rows``) and next state of every expanded entry,
+        by row then by position in the pour order.
+    p : ndarray of float64, shape (m,)
+        Its poured probability (0 past the end of the pour).
 
     Notes
     -----
     A row's unseen next states all have the box ``[0, h]``, so its pour never
     passes position ``k + ceil(m / h) + 1`` of the order (``k`` stored entries,
-    ``m = 1 - sum lo``): only those first positions are expanded, never the
-    dense row.
+    ``m = 1 - sum lo``): only the stored entries and those first positions are
+    expanded, never the dense row. Each entry gets
+    ``lo + clip(m - filled before it, 0, hi - lo)``.
     """
     S = boxes.n_states
     order = pour_order(v_ext, descending)
@@ -305,26 +348,35 @@ def pour_boxes(boxes, rows, v_ext, descending, kernel=False):
     gap = np.concatenate([boxes.hi[entry] - e_lo, h[c_row[unseen]]])
     sort = np.lexsort((rank[col], row))
     row, col, lo, gap = row[sort], col[sort], lo[sort], gap[sort]
-    p = lo + np.clip(m[row] - filled_before(row, gap, rows.size), 0.0, gap)
-    positive = p > 0
-    terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
-    values = np.bincount(row, weights=terms, minlength=rows.size)
-    if not kernel:
-        return values
-    matrix = sp.csr_array(
-        (p[positive], (row[positive], col[positive])), shape=(rows.size, S + 1)
-    )
-    return values, matrix
+    return row, col, lo + np.clip(m[row] - filled_before(row, gap, rows.size), 0.0, gap)
 
 
 def pour_values(boxes, rows, v_ext, descending):
-    """Kernel ``pour_values``: the value of the greedy pour of every row in ``rows``."""
-    return pour_boxes(boxes, rows, v_ext, descending)
+    """Kernel ``pour_values``: ``sum p v`` over the positive entries of :func:`explicit_pour`."""
+    row, col, p = explicit_pour(boxes, rows, v_ext, descending)
+    positive = p > 0
+    terms = np.where(positive, p * np.where(positive, v_ext[col], 0.0), 0.0)
+    return np.bincount(row, weights=terms, minlength=rows.size)
 
 
 def pour_kernel(boxes, rows, v_ext, descending):
-    """Kernel ``pour_kernel``: values and poured distributions (CSR) of the rows in ``rows``."""
-    return pour_boxes(boxes, rows, v_ext, descending, kernel=True)
+    r"""Kernel ``pour_kernel``: the pour of the rows ``rows`` against ``v_ext``, as a
+    :class:`PouredKernel` of shape ``(n, S+1)``.
+
+    The order is :func:`pour_order` of ``v_ext``; a row stores the entries
+    its box stores (data: ``lo`` plus what the pour added), its unseen width
+    is ``hi_unseen`` and its free mass ``1 - sum lo`` summed in index order;
+    the pour is :func:`greedy_pour`, ``O(S log S + stored log stored)``
+    whatever the samples behind the boxes.
+    """
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
+    lo = boxes.lo[entry]
+    mass = 1.0 - np.bincount(np.repeat(np.arange(rows.size), stored), weights=lo,
+                             minlength=rows.size)
+    return greedy_pour(pour_order(v_ext, descending), np.concatenate([[0], np.cumsum(stored)]),
+                       boxes.indices[entry], lo, boxes.hi[entry] - lo, boxes.hi_unseen[rows],
+                       mass, descending)
 
 
 def bernoulli_kl(p, q):

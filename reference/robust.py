@@ -12,12 +12,14 @@ Both inner problems are the greedy pour of App. B: start every next state at
 its lower end and pour the remaining mass into next states in a fixed order,
 each up to its upper end. The optimist pours by increasing value, the goal
 first; the adversary by **decreasing** value, the goal last (ties to the lower
-index either way). Both values are computed by policy iteration with the exact
-evaluation of :func:`reference.evaluation.policy_values` (never by value
-iteration from 0, whose iterates lie below the pessimistic fixed point and
-certify nothing), and each is accepted only after an explicit check of the
-Bellman inequality that makes it a bound; see :func:`robust_policy_values`
-and :func:`optimistic_values`.
+index either way). Both values are computed by policy iteration whose kernels are kept as
+:class:`~reference.poured.PouredKernel` (``O(S + stored)`` memory, whatever
+the samples behind the boxes) and evaluated by
+:func:`reference.chains.poured_values` (never by value iteration from 0,
+whose iterates lie below the pessimistic fixed point and certify nothing);
+each value is accepted only after an explicit check of the Bellman inequality
+that makes it a bound; see :func:`robust_policy_values` and
+:func:`optimistic_values`.
 """
 
 from dataclasses import dataclass
@@ -27,11 +29,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
-from .chains import _reaching, chain_values
+from .chains import _reaching, poured_values
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ParameterError
 from .evi import checked_box
 from .kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
+from .poured import PouredKernel
 from .results import Result
 
 __all__ = [
@@ -44,11 +47,11 @@ __all__ = [
 ]
 
 ROBUST_MAX_ITER = 1_000
-"""Largest number of exact evaluations of each policy iteration."""
+"""Largest number of evaluations of each policy iteration."""
 
 SWITCH_RTOL = 1e-10
 """Policy iteration switches a row or an action only for a gain above
-``SWITCH_RTOL * max(1, max|V|)``."""
+``SWITCH_RTOL * max(1, max|V|)`` (or the evaluation's residual, if larger)."""
 
 CHECK_MAX_SLACK = 1e-6
 """Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
@@ -64,9 +67,11 @@ class RobustValuesResult(Result):
         The certified bound (``+inf`` where none is finite).
     policy : ndarray of int64, shape (S,)
         The policy the values belong to.
-    p_bound : scipy.sparse.csr_array, shape (S, S+1)
+    p_bound : PouredKernel, shape (S, S+1)
         The kernel of ``policy`` in the boxes attaining the bound (the
-        adversary's or the optimist's last choice).
+        adversary's or the optimist's last choice), ``O(S + stored)`` bytes
+        (:class:`~reference.poured.PouredKernel`; ``p_bound.tocsr()`` for the
+        explicit matrix).
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
@@ -79,7 +84,7 @@ class RobustValuesResult(Result):
 
     values: np.ndarray
     policy: np.ndarray
-    p_bound: sp.csr_array
+    p_bound: PouredKernel
     infinite: np.ndarray
     n_iter: int
     converged: bool
@@ -210,66 +215,64 @@ def _infinite_states(boxes, policy, costs_pi):
     return _reaching(t, hd, np.append(bad, bad.any()))[:S]
 
 
-def _evaluate(kernel, costs_pi, infinite):
-    """Exact values of ``kernel`` (CSR ``(S, S+1)``), ``+inf`` on ``infinite`` ."""
-    S = costs_pi.size
-    if not infinite.any():
-        return chain_values(kernel, costs_pi)
-    goal = sp.csr_array((np.ones(S), (np.arange(S), np.full(S, S))), shape=(S, S + 1))
-    keep = sp.diags_array((~infinite).astype(float))
-    chain = sp.csr_array(keep @ kernel + sp.diags_array(infinite.astype(float)) @ goal)
-    values = chain_values(chain, costs_pi)
-    values[infinite] = np.inf
-    return values
+def _expected(kernel, v_ext):
+    """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
+    return kernel._apply(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
 
 
-def _select_rows(old, new, switch):
-    """``old`` (CSR) with its rows where ``switch`` replaced by the rows of ``new``, in order.
+def _switch_tolerance(values, residual):
+    """Smallest gain that switches: ``SWITCH_RTOL * max(1, max|V|)`` over the finite values,
+    or the residual of their evaluation when it is larger."""
+    scale = max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+    return max(SWITCH_RTOL * scale, residual)
 
-    ``new`` holds one row per switching row; the rows are copied into place
-    (``O(stored entries)``), never multiplied.
+
+def _emptied(kernel, rows):
+    """``kernel`` with the rows of the mask ``rows`` put to 0 (no stored entry, width 0)."""
+    lengths = np.where(rows, 0, np.diff(kernel.indptr))
+    entry = np.repeat(kernel.indptr[:-1], lengths) + segment_positions(lengths)
+    kept = ~rows
+    return PouredKernel(kernel.order, np.concatenate([[0], np.cumsum(lengths)]),
+                        kernel.indices[entry], kernel.data[entry],
+                        np.where(kept, kernel.width, 0.0), np.where(kept, kernel.reach, 0),
+                        np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
+
+
+def _evaluate(kernel, costs_pi, infinite, start):
+    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``.
+
+    The rows of the other states put no mass on ``infinite`` (every state the
+    adversary can move into ``infinite`` is in it), so their values do not
+    depend on the rows of ``infinite``: those are emptied before the solve,
+    which spends no work on the adversary's traps (a near-closed class is an
+    ill-conditioned system), and their values are set to ``+inf``.
     """
-    old_len = np.diff(old.indptr)
-    new_len = np.zeros_like(old_len)
-    new_len[switch] = np.diff(new.indptr)
-    lengths = np.where(switch, new_len, old_len)
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    kept = np.repeat(~switch, old_len)
-    dest = np.concatenate([
-        np.repeat(indptr[:-1], old_len)[kept] + segment_positions(old_len)[kept],
-        np.repeat(indptr[:-1][switch], new_len[switch]) + segment_positions(new_len[switch]),
-    ])
-    indices = np.empty(int(indptr[-1]), dtype=np.result_type(old.indices, new.indices))
-    data = np.empty(int(indptr[-1]))
-    indices[dest] = np.concatenate([old.indices[kept], new.indices])
-    data[dest] = np.concatenate([old.data[kept], new.data])
-    return sp.csr_array((data, indices, indptr), shape=old.shape)
-
-
-def _row_values(kernel, v_ext):
-    """``kernel @ v_ext`` counting only the positive entries (``0 * inf = 0``)."""
-    positive = kernel.data > 0
-    rows = np.repeat(np.arange(kernel.shape[0]), np.diff(kernel.indptr))
-    terms = kernel.data[positive] * v_ext[kernel.indices[positive]]
-    return np.bincount(rows[positive], weights=terms, minlength=kernel.shape[0])
+    if infinite.any():
+        kernel = _emptied(kernel, infinite)
+    values, residual = poured_values(kernel, costs_pi, start)
+    values[infinite] = np.inf
+    return values, residual
 
 
 def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
-    """Adversary policy iteration for ``policy``: ``(values, kernel, n_iter, converged)``."""
+    """Adversary policy iteration for ``policy``: ``(values, kernel, n_iter, converged)``.
+
+    Every iteration evaluates the current kernel and pours every row of the
+    policy again against the values; the new kernel replaces it unless no
+    finite row gains more than the tolerance of :func:`_switch_tolerance`.
+    """
     rows = _policy_rows(boxes, policy)
-    v_ext = np.append(np.where(infinite, np.inf, start), 0.0)
-    kernel = kernels.pour_kernel(boxes, rows, v_ext, True)[1]
+    finite = ~infinite
+    values = np.where(infinite, np.inf, start)
+    kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values = _evaluate(kernel, costs_pi, infinite)
+        values, residual = _evaluate(kernel, costs_pi, infinite, values)
         v_ext = np.append(values, 0.0)
-        q_new = kernels.pour_values(boxes, rows, v_ext, True)
-        finite = ~infinite
-        tol = SWITCH_RTOL * max(1.0, float(values[finite].max(initial=0.0)))
-        switch = finite & (q_new > _row_values(kernel, v_ext) + tol)
-        if not switch.any():
+        poured = kernels.pour_kernel(boxes, rows, v_ext, True)
+        tol = _switch_tolerance(values, residual)
+        if not np.any(finite & (_expected(poured, v_ext) > _expected(kernel, v_ext) + tol)):
             return values, kernel, n_iter, True
-        kernel = _select_rows(kernel, kernels.pour_kernel(boxes, rows[switch], v_ext, True)[1],
-                              switch)
+        kernel = poured
     return values, kernel, ROBUST_MAX_ITER, False
 
 
@@ -327,7 +330,7 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
 
 def _check_message(kind, n_inf, dropped, r, n_iter, converged):
     how = "converged" if converged else "stopped at the iteration limit"
-    text = (f"{kind} policy iteration {how} after {n_iter} exact evaluations; "
+    text = (f"{kind} policy iteration {how} after {n_iter} evaluations; "
             f"{n_inf} state(s) infinite on the graph test")
     if dropped:
         return f"{text}; the Bellman check failed on {dropped} state(s), set to inf."
@@ -382,10 +385,24 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
        a positive cost; this is decided on graphs of lower ends (mass the
        adversary must place) and upper ends (mass it may place), with no
        arithmetic on probabilities (:func:`_infinite_states`).
-    2. **Adversary policy iteration.** On the other states, evaluate the
-       current kernel exactly, then let every state switch to the descending
-       pour against those values where it gains more than ``SWITCH_RTOL``;
-       repeat until no state switches. The values only increase.
+    2. **Adversary policy iteration.** Evaluate the current kernel ``P``
+       (:func:`reference.chains.poured_values`: ``V = c + P V`` up to its
+       residual), then pour every row of the policy again against ``V``, by
+       decreasing ``V``, into ``P'``. The pour is the exact maximiser of each
+       box against ``V``, so ``P' V >= P V`` row by row. When no state
+       outside the infinite ones gains more than the tolerance
+       (``SWITCH_RTOL``, relative, or the residual if larger), ``P`` and
+       ``V`` are kept. Otherwise ``P'`` replaces ``P`` whole: a row that
+       gains less than the tolerance moves by at most that much, and never
+       down, so ``c + P' V - V = P' V - P V >= 0`` and
+       :math:`V' - V = (I - Q')^{-1} (c + P' V - V) \ge 0`. The values only
+       increase (up to the rounding and residual of the evaluations), every
+       step raises the states that gain by more than the tolerance, and a
+       kernel, fixed by its pour order, never comes back, so the iteration
+       stops (within ``ROBUST_MAX_ITER`` evaluations in any case). The rows
+       of the other states put no mass on the infinite ones (the adversary
+       could otherwise lead them there): the rows of the infinite states are
+       left out of the evaluation and their values are ``+inf``.
     3. **The check is the certificate.** With :math:`T_\pi U(s) = c(s, \pi(s))
        + \max_{p \in B(s, \pi(s))} \sum_{s'} p(s') U(s')`, ``U`` is accepted
        where
@@ -596,37 +613,37 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     The first kernel is the pour of ``policy`` against ``start`` (finite
     values, shape ``(S,)``; zeros by default): values close to the fixed point
     (EVI's ``v_tilde``) give a first kernel close to the last and save
-    evaluations. The start changes the work, never the check.
+    evaluations; each evaluation starts from the previous values. Every
+    iteration pours all the rows of the new policy again, by increasing value
+    (one pour order per kernel). The start changes the work, never the check.
     """
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
-    v_start = np.zeros(S + 1) if start is None else np.append(start, 0.0)
-    kernel = kernels.pour_kernel(boxes, states * A + policy, v_start, False)[1]
+    values = np.zeros(S) if start is None else start
+    kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values = chain_values(kernel, costs[states, policy])
+        values, residual = poured_values(kernel, costs[states, policy], values)
         v_ext = np.append(values, 0.0)
         q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
         best = np.argmin(q, axis=1)
-        current = costs[states, policy] + _row_values(kernel, v_ext)
-        tol = SWITCH_RTOL * max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+        current = costs[states, policy] + _expected(kernel, v_ext)
+        tol = _switch_tolerance(values, residual)
         switch = ((q[states, best] < current - tol)
                   | (np.isinf(current) & np.isfinite(q[states, best])))
         if not switch.any():
             converged = True
             break
         policy = np.where(switch, best, policy)
-        switched = states[switch] * A + policy[switch]
-        new_rows = kernels.pour_kernel(boxes, switched, v_ext, False)[1]
-        kernel = _select_rows(kernel, new_rows, switch)
+        kernel = kernels.pour_kernel(boxes, states * A + policy, v_ext, False)
     L, dropped, r = _check_lower(kernels, boxes, costs, values)
     how = "converged" if converged else "stopped at the iteration limit"
     if dropped:
-        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+        message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check failed on {dropped} state(s), set to 0.")
     else:
-        message = (f"optimistic policy iteration {how} after {n_iter} exact evaluations; the "
+        message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check holds everywhere (relative slack {r:.2g}).")
     return L, policy, kernel, n_iter, converged, message
 
@@ -653,13 +670,24 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     RobustValuesResult
         ``values`` is ``L`` with ``L <= V*`` on the event (``V*`` the best
         value over proper policies), ``policy`` the optimistic policy and
-        ``kernel`` its optimistic kernel.
+        ``p_bound`` its optimistic kernel (a
+        :class:`~reference.poured.PouredKernel`, poured goal first).
 
     Notes
     -----
     Policy iteration over (action, kernel) pairs for the minimising player:
     every optimistic kernel pours into the goal first, so every policy it
-    builds is proper in its kernel and each step evaluates exactly. The result
+    builds is proper in its kernel and each step evaluates it
+    (:func:`reference.chains.poured_values`). Each step switches the actions
+    that gain more than the tolerance (``SWITCH_RTOL``, relative, or the
+    evaluation's residual if larger) and pours every row of the new policy
+    again against the values ``V``, by increasing value: the pour is the
+    exact minimiser of each box, so ``c' + P' V <= c + P V = V`` row by row
+    (a row that keeps its action changes by at most the rounding, a switched
+    one gains more than the tolerance), hence
+    :math:`V' - V = (I - Q')^{-1} (c' + P' V - V) \le 0`: the values only
+    decrease (up to the rounding and residual of the evaluations), and the
+    iteration stops when no action gains more than the tolerance. The result
     ``L`` is accepted where
 
     .. math::

@@ -170,6 +170,34 @@ def test_certificate_of_the_optimal_policy_with_many_samples(backend):
     assert cert.certified(cert.relative_gap, relative=True)
 
 
+def test_certificate_of_many_samples_keeps_compact_kernels():
+    # garnet(3000, 4, 3) with 5 * 10^6 samples per pair (counts N * p, rounded): the KL
+    # boxes' unseen width is so small that each pour spreads over hundreds of next states,
+    # whose explicit rows (12 bytes an entry) would hold 13-20 times the boxes' stored
+    # entries. The policy iterations' kernels stay a third of them, and the certificate,
+    # on the fast backend (the reference's numpy pours expand those hundreds of positions
+    # in every Bellman check, 30 s here), brackets the exact values of the policy.
+    import fast
+
+    ssp = fast.garnet(3000, 4, 3, seed=0, sparse=True)
+    counts = ssp.kernel_csr() * 5e6
+    counts.data = np.round(counts.data)
+    boxes = fast.confidence_boxes(counts, 0.1)
+    stored = boxes.indices.nbytes + boxes.lo.nbytes + boxes.hi.nbytes
+    lower = fast.optimistic_values(counts, ssp.costs, 0.1)
+    upper = fast.robust_policy_values(counts, ssp.costs, lower.policy, 0.1)
+    for result in (lower, upper):
+        assert isinstance(result.p_bound, fast.PouredKernel)
+        assert result.p_bound.nbytes <= stored / 2
+        assert result.p_bound.nnz * 12 > 10 * stored
+    cert = fast.certify(counts, ssp.costs, lower.policy, 0.1)
+    value = fast.policy_values(ssp, lower.policy)
+    assert cert.converged and np.isfinite(cert.upper).all() and cert.gap < 1.0
+    assert (cert.lower <= value).all() and (value <= cert.upper).all()
+    np.testing.assert_allclose(cert.upper, upper.values, rtol=1e-7)
+    np.testing.assert_allclose(cert.lower, lower.values, rtol=1e-7)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_solve_certificate_brackets_the_exact_values(backend, tmp_path, seed):
     # solve's certificate on a garnet (its exact values by policy iteration): lower <= V*,

@@ -33,8 +33,8 @@ for its numbers, then runs both backends:
   Q-ties of the final EVI, whose Q-values are recomputed from those counts (or
   a ``ConvergenceError`` from both, within ``SOLVE_MAX_ITER`` sweeps);
 - the greedy pour over the named confidence boxes, both orders (``POUR_EXAMPLES`` =
-  300): values within 1e-12 and the same poured distributions, ``+inf`` values
-  included;
+  300): values within 1e-12, ``+inf`` values included, and the same
+  ``PouredKernel`` pieces, whose rows are the explicit pours within 1e-13;
 - ``certify`` and ``robust_optimal_values`` on random count tables with costs
   >= 0.1 (``ROBUST_EXAMPLES`` = 100): the same infinite states and bounds within
   1e-9 relative, where the bounds stay below ``ILL_CONDITIONED``.
@@ -56,7 +56,7 @@ import reference
 from fast import _evi
 from fast.kernels import COMPILED_KERNELS
 from reference._checks import count_table
-from reference.kernels import NUMPY_KERNELS
+from reference.kernels import NUMPY_KERNELS, explicit_pour
 
 EVI_EXAMPLES = 500
 RADIUS_EXAMPLES = 200
@@ -331,6 +331,43 @@ def test_solve_uses_the_same_calls_and_policy(problem, seed, theta):
     _assert_same_policy_up_to_ties(q, got.policy, ref.policy)
 
 
+POURED_PIECES = ("order", "rank", "indptr", "indices", "data", "width", "reach", "partial")
+
+
+def _explicit_rows(boxes, rows, v_ext, descending):
+    """The pours of ``rows`` as explicit CSR rows, entry by entry (the expanded positions of
+    :func:`reference.kernels.explicit_pour`, which the numpy ``pour_values`` sums)."""
+    row, col, p = explicit_pour(boxes, rows, v_ext, descending)
+    positive = p > 0
+    return sp.csr_array((p[positive], (row[positive], col[positive])),
+                        shape=(rows.size, boxes.n_states + 1))
+
+
+def _assert_pour_kernels_agree(boxes, rows, v_ext, descending):
+    """Both kernel sets build the same pieces, whose rows are the explicit pours within 1e-13
+    and whose products are the ``pour_values`` of both kernel sets."""
+    ref = NUMPY_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
+    got = COMPILED_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
+    assert isinstance(got, reference.PouredKernel) and got.descending == ref.descending
+    assert ref.descending == descending and got.shape == (rows.size, boxes.n_states + 1)
+    for name in POURED_PIECES:
+        assert np.array_equal(getattr(got, name), getattr(ref, name)), name
+    explicit = _explicit_rows(boxes, rows, v_ext, descending)
+    difference = abs(ref.tocsr() - explicit)
+    assert difference.nnz == 0 or difference.max() <= 1e-13
+    # Supports agree except at the end of a pour, where a rounding-level remainder
+    # (below 1e-15) may land on one more next state in one of the two.
+    big, big_explicit = ref.tocsr() > 1e-15, explicit > 1e-15
+    assert (big != big_explicit).nnz == 0
+    product = ref @ v_ext
+    for values in (NUMPY_KERNELS.pour_values(boxes, rows, v_ext, descending),
+                   COMPILED_KERNELS.pour_values(boxes, rows, v_ext, descending)):
+        assert np.array_equal(np.isinf(product), np.isinf(values))
+        finite = np.isfinite(values)
+        assert np.allclose(product[finite], values[finite], rtol=1e-12, atol=1e-12)
+    return ref
+
+
 @settings(max_examples=POUR_EXAMPLES, **SETTINGS)
 @given(problem=count_tables(), kind=st.sampled_from(["kl", "bernstein", "paper"]),
        infinite=st.booleans(), descending=st.booleans())
@@ -342,38 +379,33 @@ def test_pour_kernels_match_reference(problem, kind, infinite, descending):
     if infinite:
         v_ext[int(np.argmax(costs[:, -1]))] = np.inf
     rows = np.arange(S * A)
-    ref_values, ref_kernel = NUMPY_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
-    got_values, got_kernel = COMPILED_KERNELS.pour_kernel(boxes, rows, v_ext, descending)
-    values = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, descending)
-    assert np.allclose(got_values, values, rtol=1e-12, atol=1e-12)
-    assert np.array_equal(np.isinf(got_values), np.isinf(ref_values))
-    finite = np.isfinite(ref_values)
-    assert np.allclose(got_values[finite], ref_values[finite], rtol=1e-12, atol=1e-12)
-    assert got_kernel.has_sorted_indices and abs(got_kernel - ref_kernel).max() <= 1e-12
-    # Supports agree except at the end of a pour, where a rounding-level remainder
-    # (below 1e-15) may land on one more next state in one backend.
-    assert np.array_equal(got_kernel.toarray() > 1e-15, ref_kernel.toarray() > 1e-15)
+    _assert_pour_kernels_agree(boxes, rows, v_ext, descending)
+    # A subset of the rows, repeated and out of order.
+    _assert_pour_kernels_agree(boxes, rows[::-2].repeat(2), v_ext, descending)
 
 
 @pytest.mark.parametrize("descending", [False, True])
-def test_pour_kernels_sort_short_and_long_rows(descending):
-    # 700 next states: rows of one sample pour into one or two of them (sorted by qsort),
-    # rows of many samples over hundreds (sorted through the column bitmap); both come out
-    # in column order and match the reference.
-    S, A = 700, 2
+def test_pour_kernels_on_long_pours_ties_infinities_and_unseen_pairs(descending):
+    # 700 next states. Action 0: four next states of 10^5-10^9 samples, whose tiny unseen
+    # width makes the pour run over hundreds of positions; action 1: one sample; action 2:
+    # hundreds of stored next states, or no sample at all (the unseen box [0, 1]). The
+    # values tie in threes, and some are infinite.
+    S, A = 700, 3
     rng = np.random.default_rng(3)
-    counts = np.zeros((S * A, S + 1))
-    for row in range(S):
-        counts[row, rng.choice(S + 1, size=4, replace=False)] = rng.integers(10**5, 10**9, 4)
-    counts[np.arange(S, S * A), rng.integers(0, S + 1, S * (A - 1))] = 1
-    boxes = reference.confidence_boxes(sp.csr_array(counts), 0.1, "kl")
-    v_ext = np.append(rng.random(S), 0.0)
-    rows = np.arange(S * A)
-    got = COMPILED_KERNELS.pour_kernel(boxes, rows, v_ext, descending)[1]
-    ref = NUMPY_KERNELS.pour_kernel(boxes, rows, v_ext, descending)[1]
-    lengths = np.diff(got.indptr)
-    assert lengths.min() < (S + 1) / 256 < lengths.max()
-    assert got.has_sorted_indices and abs(got - ref).max() <= 1e-12
+    counts = np.zeros((S, A, S + 1))
+    for s in range(S):
+        counts[s, 0, rng.choice(S + 1, size=4, replace=False)] = rng.integers(10**5, 10**9, 4)
+        counts[s, 1, rng.integers(0, S + 1)] = 1
+        if s % 3:
+            counts[s, 2, rng.choice(S + 1, size=300, replace=False)] = rng.integers(1, 50, 300)
+    boxes = reference.confidence_boxes(sp.csr_array(counts.reshape(S * A, S + 1)), 0.1, "kl")
+    v_ext = np.append(rng.integers(0, 3, S).astype(float), 0.0)
+    v_ext[rng.choice(S, size=5, replace=False)] = np.inf
+    kernel = _assert_pour_kernels_agree(boxes, np.arange(S * A), v_ext, descending)
+    assert kernel.reach[0::3].min() > 10 and kernel.reach[0::3].max() > 300
+    assert np.all(boxes.hi_unseen[2::9] == 1.0)
+    assert np.array_equal(kernel.indptr[3::9], kernel.indptr[2::9])
+    assert np.diff(kernel.indptr).max() >= 300
 
 
 POUR_ROUNDING = 4 * np.finfo(np.float64).eps
@@ -414,13 +446,18 @@ def test_certificates_match_reference(problem):
     r"""Both backends' robust values and certificates agree, to a tolerance derived here.
 
     The boxes are the same floats in both backends, and so are the pour
-    orders; the poured distributions are not. Both fill whole entries to
+    orders and the policy iterations' kernels (``pour_kernel``); the values
+    of the pours (``pour_values``, which the optimist's switches and the
+    Bellman checks read) are not, so a switch at the edge of its tolerance
+    may go either way, after which the kernels are poured against values
+    apart by that rounding. The values of the pours differ as their
+    distributions do in the explicit form: both fill whole entries to
     ``lo + gap`` (the same float), but the one entry where the mass runs out
     gets the remaining mass, which the numpy pour computes as
     ``1 - sum lo - filled_before`` (sums first) and the compiled one by
     subtracting each lower end, then each gap or run ``length * width`` of
     equal gaps, in turn. Each is a sum of at most ``2 (S+1)`` terms in
-    ``[0, 1]``, off by at most ``2 (S+1) eps``, so each row of the kernel
+    ``[0, 1]``, off by at most ``2 (S+1) eps``, so each explicit row
     moves by ``|dP| <= (S+1) POUR_ROUNDING`` with ``POUR_ROUNDING = 4 eps``,
     and the exact evaluation :math:`V = (I - P)^{-1} c` of a proper policy
     moves by (to first order)

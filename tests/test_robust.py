@@ -80,10 +80,10 @@ def test_sparse_pour_equals_the_dense_greedy_both_ways(backend, case, kind):
     rows = np.arange(S * A)
     for descending, dense in ((True, backend.pessimistic_inner(lo, hi, v_ext)),
                               (False, backend.optimistic_inner(lo, hi, v_ext))):
-        values, kernel = KERNELS[backend.__name__].pour_kernel(boxes, rows, v_ext, descending)
-        assert np.allclose(values, KERNELS[backend.__name__].pour_values(boxes, rows, v_ext,
-                                                                         descending),
-                           rtol=1e-12, atol=1e-12)
+        kernel = KERNELS[backend.__name__].pour_kernel(boxes, rows, v_ext, descending)
+        values = KERNELS[backend.__name__].pour_values(boxes, rows, v_ext, descending)
+        assert kernel.descending == descending
+        assert np.allclose(kernel @ v_ext, values, rtol=1e-12, atol=1e-12)
         assert np.allclose(kernel.toarray(), dense.reshape(S * A, S + 1), atol=1e-14)
         assert np.allclose(values, dense.reshape(S * A, S + 1) @ v_ext, atol=1e-12)
 
@@ -238,3 +238,91 @@ def test_unseen_pairs_and_tiny_samples_give_infinite_or_vacuous_bounds(backend):
     assert np.isinf(upper.values).all()
     lower = backend.optimistic_values(counts, ssp.costs, 0.1)
     assert np.allclose(lower.values, ssp.costs.min(axis=1))
+
+
+@st.composite
+def _proper_counts(draw):
+    """Counts ``(S, A, S+1)`` whose every pair saw the goal often: no infinite bound."""
+    S = draw(st.integers(1, 6))
+    A = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    counts = rng.choice([0, 0, 0, 1, 3, 50, 400, 10**4], size=(S, A, S + 1)).astype(float)
+    counts[:, :, S] = rng.choice([10**4, 10**5, 10**6], size=(S, A))
+    costs = rng.choice([0.1, 0.5, 1.0], size=(S, A)) if draw(st.booleans()) else rng.uniform(
+        0.1, 1.0, (S, A))
+    return counts, costs, draw(st.sampled_from(["kl", "bernstein", "paper"]))
+
+
+def _explicit_values(P, costs_pi):
+    """Values of the dense kernel ``P`` ``(S, S+1)``, by LU."""
+    S = P.shape[0]
+    return np.linalg.solve(np.eye(S) - P[:, :S], costs_pi)
+
+
+def _explicit_adversary(lo, hi, costs, policy):
+    """The adversary's policy iteration on explicit dense rows: only the rows gaining more than
+    ``SWITCH_RTOL`` are poured again (the former CSR path)."""
+    S = lo.shape[0]
+    lo, hi, costs_pi = (x[np.arange(S), policy] for x in (lo, hi, costs))
+    P = reference_robust.pessimistic_inner(lo, hi, np.zeros(S + 1))
+    while True:
+        v_ext = np.append(_explicit_values(P, costs_pi), 0.0)
+        new = reference_robust.pessimistic_inner(lo, hi, v_ext)
+        switch = new @ v_ext > P @ v_ext + reference_robust.SWITCH_RTOL * max(1.0, v_ext.max())
+        if not switch.any():
+            return v_ext[:S], P
+        P[switch] = new[switch]
+
+
+def _explicit_optimist(backend, lo, hi, costs, policy):
+    """The optimist's policy iteration on explicit dense rows, switching only what gains."""
+    S = lo.shape[0]
+    states = np.arange(S)
+    P = backend.optimistic_inner(lo[states, policy], hi[states, policy], np.zeros(S + 1))
+    while True:
+        v_ext = np.append(_explicit_values(P, costs[states, policy]), 0.0)
+        q = costs + backend.optimistic_inner(lo, hi, v_ext) @ v_ext
+        best = q.argmin(axis=1)
+        tol = reference_robust.SWITCH_RTOL * max(1.0, v_ext.max())
+        switch = q[states, best] < costs[states, policy] + P @ v_ext - tol
+        if not switch.any():
+            return v_ext[:S], P
+        policy = np.where(switch, best, policy)
+        P[switch] = backend.optimistic_inner(lo[states, policy], hi[states, policy], v_ext)[switch]
+
+
+@SETTINGS
+@given(case=_proper_counts())
+def test_policy_iterations_on_poured_kernels_match_the_explicit_rows(backend, case):
+    counts, costs, kind = case
+    S, A = costs.shape
+    lo, hi = backend.confidence_boxes(counts, 0.1, kind=kind).to_dense()
+    policy = np.zeros(S, dtype=np.int64)
+    # The adversary: U of a fixed policy, and its kernel.
+    robust = backend.robust_policy_values(counts, costs, policy, 0.1, kind=kind)
+    values, P = _explicit_adversary(lo, hi, costs, policy)
+    assert isinstance(robust.p_bound, backend.PouredKernel) and robust.p_bound.descending
+    assert np.allclose(robust.values, values, rtol=1e-9, atol=0.0)
+    v_ext = np.append(values, 0.0)
+    assert np.allclose(robust.p_bound @ v_ext, P @ v_ext, rtol=1e-9, atol=1e-12)
+    # The robust optimum: policy iteration over the adversary's values.
+    best = np.zeros(S, dtype=np.int64)
+    while True:
+        U = _explicit_adversary(lo, hi, costs, best)[0]
+        U_ext = np.append(U, 0.0)
+        q = costs + backend.pessimistic_inner(lo, hi, U_ext) @ U_ext
+        tol = reference_robust.SWITCH_RTOL * max(1.0, U.max())
+        switch = q.min(axis=1) < q[np.arange(S), best] - tol
+        if not switch.any():
+            break
+        best = np.where(switch, q.argmin(axis=1), best)
+    optimal = backend.robust_optimal_values(counts, costs, 0.1, kind=kind, policy=policy)
+    assert np.allclose(optimal.values, U, rtol=1e-9, atol=0.0)
+    # The optimist, from the cheapest action.
+    start = np.argmin(costs, axis=1)
+    lower = backend.optimistic_values(counts, costs, 0.1, kind=kind, policy=start)
+    values, P = _explicit_optimist(backend, lo, hi, costs, start)
+    assert isinstance(lower.p_bound, backend.PouredKernel) and not lower.p_bound.descending
+    assert np.allclose(lower.values, values, rtol=1e-9, atol=0.0)
+    v_ext = np.append(values, 0.0)
+    assert np.allclose(lower.p_bound @ v_ext, P @ v_ext, rtol=1e-9, atol=1e-12)
