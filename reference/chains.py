@@ -1066,8 +1066,7 @@ def poured_occupancy(kernel, start):
         sparse LU finds the system singular, or, above
         :data:`DENSE_MAX_STATES` states, when no candidate reaches a backward
         error of :data:`OCCUPANCY_RTOL` (:func:`_poured_solve`). Non-finite
-        entries are zeros and negative ones clipped, as in
-        ``certified._occupancy``.
+        entries are zeros and negative ones clipped.
 
     Raises
     ------
