@@ -47,8 +47,8 @@ from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, realloc
 
-from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, prefetch_values, residual,
-                      sparse_dot, sweep_chunk)
+from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, pour_row, prefetch_values,
+                      residual, sparse_dot, sweep_chunk)
 
 
 DENSE_MAX_FILL = 0.25
@@ -878,60 +878,6 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
 # Optimistic kernels: the pieces of a reference.poured.PouredKernel
 
 
-cdef void _pour_row(const Py_ssize_t* ranks, const Py_ssize_t* items, Py_ssize_t m,
-                    const double* gap, double width, double mass, Py_ssize_t n_next,
-                    double* stored, int64_t* reach, double* partial) noexcept nogil:
-    """The greedy pour of one pair over its ``m`` stored entries, given by rank.
-
-    ``ranks`` (ascending) are the stored entries' positions in the pour order
-    and ``items`` their indices into ``gap`` and ``stored`` (which holds their
-    lower ends and receives the poured mass). Between two stored entries lies a
-    run of unseen next states of width ``width``: filled whole when
-    ``length * width < mass``, else ``trunc(mass / width)`` of them and the
-    rest (clipped to ``[0, width]``) into the next, where the pour stops.
-    Writes the position where it stopped into ``reach`` (``n_next`` if it
-    went through the order) and the unseen rest there into ``partial``: the
-    arithmetic of :func:`reference.kernels.poured_kernel`, step for step.
-    """
-    cdef Py_ssize_t t = 0, r, start = 0, length, q
-    cdef double g, left
-    reach[0] = 0
-    partial[0] = 0.0
-    if mass <= 0.0:
-        return
-    while True:
-        r = ranks[t] if t < m else n_next
-        length = r - start
-        if length * width < mass:
-            mass = mass - length * width
-        else:
-            q = <Py_ssize_t>(mass / width)
-            left = 0.0
-            if q >= length:
-                q = length
-            else:
-                left = mass - q * width
-            if left < 0.0:
-                left = 0.0
-            if left > width:
-                left = width
-            reach[0] = start + q
-            partial[0] = left
-            return
-        if t == m:
-            reach[0] = n_next
-            return
-        g = gap[items[t]]
-        if g >= mass:
-            stored[items[t]] += mass
-            reach[0] = r
-            return
-        stored[items[t]] += g
-        mass = mass - g
-        start = r + 1
-        t = t + 1
-
-
 cdef Py_ssize_t _gather(const int* cols, const double* lo, const double* gap, Py_ssize_t nnz,
                         double gap_unseen, Py_ssize_t n_next, double* width, int64_t* kept_col,
                         double* kept_lo, double* kept_gap) noexcept nogil:
@@ -966,7 +912,7 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
 
     Each row gathers the entries it stores (:func:`_gather`; a dense row's
     lower ends are first spread over ``S+1`` next states), sorts them by rank
-    and pours by :func:`_pour_row`:
+    and pours by :func:`fast._linalg.pour_row`:
     ``O(k log k)`` for ``k`` stored entries (CSR boxes; ``O(S log S)`` for a
     dense row), memory ``O(S + stored)`` for the output. Two passes: count
     the stored entries of each row, then fill them. Returns ``(indptr,
@@ -1030,7 +976,7 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                     items[k] = k
                     out_idx[ptr[s] + k] = kept_col[k]
                 _sort_by_key(&ranks[0], &items[0], m)
-                _pour_row(&ranks[0], &items[0], m, &kept_gap[0], w, mass[i], S1, &kept_lo[0],
+                pour_row(&ranks[0], &items[0], m, &kept_gap[0], w, mass[i], S1, &kept_lo[0],
                           &reach_v[s], &partial_v[s])
                 width_v[s] = w
                 for k in range(m):

@@ -54,3 +54,58 @@ cdef inline double residual(const double* v_new, const double* v_old,
         if d > r or d != d:
             r = d
     return r
+
+
+cdef inline void pour_row(const Py_ssize_t* ranks, const Py_ssize_t* items, Py_ssize_t m,
+                          const double* gap, double width, double mass, Py_ssize_t n_next,
+                          double* stored, int64_t* reach, double* partial) noexcept nogil:
+    """The greedy pour of one pair over its ``m`` stored entries, given by rank.
+
+    ``ranks`` (ascending) are the stored entries' positions in the pour order
+    and ``items`` their indices into ``gap`` and ``stored`` (which holds their
+    lower ends and receives the poured mass). Between two stored entries lies a
+    run of unseen next states of width ``width``: filled whole when
+    ``length * width < mass``, else ``trunc(mass / width)`` of them and the
+    rest (clipped to ``[0, width]``) into the next, where the pour stops.
+    Writes the position where it stopped into ``reach`` (``n_next`` if it
+    went through the order) and the unseen rest there into ``partial``: the
+    arithmetic of :func:`reference.kernels.greedy_pour`, step for step (the pour of
+    EVI's optimistic kernels and of the certificates' kernels).
+    """
+    cdef Py_ssize_t t = 0, r, start = 0, length, q
+    cdef double g, left
+    reach[0] = 0
+    partial[0] = 0.0
+    if mass <= 0.0:
+        return
+    while True:
+        r = ranks[t] if t < m else n_next
+        length = r - start
+        if length * width < mass:
+            mass = mass - length * width
+        else:
+            q = <Py_ssize_t>(mass / width)
+            left = 0.0
+            if q >= length:
+                q = length
+            else:
+                left = mass - q * width
+            if left < 0.0:
+                left = 0.0
+            if left > width:
+                left = width
+            reach[0] = start + q
+            partial[0] = left
+            return
+        if t == m:
+            reach[0] = n_next
+            return
+        g = gap[items[t]]
+        if g >= mass:
+            stored[items[t]] += mass
+            reach[0] = r
+            return
+        stored[items[t]] += g
+        mass = mass - g
+        start = r + 1
+        t = t + 1

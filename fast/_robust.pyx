@@ -35,6 +35,8 @@ from libc.math cimport INFINITY, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
 
+from ._linalg cimport pour_row
+
 
 cdef double WALK_FACTOR = 8.0
 """A row is walked position by position when its pour is at most this many times its
@@ -258,61 +260,6 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
         free(local)
 
 
-cdef void _pour_stored(const int64_t* keys, int64_t k, const double* lo, const double* hi,
-                      double width, double mass, int64_t n_next, double* data, int64_t* reach,
-                      double* partial) noexcept nogil:
-    """The greedy pour of one row into the pieces of a ``reference.poured.PouredKernel``.
-
-    ``keys`` are the row's ``k`` stored entries as ``rank * (k + 1) + j``,
-    ascending (``j`` its entry, ``rank`` its position in the order);
-    ``data[j]`` holds ``lo[j]`` and receives the mass poured into it.
-    Writes where the pour stopped into ``reach`` (``n_next`` when it went
-    through the order) and the unseen rest there into ``partial``: the
-    arithmetic of :func:`reference.kernels.greedy_pour`, step for step.
-    """
-    cdef int64_t t = 0, r, j = 0, start = 0, length, q
-    cdef double g, left
-    reach[0] = 0
-    partial[0] = 0.0
-    if not mass > 0.0:
-        return
-    while True:
-        if t < k:
-            r = keys[t] // (k + 1)
-            j = keys[t] % (k + 1)
-        else:
-            r = n_next
-        length = r - start
-        if length * width < mass:
-            mass = mass - length * width
-        else:
-            q = <int64_t>(mass / width)
-            left = 0.0
-            if q >= length:
-                q = length
-            else:
-                left = mass - q * width
-            if left < 0.0:
-                left = 0.0
-            if left > width:
-                left = width
-            reach[0] = start + q
-            partial[0] = left
-            return
-        if t == k:
-            reach[0] = n_next
-            return
-        g = hi[j] - lo[j]
-        if g >= mass:
-            data[j] = data[j] + mass
-            reach[0] = r
-            return
-        data[j] = data[j] + g
-        mass = mass - g
-        start = r + 1
-        t = t + 1
-
-
 def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
                 const double[::1] hi, const double[::1] hi_unseen, const int64_t[::1] rows,
                 const int64_t[::1] rank, int widest, int n_threads):
@@ -321,7 +268,7 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     Row ``i`` stores the entries of box row ``rows[i]`` (columns ascending),
     their ``data`` its lower ends plus the mass poured; its width is
     ``hi_unseen``, its free mass ``1 - sum lo`` summed in index order, and
-    :func:`_pour_stored` pours it after sorting the entries by rank
+    :func:`fast._linalg.pour_row` pours it after sorting the entries by rank
     (``O(k log k)`` for ``k`` stored entries; rows in parallel). Returns
     ``(indptr, indices, data, width, reach, partial)``.
     """
@@ -340,8 +287,14 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef int64_t[::1] idx = indices, reach_v = reach
     cdef double[::1] val = data, width_v = width, partial_v = partial
     cdef int64_t* keys = NULL
+    cdef Py_ssize_t* ranks = NULL
+    cdef Py_ssize_t* items = NULL
+    cdef double* gap = NULL
     with nogil, parallel(num_threads=n_threads):
         keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
+        ranks = <Py_ssize_t*>malloc((widest + 1) * sizeof(Py_ssize_t))
+        items = <Py_ssize_t*>malloc((widest + 1) * sizeof(Py_ssize_t))
+        gap = <double*>malloc((widest + 1) * sizeof(double))
         for i in prange(n, schedule="dynamic", chunksize=64):
             row = rows[i]
             first = indptr[row]
@@ -351,11 +304,18 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 idx[ptr[i] + j] = cols[first + j]
                 val[ptr[i] + j] = lo[first + j]
                 total = total + lo[first + j]
+                gap[j] = hi[first + j] - lo[first + j]
                 keys[j] = rank[cols[first + j]] * (k + 1) + j
             qsort(keys, k, sizeof(int64_t), _compare)
+            for j in range(k):
+                ranks[j] = keys[j] // (k + 1)
+                items[j] = keys[j] % (k + 1)
             width_v[i] = hi_unseen[row]
             with cython.boundscheck(False):
-                _pour_stored(keys, k, &lo[first], &hi[first], hi_unseen[row], 1.0 - total,
-                             n_next, &val[ptr[i]], &reach_v[i], &partial_v[i])
+                pour_row(ranks, items, k, gap, hi_unseen[row], 1.0 - total, n_next,
+                         &val[ptr[i]], &reach_v[i], &partial_v[i])
         free(keys)
+        free(ranks)
+        free(items)
+        free(gap)
     return out_ptr, indices, data, width, reach, partial
