@@ -276,41 +276,89 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     return values, kernel, ROBUST_MAX_ITER, False
 
 
-def _slack(residual, values, costs):
-    r"""Relative slack ``r`` for the Bellman check, at most :data:`CHECK_MAX_SLACK`.
+UNIT_ROUNDOFF = 2.0**-53
+"""Unit roundoff ``u`` of float64."""
 
-    Scaling ``U`` by ``1 + r`` turns ``T U <= U + e`` into ``T U' <= U'`` when
-    ``(1 + r) e <= r c``; ``r = (2 e + 64 eps_mach U) / c`` also leaves room
-    for the rounding of the check itself. States with ``c = 0`` and ``e > 0``
-    cannot be helped and get the cap.
+
+def _rounding(n_states, totals, scale):
+    r"""Bound on the rounding error of computed Bellman values, shape of ``totals``.
+
+    ``totals`` are computed values :math:`c + \sum_{s'} p(s') W(s')` of pours
+    against finite values ``W >= 0`` of largest entry ``scale``. A pour's
+    probabilities come from sums of at most ``S + 1`` lower ends and widths
+    (the leftover mass, the mass filled before each position), each off by at
+    most :math:`(S + 1) u` of the unit mass, so the pour's value moves by at
+    most :math:`2 (S + 1) u` ``scale``; its sum, in any order and through
+    prefix sums along the pour order (the compiled kernel), adds at most
+    :math:`2 (S + 1) u` (``totals + scale``). The bound
+    :math:`\gamma\,(\mathrm{totals} + \mathrm{scale})` with
+    :math:`\gamma = (8 (S + 1) + 32) u` doubles both first-order terms.
     """
-    margin = 2.0 * residual + 64.0 * np.finfo(float).eps * np.abs(values)
+    gamma = (8.0 * (n_states + 1) + 32.0) * UNIT_ROUNDOFF
+    return gamma * (totals + scale)
+
+
+def _slack(gap, values, costs):
+    r"""Relative slack ``r`` of the Bellman check and the states no slack can save.
+
+    ``gap`` is how far the rounded-safe check misses (``T U + rounding - U``
+    for the upper bound, ``L - (T L - rounding)`` for the lower one, clipped
+    at 0) and ``costs`` the smallest cost of each state. Scaling ``U`` by
+    ``1 + r`` adds ``r c`` to the room of the check and scales the rest by
+    ``1 + r``, so ``r = 2 (gap + 4 u |U|) / c`` covers ``gap``, and the
+    rounding of the scaling and of the comparison. Returns ``(r, hopeless)``
+    with ``r`` the largest need at most :data:`CHECK_MAX_SLACK` and
+    ``hopeless`` the states whose need exceeds it (``c = 0`` with a positive
+    need among them): the check would decide those by rounding, so they fail.
+    """
+    margin = 2.0 * (gap + 4.0 * UNIT_ROUNDOFF * np.abs(values))
     with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(margin > 0, margin / costs, 0.0)
-    return float(min(CHECK_MAX_SLACK, need.max(initial=0.0)))
+        need = np.where(gap > 0, margin / costs, 0.0)
+    hopeless = need > CHECK_MAX_SLACK
+    return float(need[~hopeless].max(initial=0.0)), hopeless
+
+
+def _zero_states(boxes, policy, costs_pi):
+    """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
+    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`)."""
+    S = boxes.n_states
+    tails, heads, spread = _adversary_graph(boxes, _policy_rows(boxes, policy))[6:]
+    t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
+    positive = costs_pi > 0
+    return ~_reaching(t, hd, np.append(positive, positive.any()))[:S]
 
 
 def _check_upper(kernels, boxes, policy, costs_pi, values):
     r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
 
-    ``U`` is first inflated by the smallest relative factor ``1 + r``
-    (``r <= CHECK_MAX_SLACK``) that absorbs the solver's residual where the
-    cost is positive; states where the check still fails are set to ``+inf``,
-    which can make their predecessors fail, until the check holds everywhere.
+    The check is made safe from rounding: a state passes when the computed
+    :math:`T_\pi U` plus the bound of :func:`_rounding` is at most ``U``, or
+    when no kernel leads it to a positive cost (:func:`_zero_states`, where
+    ``U = 0`` is exact). ``U`` is first inflated by the smallest relative
+    factor ``1 + r`` (:func:`_slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
+    the solver's residual and that rounding; states needing more, and states
+    where the check still fails, are set to ``+inf``, which can make their
+    predecessors fail, until the check holds everywhere.
     Returns ``(U, number of states set to inf by the check, r)``.
     """
+    S = boxes.n_states
     rows = _policy_rows(boxes, policy)
-    U = values.copy()
-    finite = np.isfinite(U)
-    T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
-    excess = np.zeros_like(U)
-    excess[finite] = np.maximum(T[finite] - U[finite], 0.0)
-    r = _slack(excess, np.where(finite, U, 0.0), costs_pi)
-    U = np.where(finite, U * (1.0 + r), np.inf)
-    dropped = 0
-    while True:
+    exact_zero = _zero_states(boxes, policy, costs_pi)
+
+    def upper_bellman(U):
+        finite = np.isfinite(U)
         T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
-        fail = np.isfinite(U) & ~((T <= U) & (U >= 0))
+        return T + _rounding(S, T, float(U[finite].max(initial=0.0)))
+
+    U = np.where(exact_zero, 0.0, values)
+    finite = np.isfinite(U) & ~exact_zero
+    gap = np.zeros(S)
+    gap[finite] = np.maximum(upper_bellman(U)[finite] - U[finite], 0.0)
+    r, hopeless = _slack(gap, np.where(finite, U, 0.0), costs_pi)
+    U = np.where(finite & ~hopeless, U * (1.0 + r), np.where(exact_zero, 0.0, np.inf))
+    dropped = int((finite & hopeless).sum())
+    while True:
+        fail = np.isfinite(U) & ~exact_zero & ~((upper_bellman(U) <= U) & (U >= 0))
         if not fail.any():
             return U, dropped, r
         dropped += int(fail.sum())
@@ -411,8 +459,13 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
 
            U \ge 0 \quad\text{and}\quad T_\pi U \le U
 
-       (after a relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs
-       the linear solver's residual); failing states get ``+inf``. On the
+       with the computed :math:`T_\pi U` raised by a bound on its rounding
+       (:func:`_rounding`, about ``8 (S+1) u`` of ``T U + max U``), after a
+       relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs the
+       solver's residual; failing states, and those needing a larger
+       inflation, get ``+inf`` (a state that reaches no positive cost keeps
+       its exact 0). So the inequality holds for the exact operator, not only
+       for its rounded evaluation. On the
        event, the true kernel ``P`` is in the boxes, so
        :math:`c_\pi + P U \le U`; iterating,
        :math:`\sum_{t < n} P^t c_\pi \le U - P^n U \le U`, hence
@@ -581,26 +634,29 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
 def _check_lower(kernels, boxes, costs, values):
     r"""Accept ``values`` as a lower bound where ``L >= 0`` and ``L <= T L`` (optimist's ``T``).
 
-    ``L`` is deflated by the smallest relative factor ``1 - r`` (``r <=
-    CHECK_MAX_SLACK``) absorbing the solver's residual; states still failing
-    are set to 0 until the check holds (``L = 0`` passes it).
+    The check is made safe from rounding: each computed Q-value counts for
+    itself less the bound of :func:`_rounding`. ``L`` is deflated by the
+    smallest relative factor ``1 - r`` (:func:`_slack`, ``r <=
+    CHECK_MAX_SLACK``) absorbing the solver's residual and that rounding;
+    states needing more, and states still failing, are set to 0 until the
+    check holds (``L = 0`` passes it).
     Returns ``(L, number of states set to 0, r)``.
     """
     S, A = boxes.n_states, boxes.n_actions
     all_rows = np.arange(S * A)
 
-    def bellman(L):
+    def lower_bellman(L):
         q = costs + kernels.pour_values(boxes, all_rows, np.append(L, 0.0), False).reshape(S, A)
-        return q.min(axis=1)
+        return (q - _rounding(S, q, float(L.max(initial=0.0)))).min(axis=1)
 
     L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
-    shortfall = np.maximum(L - bellman(L), 0.0)
-    floor = costs.min(axis=1)
-    r = _slack(shortfall, L, floor)
-    L = L * (1.0 - r)
-    dropped = 0
+    shortfall = np.maximum(L - lower_bellman(L), 0.0)
+    r, hopeless = _slack(shortfall, L, costs.min(axis=1))
+    hopeless &= L > 0
+    L = np.where(hopeless, 0.0, L * (1.0 - r))
+    dropped = int(hopeless.sum())
     while True:
-        fail = ~(bellman(L) >= L) & (L > 0)
+        fail = ~(lower_bellman(L) >= L) & (L > 0)
         if not fail.any():
             return L, dropped, r
         dropped += int(fail.sum())
@@ -695,8 +751,10 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
         L \ge 0 \quad\text{and}\quad L \le \tilde T L = \min_a \Big\{ c(s, a) +
         \min_{p \in B(s, a)} \sum_{s'} p(s') L(s') \Big\}
 
-    (after a relative deflation of at most ``CHECK_MAX_SLACK``); failing
-    states are set to 0. On the event, for any proper policy ``pi`` with true
+    with every computed Q-value lowered by a bound on its rounding
+    (:func:`_rounding`), after a relative deflation of at most
+    ``CHECK_MAX_SLACK``; failing states, and those needing a larger
+    deflation, are set to 0. On the event, for any proper policy ``pi`` with true
     kernel ``P_pi``, :math:`L \le \tilde T^n L \le \sum_{t<n} P_\pi^t c_\pi +
     P_\pi^n L \to V^\pi`, so ``L <= V*``. EVI's iterates from 0 converge to
     the same fixed point from below.

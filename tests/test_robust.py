@@ -326,3 +326,62 @@ def test_policy_iterations_on_poured_kernels_match_the_explicit_rows(backend, ca
     assert np.allclose(lower.values, values, rtol=1e-9, atol=0.0)
     v_ext = np.append(values, 0.0)
     assert np.allclose(lower.p_bound @ v_ext, P @ v_ext, rtol=1e-9, atol=1e-12)
+
+
+def _exact_kernel_value(boxes, costs, n_core):
+    """Exact (rational) value of one kernel in the boxes on the first ``n_core`` states, whose
+    other states all move to the goal: lower ends, then the leftover mass poured by index."""
+    S = boxes.n_states
+    rows = []
+    for s in range(n_core):
+        lo = [Fraction(0)] * (S + 1)
+        hi = [Fraction(float(boxes.hi_unseen[s]))] * (S + 1)
+        for e in range(boxes.indptr[s], boxes.indptr[s + 1]):
+            j = int(boxes.indices[e])
+            lo[j], hi[j] = Fraction(float(boxes.lo[e])), Fraction(float(boxes.hi[e]))
+        p, left = list(lo), 1 - sum(lo)
+        for j in range(S + 1):
+            add = min(hi[j] - lo[j], left)
+            p[j] += add
+            left -= add
+        assert left == 0
+        rows.append(p)
+    system = [[Fraction(int(i == j)) - rows[i][j] for j in range(n_core)]
+              + [Fraction(float(costs[i])) + sum(rows[i][n_core:S])] for i in range(n_core)]
+    for i in range(n_core):
+        for r in range(n_core):
+            if r != i:
+                f = system[r][i] / system[i][i]
+                system[r] = [a - f * b for a, b in zip(system[r], system[i])]
+    return [system[i][n_core] / system[i][i] for i in range(n_core)]
+
+
+def test_an_accepted_upper_bound_is_never_below_a_kernel_in_the_boxes(backend):
+    """An ill-conditioned core (expected costs near 1e12 times the cost) among 998 states that
+    go to the goal: above 1000 states the policy iterations evaluate iteratively, whose error
+    the Bellman check must not trust. The accepted ``upper`` is at least the exact value of a
+    kernel of the boxes (``+inf`` is allowed: the check may refuse such a chain)."""
+    S, n_core = 1001, 3
+    core = [[69136718234797.0, 30833025120788.0, 30256644415.0, 0.0],
+            [2680111766285.0, 813975977740.0, 96505912255976.0, 0.0],
+            [30579130148.0, 87850056042348.0, 12119364827503.0, 100.0]]
+    rows, cols, vals = [], [], []
+    for s in range(n_core):
+        for j, count in enumerate(core[s]):
+            if count > 0:
+                rows.append(s)
+                cols.append(j if j < n_core else S)
+                vals.append(count)
+    rows += list(range(n_core, S))
+    cols += [S] * (S - n_core)
+    vals += [1e12] * (S - n_core)
+    counts = sp.csr_array((vals, (rows, cols)), shape=(S, S + 1))
+    costs = np.ones((S, 1))
+    costs[:n_core, 0] = [0.18372360134659105, 0.6122317854562453, 0.8002740237736923]
+    policy = np.zeros(S, dtype=np.int64)
+    boxes = backend.confidence_boxes(counts, 0.1)
+    exact = _exact_kernel_value(boxes, costs[:, 0], n_core)
+    upper = backend.robust_policy_values(counts, costs, policy, 0.1).values
+    for s in range(n_core):
+        assert np.isinf(upper[s]) or Fraction(float(upper[s])) >= exact[s]
+    assert np.all(upper[n_core:] >= 1.0)
