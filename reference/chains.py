@@ -1,4 +1,5 @@
-r"""Exact values of absorbing Markov chains with non-negative costs.
+r"""Values of absorbing Markov chains with non-negative costs: exact for explicit chains,
+candidates for poured kernels.
 
 The one solver behind :func:`~reference.evaluation.policy_values`,
 :func:`~reference.evaluation.hitting_times`, policy iteration, the optimal values
@@ -8,11 +9,22 @@ and the diameter. It answers
 
     V = c + Q V, \qquad V \ge 0,
 
-on the states of a chain ``P`` (CSR or dense, shape ``(S, S+1)``, goal last),
-with the finite / infinite / zero split decided on the support graph
-(docs/semantics.md, "Model"), and the finite values either certified to
-:data:`CERTIFIED_RTOL` relative accuracy or computed by a subtraction-free
-elimination (GTH) whose relative accuracy does not depend on the conditioning.
+on the states of a chain ``P`` (shape ``(S, S+1)``, goal last), with the
+finite / infinite / zero split decided on the support graph (docs/semantics.md,
+"Model"), which is exact for every function here. The finite values are:
+
+- exact for an explicit chain (CSR or dense): :func:`chain_values` (and
+  :func:`transient_values`) certifies them to :data:`CERTIFIED_RTOL` relative
+  accuracy or computes them by a subtraction-free elimination (GTH) whose
+  relative accuracy does not depend on the conditioning;
+- for a :class:`~reference.poured.PouredKernel` with more than
+  :data:`DENSE_MAX_STATES` states, uncertified candidates:
+  :func:`poured_values` and :func:`poured_occupancy` solve iteratively in
+  ``O(S + stored)`` memory, and the residual :func:`poured_values` returns
+  does not bound the forward error (its callers check the values against
+  the Bellman operator); with fewer states :func:`poured_values` expands
+  the kernel and is exact as :func:`chain_values`, and
+  :func:`poured_occupancy` uses a sparse LU (uncertified).
 
 The chain is read as given: the probability of leaving a state is the sum of
 its stored probabilities to the goal and to other states, never ``1 - P[s, s]``.
@@ -1003,10 +1015,13 @@ def poured_values(kernel, costs, start=None):
     (BiCGSTAB with refinement, then GMRES, then Jacobi sweeps; the candidate
     of smallest backward error wins) from ``start`` when it beats zero.
     These values are candidates: nothing certifies them (callers check them
-    against the Bellman operator), but ``residual`` is their honest measure:
-    a few ``1e-15`` :math:`\|V\|_\infty` on well-conditioned chains of
-    :math:`10^4`--:math:`10^5` states, whose values then agree with an
-    explicit sparse LU to about ``1e-12``. The memory peaks at about 13
+    against the Bellman operator). ``residual`` measures how well they solve
+    the system, not how far they are from its solution: the forward error
+    can exceed it by the condition number of :math:`M`, large when the chain
+    leaves a set of states with a small probability. On well-conditioned
+    chains of :math:`10^4`--:math:`10^5` states it is a few ``1e-15``
+    :math:`\|V\|_\infty` and the values agree with an explicit sparse LU to
+    about ``1e-12``. The memory peaks at about 13
     ``(S + stored)`` float64 (the support graph's searches; the Krylov
     vectors take less), whatever the number of entries of the expanded
     kernel.

@@ -1,4 +1,4 @@
-r"""Pessimistic (robust) and optimistic values over per-entry confidence boxes, solved exactly.
+r"""Pessimistic (robust) and optimistic values over per-entry confidence boxes, as checked bounds.
 
 Two games on the boxes of :mod:`reference.confidence`:
 
@@ -75,7 +75,7 @@ class RobustValuesResult(Result):
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
-        Exact evaluations made.
+        Policy evaluations made (:func:`reference.chains.poured_values`).
     converged : bool
         Whether policy iteration stopped on its own (no improving switch).
     message : str
