@@ -3,12 +3,14 @@
 
 The ground truth is the explicit path: the kernel expanded by ``tocsr`` (or
 ``toarray``) and solved by :func:`reference.chains.chain_values` (LU or GTH,
-certified) or by a sparse LU (``spsolve``, :func:`_explicit_occupancy`). The
+certified), by a sparse LU (``spsolve``, :func:`_explicit_occupancy`) or by
+Gaussian elimination in exact fractions (:func:`_rational_values`). The
 iterative path runs on small hypothesis-generated kernels by lowering
 ``DENSE_MAX_STATES``.
 """
 
 import tracemalloc
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -201,17 +203,42 @@ def _explicit_occupancy(explicit, start):
                                  start))
 
 
+def _rational_values(dense, costs, states):
+    """The solution on ``states`` of ``d_s V_s - sum_{j != s} P[s, j] V_j = c_s`` (``d_s`` the
+    row's off-diagonal mass, goal included), by Gaussian elimination in exact fractions of
+    the dense kernel's entries (the other states' values taken as 0)."""
+    n = states.size
+    P = [[Fraction(float(dense[s, j])) for j in range(dense.shape[1])] for s in states]
+    system = []
+    for a, s in enumerate(states):
+        leaving = sum(P[a][j] for j in range(dense.shape[1]) if j != s)
+        row = [leaving if b == a else -P[a][t] for b, t in enumerate(states)]
+        system.append(row + [Fraction(float(costs[s]))])
+    for k in range(n):
+        pivot = next(i for i in range(k, n) if system[i][k] != 0)
+        system[k], system[pivot] = system[pivot], system[k]
+        for i in range(n):
+            if i != k and system[i][k] != 0:
+                factor = system[i][k] / system[k][k]
+                system[i] = [x - factor * y for x, y in zip(system[i], system[k])]
+    return np.array([float(system[k][n] / system[k][k]) for k in range(n)])
+
+
 @settings(max_examples=40, deadline=None)
 @given(poured_chains())
 def test_small_chains_keep_the_exact_answer(case):
     kernel, costs = case
+    # The split as the CSR path decides it; the finite positive values as exact rational
+    # elimination gives them; the residual as the dense kernel's product gives it.
     values, residual = chains.poured_values(kernel, costs, start=np.ones(costs.size))
-    np.testing.assert_array_equal(values, chains.chain_values(kernel.toarray(), costs))
     sparse = chains.chain_values(kernel.tocsr(), costs)
     np.testing.assert_array_equal(np.isinf(values), np.isinf(sparse))
-    finite = np.isfinite(values)
-    np.testing.assert_allclose(values[finite], sparse[finite], rtol=1e-12, atol=0.0)
-    assert residual == chains._poured_residual(kernel, costs, values)
+    np.testing.assert_array_equal(values == 0.0, sparse == 0.0)
+    solved = np.flatnonzero(np.isfinite(values) & (values > 0))
+    exact = _rational_values(kernel.toarray(), costs, solved)
+    np.testing.assert_allclose(values[solved], exact, rtol=1e-10, atol=0.0)
+    scale = max(1.0, float(values[solved].max(initial=0.0)))
+    assert abs(residual - _dense_residual(kernel, costs, values)) <= 1e-13 * scale
 
 
 @SETTINGS
