@@ -624,6 +624,10 @@ of the kernel's product)."""
 POURED_ACCEPT = 1e-11
 """Backward error above which :func:`_poured_solve` turns to its fallbacks."""
 
+POURED_FAIL = 1e-6
+"""Backward error of the best candidate above which :func:`poured_values` raises: a system
+perturbed by this much (relative) is no longer the chain's."""
+
 POURED_ROUNDS = 4
 """Most calls of :func:`_bicgstab` (each with its own refinement) on the current residual."""
 
@@ -997,8 +1001,10 @@ def poured_values(kernel, costs, start=None):
     ShapeError
         If it is not of shape ``(S, S+1)``, or ``costs`` or ``start`` not of shape ``(S,)``.
     ConvergenceError
-        If a value exceeds the float64 range (and, for ``S <=``
-        :data:`DENSE_MAX_STATES`, as :func:`chain_values`).
+        For ``S <=`` :data:`DENSE_MAX_STATES`, as :func:`chain_values`; above,
+        if the best candidate's backward error (:func:`_poured_solve`) exceeds
+        :data:`POURED_FAIL` (a chain too ill-conditioned for the solve, or
+        values beyond the float64 range).
 
     Notes
     -----
@@ -1051,11 +1057,13 @@ def poured_values(kernel, costs, start=None):
         if start is not None:
             guess = start[states]
             guess = np.where(np.isfinite(guess) & (guess >= 0), guess, 0.0)
-        found = _poured_solve(offdiagonal, leaving[states], costs[states], guess)[0]
-        if not np.all(np.isfinite(found)):
+        found, omega = _poured_solve(offdiagonal, leaving[states], costs[states], guess)
+        if not omega <= POURED_FAIL:
             raise ConvergenceError(
-                f"the expected cost from the states "
-                f"{_name_states(states[~np.isfinite(found)])} exceeds the float64 range."
+                f"no candidate for the values of the {states.size} transient state(s) has a "
+                f"backward error below {POURED_FAIL:g} (the best has {omega:.2g}): the chain is "
+                f"too ill-conditioned for the iterative solve, or its values exceed the float64 "
+                f"range."
             )
         values[states] = np.maximum(found, 0.0)
     return values, _poured_residual(kernel, costs, values)

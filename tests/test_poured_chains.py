@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scipy.sparse.linalg import spsolve
 
 from reference import chains
-from reference.errors import ParameterError, ShapeError
+from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.poured import PouredKernel
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -311,13 +311,35 @@ def test_fallbacks_return_the_best_candidate_with_its_honest_residual():
                                   _bicgstab=_failed_bicgstab)
     _assert_values_match(values, exact)
     assert residual <= 1e-12 * exact.max()
+    # Thirty Jacobi sweeps leave a backward error of about 1e-2: an error by default, the
+    # best candidate when the threshold is lifted.
+    with pytest.raises(ConvergenceError, match="backward error"):
+        _iterative(chains.poured_values, kernel, costs, _bicgstab=_failed_bicgstab,
+                   gmres=_failed_gmres, JACOBI_SWEEPS=30)
     values, residual = _iterative(chains.poured_values, kernel, costs,
                                   _bicgstab=_failed_bicgstab, gmres=_failed_gmres,
-                                  JACOBI_SWEEPS=30)
+                                  JACOBI_SWEEPS=30, POURED_FAIL=1.0)
     assert np.all(np.isfinite(values)) and np.all(values > 0)
     assert residual == pytest.approx(_dense_residual(kernel, costs, values), rel=1e-9)
     assert residual < costs.max()
     assert np.all(values <= exact * (1 + 1e-12))
+
+
+def test_a_hopeless_iterative_solve_raises_where_the_dense_path_is_exact():
+    # Two states feeding each other, goal probability 1e-300: V = 2e300 (1, 1). The
+    # expansion gets it; the iterative solve's best candidate is (500, 500) after the Jacobi
+    # sweeps, residual 1, backward error 1e-3: an error, not values.
+    kernel = PouredKernel([0, 1, 2], [0, 1, 3], [1, 0, 2], [1.0, 1.0 - 1e-300, 1e-300],
+                          [0.0, 0.0], [0, 0], [0.0, 0.0])
+    costs = np.ones(2)
+    values, _ = chains.poured_values(kernel, costs)
+    np.testing.assert_allclose(values, [2e300, 2e300], rtol=1e-12)
+    with pytest.raises(ConvergenceError, match=r"2 transient state\(s\).*best has 0\.001"):
+        _iterative(chains.poured_values, kernel, costs)
+    # With the threshold lifted, the candidate it refused.
+    values, residual = _iterative(chains.poured_values, kernel, costs, POURED_FAIL=1.0)
+    np.testing.assert_array_equal(values, [500.0, 500.0])
+    assert residual == 1.0
 
 
 def test_memory_stays_linear_in_the_pieces_where_the_expanded_chain_is_quadratic():
