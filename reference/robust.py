@@ -250,10 +250,10 @@ def _evaluate(kernel, costs_pi, infinite, start):
     Serves both policy iterations (the optimist's with ``infinite`` all
     false). A solve that finds no acceptable candidate (``ConvergenceError``)
     is a failed candidate: every value is ``+inf`` (and the residual, over no
-    finite value, 0).
-    The adversary then stops, and its Bellman check leaves the upper bound at
-    ``+inf``; the optimist switches only to actions of finite value, and
-    where its values stay infinite its check sets the lower bound to 0.
+    finite value, 0). The adversary then stops, and its Bellman check leaves
+    the upper bound at ``+inf`` (0 where no kernel leads to a positive cost);
+    the optimist switches only to actions of finite value, and where its
+    values stay infinite its check sets the lower bound to 0.
     """
     if infinite.any():
         kernel = _emptied(kernel, infinite)
