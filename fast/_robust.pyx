@@ -58,21 +58,19 @@ cdef struct Order:
 
 
 cdef inline double _run(const Order* o, int64_t start, int64_t stop, double width,
-                        double* mass, int64_t* touched, bint* infinite) noexcept nogil:
+                        double* mass, bint* infinite) noexcept nogil:
     """Pour into the unseen next states at positions ``start..stop-1``, each up to ``width``.
 
-    Returns the value poured (finite part), lowers ``mass``, sets
-    ``touched`` to the number of positions receiving positive mass and
-    ``infinite`` when one of them has an infinite value.
+    Returns the value poured (finite part), lowers ``mass`` and sets
+    ``infinite`` when a position receiving positive mass has an infinite
+    value.
     """
-    cdef int64_t length = stop - start, q
+    cdef int64_t length = stop - start, q, touched
     cdef double left
-    touched[0] = 0
     if length <= 0 or mass[0] <= 0.0 or width <= 0.0:
         return 0.0
     if length * width < mass[0]:
         mass[0] = mass[0] - length * width
-        touched[0] = length
         if o.cum_inf[stop] > o.cum_inf[start]:
             infinite[0] = True
         return width * (o.cum_v[stop] - o.cum_v[start])
@@ -83,8 +81,8 @@ cdef inline double _run(const Order* o, int64_t start, int64_t stop, double widt
     else:
         left = mass[0] - q * width
     mass[0] = 0.0
-    touched[0] = q + (1 if left > 0.0 else 0)
-    if o.cum_inf[start + touched[0]] > o.cum_inf[start]:
+    touched = q + (1 if left > 0.0 else 0)
+    if o.cum_inf[start + touched] > o.cum_inf[start]:
         infinite[0] = True
     if left > 0.0:
         return width * (o.cum_v[start + q] - o.cum_v[start]) + left * (
@@ -111,21 +109,16 @@ cdef inline double _lower_value(const Order* o, const int64_t* cols, const doubl
 
 
 cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, const double* hi,
-                      int64_t k, double width, int64_t n_next, int64_t* keys, double* poured,
-                      int64_t* n_unseen_touched, int64_t* run_start,
-                      int64_t* run_len) noexcept nogil:
-    """Value of one row's pour; ``poured[j]`` gets the mass added to stored entry ``j``.
+                      int64_t k, double width, int64_t n_next, int64_t* keys) noexcept nogil:
+    """Value of one row's pour, jumping the unseen runs between its sorted stored entries.
 
-    ``keys`` is scratch of length ``k``. The touched unseen runs are reported
-    as ``run_start``/``run_len`` (positions in the order, at most ``k + 1``
-    runs), their number in ``n_unseen_touched``.
+    ``keys`` is scratch of length ``k``.
     """
-    cdef double mass = 1.0, g, vj, part
-    cdef int64_t j, t, r, pos = 0, touched, n_runs = 0
+    cdef double mass = 1.0, g, vj
+    cdef int64_t j, t, r, pos = 0
     cdef bint infinite = False
     cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
-        poured[j] = 0.0
         keys[j] = o.rank[cols[j]] * (k + 1) + j
     qsort(keys, k, sizeof(int64_t), _compare)
     for t in range(k + 1):
@@ -136,30 +129,22 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
             j = keys[t] % (k + 1)
         else:
             r = n_next
-        part = _run(o, pos, r, width, &mass, &touched, &infinite)
-        acc = acc + part
-        if touched > 0:
-            run_start[n_runs] = pos
-            run_len[n_runs] = touched
-            n_runs = n_runs + 1
+        acc = acc + _run(o, pos, r, width, &mass, &infinite)
         if t == k or mass <= 0.0:
             break
         g = hi[j] - lo[j]
         vj = o.v[cols[j]]
         if g > 0.0:
             if g >= mass:
-                poured[j] = mass
                 g = mass
                 mass = 0.0
             else:
-                poured[j] = g
                 mass = mass - g
             if isinf(vj):
                 infinite = True
             else:
                 acc = acc + g * vj
         pos = r + 1
-    n_unseen_touched[0] = n_runs
     if infinite:
         return INFINITY
     return acc
@@ -220,19 +205,15 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 int widest, int n_threads):
     """``out[i]`` = value of the pour of row ``rows[i]`` against ``v`` in ``order``."""
     cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t row, k, n_runs
+    cdef int64_t row, k
     cdef int64_t n_next = v.shape[0]
     cdef Order o = _order(order, rank, cum_v, cum_inf, v)
     cdef int64_t* keys = NULL
-    cdef double* poured = NULL
-    cdef int64_t* runs = NULL
     cdef int64_t* local = NULL
     cdef int64_t j, m
     cdef double free_mass, walk
     with nogil, parallel(num_threads=n_threads):
         keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
-        poured = <double*>malloc((widest + 1) * sizeof(double))
-        runs = <int64_t*>malloc(2 * (widest + 2) * sizeof(int64_t))
         local = <int64_t*>malloc(n_next * sizeof(int64_t))
         for m in range(n_next):
             local[m] = -1
@@ -252,11 +233,8 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
             else:
                 with cython.boundscheck(False):
                     out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]],
-                                       k, hi_unseen[row], n_next, keys, poured, &n_runs, runs,
-                                       runs + widest + 2)
+                                       k, hi_unseen[row], n_next, keys)
         free(keys)
-        free(poured)
-        free(runs)
         free(local)
 
 

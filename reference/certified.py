@@ -489,8 +489,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     -----
     Every round builds the boxes from all the samples so far and computes
 
-    - ``L``, the optimistic value (EVI's fixed point, solved exactly from the
-      previous optimistic policy, checked: ``L <= V*``);
+    - ``L``, the optimistic value (EVI's fixed point, by policy iteration
+      from the previous optimistic policy, checked: ``L <= V*``);
     - ``pi_U``, the policy minimising the pessimistic value, by robust policy
       iteration started from the optimistic policy, and its checked
       ``U >= V^{pi_U}``.

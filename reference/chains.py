@@ -1,4 +1,5 @@
-r"""Exact values of absorbing Markov chains with non-negative costs.
+r"""Values of absorbing Markov chains with non-negative costs: exact for explicit chains,
+candidates for poured kernels.
 
 The one solver behind :func:`~reference.evaluation.policy_values`,
 :func:`~reference.evaluation.hitting_times`, policy iteration, the optimal values
@@ -8,11 +9,22 @@ and the diameter. It answers
 
     V = c + Q V, \qquad V \ge 0,
 
-on the states of a chain ``P`` (CSR or dense, shape ``(S, S+1)``, goal last),
-with the finite / infinite / zero split decided on the support graph
-(docs/semantics.md, "Model"), and the finite values either certified to
-:data:`CERTIFIED_RTOL` relative accuracy or computed by a subtraction-free
-elimination (GTH) whose relative accuracy does not depend on the conditioning.
+on the states of a chain ``P`` (shape ``(S, S+1)``, goal last), with the
+finite / infinite / zero split decided on the support graph (docs/semantics.md,
+"Model"), which is exact for every function here. The finite values are:
+
+- exact for an explicit chain (CSR or dense): :func:`chain_values` (and
+  :func:`transient_values`) certifies them to :data:`CERTIFIED_RTOL` relative
+  accuracy or computes them by a subtraction-free elimination (GTH) whose
+  relative accuracy does not depend on the conditioning;
+- for a :class:`~reference.poured.PouredKernel` with more than
+  :data:`DENSE_MAX_STATES` states, uncertified candidates:
+  :func:`poured_values` and :func:`poured_occupancy` solve iteratively in
+  ``O(S + stored)`` memory, and the residual :func:`poured_values` returns
+  does not bound the forward error (its callers check the values against
+  the Bellman operator); with fewer states :func:`poured_values` expands
+  the kernel and is exact as :func:`chain_values`, and
+  :func:`poured_occupancy` uses a sparse LU (uncertified).
 
 The chain is read as given: the probability of leaving a state is the sum of
 its stored probabilities to the goal and to other states, never ``1 - P[s, s]``.
@@ -612,6 +624,10 @@ of the kernel's product)."""
 POURED_ACCEPT = 1e-11
 """Backward error above which :func:`_poured_solve` turns to its fallbacks."""
 
+POURED_FAIL = 1e-6
+"""Backward error of the best candidate above which :func:`poured_values` raises: a system
+perturbed by this much (relative) is no longer the chain's."""
+
 POURED_ROUNDS = 4
 """Most calls of :func:`_bicgstab` (each with its own refinement) on the current residual."""
 
@@ -985,8 +1001,10 @@ def poured_values(kernel, costs, start=None):
     ShapeError
         If it is not of shape ``(S, S+1)``, or ``costs`` or ``start`` not of shape ``(S,)``.
     ConvergenceError
-        If a value exceeds the float64 range (and, for ``S <=``
-        :data:`DENSE_MAX_STATES`, as :func:`chain_values`).
+        For ``S <=`` :data:`DENSE_MAX_STATES`, as :func:`chain_values`; above,
+        if the best candidate's backward error (:func:`_poured_solve`) exceeds
+        :data:`POURED_FAIL` (a chain too ill-conditioned for the solve, or
+        values beyond the float64 range).
 
     Notes
     -----
@@ -1003,10 +1021,13 @@ def poured_values(kernel, costs, start=None):
     (BiCGSTAB with refinement, then GMRES, then Jacobi sweeps; the candidate
     of smallest backward error wins) from ``start`` when it beats zero.
     These values are candidates: nothing certifies them (callers check them
-    against the Bellman operator), but ``residual`` is their honest measure:
-    a few ``1e-15`` :math:`\|V\|_\infty` on well-conditioned chains of
-    :math:`10^4`--:math:`10^5` states, whose values then agree with an
-    explicit sparse LU to about ``1e-12``. The memory peaks at about 13
+    against the Bellman operator). ``residual`` measures how well they solve
+    the system, not how far they are from its solution: the forward error
+    can exceed it by the condition number of :math:`M`, large when the chain
+    leaves a set of states with a small probability. On well-conditioned
+    chains of :math:`10^4`--:math:`10^5` states it is a few ``1e-15``
+    :math:`\|V\|_\infty` and the values agree with an explicit sparse LU to
+    about ``1e-12``. The memory peaks at about 13
     ``(S + stored)`` float64 (the support graph's searches; the Krylov
     vectors take less), whatever the number of entries of the expanded
     kernel.
@@ -1036,11 +1057,13 @@ def poured_values(kernel, costs, start=None):
         if start is not None:
             guess = start[states]
             guess = np.where(np.isfinite(guess) & (guess >= 0), guess, 0.0)
-        found = _poured_solve(offdiagonal, leaving[states], costs[states], guess)[0]
-        if not np.all(np.isfinite(found)):
+        found, omega = _poured_solve(offdiagonal, leaving[states], costs[states], guess)
+        if not omega <= POURED_FAIL:
             raise ConvergenceError(
-                f"the expected cost from the states "
-                f"{_name_states(states[~np.isfinite(found)])} exceeds the float64 range."
+                f"no candidate for the values of the {states.size} transient state(s) has a "
+                f"backward error below {POURED_FAIL:g} (the best has {omega:.2g}): the chain is "
+                f"too ill-conditioned for the iterative solve, or its values exceed the float64 "
+                f"range."
             )
         values[states] = np.maximum(found, 0.0)
     return values, _poured_residual(kernel, costs, values)

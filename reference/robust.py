@@ -1,4 +1,4 @@
-r"""Pessimistic (robust) and optimistic values over per-entry confidence boxes, solved exactly.
+r"""Pessimistic (robust) and optimistic values over per-entry confidence boxes, as checked bounds.
 
 Two games on the boxes of :mod:`reference.confidence`:
 
@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from ._checks import as_float_array, check_policy
 from .chains import _reaching, poured_values
 from .confidence import SIMPLEX_SLACK, confidence_boxes
-from .errors import ParameterError
+from .errors import ConvergenceError, ParameterError
 from .evi import checked_box
 from .kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
 from .poured import PouredKernel
@@ -75,7 +75,7 @@ class RobustValuesResult(Result):
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
-        Exact evaluations made.
+        Policy evaluations made (:func:`reference.chains.poured_values`).
     converged : bool
         Whether policy iteration stopped on its own (no improving switch).
     message : str
@@ -246,10 +246,21 @@ def _evaluate(kernel, costs_pi, infinite, start):
     depend on the rows of ``infinite``: those are emptied before the solve,
     which spends no work on the adversary's traps (a near-closed class is an
     ill-conditioned system), and their values are set to ``+inf``.
+
+    Serves both policy iterations (the optimist's with ``infinite`` all
+    false). A solve that finds no acceptable candidate (``ConvergenceError``)
+    is a failed candidate: every value is ``+inf`` (and the residual, over no
+    finite value, 0). The adversary then stops, and its Bellman check leaves
+    the upper bound at ``+inf`` (0 where no kernel leads to a positive cost);
+    the optimist switches only to actions of finite value, and where its
+    values stay infinite its check sets the lower bound to 0.
     """
     if infinite.any():
         kernel = _emptied(kernel, infinite)
-    values, residual = poured_values(kernel, costs_pi, start)
+    try:
+        values, residual = poured_values(kernel, costs_pi, start)
+    except ConvergenceError:
+        return np.full(costs_pi.size, np.inf), 0.0
     values[infinite] = np.inf
     return values, residual
 
@@ -676,11 +687,12 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
     policy = policy.copy()
+    no_trap = np.zeros(S, dtype=bool)
     values = np.zeros(S) if start is None else start
     kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = poured_values(kernel, costs[states, policy], values)
+        values, residual = _evaluate(kernel, costs[states, policy], no_trap, values)
         v_ext = np.append(values, 0.0)
         q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
         best = np.argmin(q, axis=1)

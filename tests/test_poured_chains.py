@@ -3,12 +3,14 @@
 
 The ground truth is the explicit path: the kernel expanded by ``tocsr`` (or
 ``toarray``) and solved by :func:`reference.chains.chain_values` (LU or GTH,
-certified) or by a sparse LU (``spsolve``, :func:`_explicit_occupancy`). The
+certified), by a sparse LU (``spsolve``, :func:`_explicit_occupancy`) or by
+Gaussian elimination in exact fractions (:func:`_rational_values`). The
 iterative path runs on small hypothesis-generated kernels by lowering
 ``DENSE_MAX_STATES``.
 """
 
 import tracemalloc
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 from scipy.sparse.linalg import spsolve
 
 from reference import chains
-from reference.errors import ParameterError, ShapeError
+from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.poured import PouredKernel
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -201,17 +203,42 @@ def _explicit_occupancy(explicit, start):
                                  start))
 
 
+def _rational_values(dense, costs, states):
+    """The solution on ``states`` of ``d_s V_s - sum_{j != s} P[s, j] V_j = c_s`` (``d_s`` the
+    row's off-diagonal mass, goal included), by Gaussian elimination in exact fractions of
+    the dense kernel's entries (the other states' values taken as 0)."""
+    n = states.size
+    P = [[Fraction(float(dense[s, j])) for j in range(dense.shape[1])] for s in states]
+    system = []
+    for a, s in enumerate(states):
+        leaving = sum(P[a][j] for j in range(dense.shape[1]) if j != s)
+        row = [leaving if b == a else -P[a][t] for b, t in enumerate(states)]
+        system.append(row + [Fraction(float(costs[s]))])
+    for k in range(n):
+        pivot = next(i for i in range(k, n) if system[i][k] != 0)
+        system[k], system[pivot] = system[pivot], system[k]
+        for i in range(n):
+            if i != k and system[i][k] != 0:
+                factor = system[i][k] / system[k][k]
+                system[i] = [x - factor * y for x, y in zip(system[i], system[k])]
+    return np.array([float(system[k][n] / system[k][k]) for k in range(n)])
+
+
 @settings(max_examples=40, deadline=None)
 @given(poured_chains())
 def test_small_chains_keep_the_exact_answer(case):
     kernel, costs = case
+    # The split as the CSR path decides it; the finite positive values as exact rational
+    # elimination gives them; the residual as the dense kernel's product gives it.
     values, residual = chains.poured_values(kernel, costs, start=np.ones(costs.size))
-    np.testing.assert_array_equal(values, chains.chain_values(kernel.toarray(), costs))
     sparse = chains.chain_values(kernel.tocsr(), costs)
     np.testing.assert_array_equal(np.isinf(values), np.isinf(sparse))
-    finite = np.isfinite(values)
-    np.testing.assert_allclose(values[finite], sparse[finite], rtol=1e-12, atol=0.0)
-    assert residual == chains._poured_residual(kernel, costs, values)
+    np.testing.assert_array_equal(values == 0.0, sparse == 0.0)
+    solved = np.flatnonzero(np.isfinite(values) & (values > 0))
+    exact = _rational_values(kernel.toarray(), costs, solved)
+    np.testing.assert_allclose(values[solved], exact, rtol=1e-10, atol=0.0)
+    scale = max(1.0, float(values[solved].max(initial=0.0)))
+    assert abs(residual - _dense_residual(kernel, costs, values)) <= 1e-13 * scale
 
 
 @SETTINGS
@@ -284,13 +311,35 @@ def test_fallbacks_return_the_best_candidate_with_its_honest_residual():
                                   _bicgstab=_failed_bicgstab)
     _assert_values_match(values, exact)
     assert residual <= 1e-12 * exact.max()
+    # Thirty Jacobi sweeps leave a backward error of about 1e-2: an error by default, the
+    # best candidate when the threshold is lifted.
+    with pytest.raises(ConvergenceError, match="backward error"):
+        _iterative(chains.poured_values, kernel, costs, _bicgstab=_failed_bicgstab,
+                   gmres=_failed_gmres, JACOBI_SWEEPS=30)
     values, residual = _iterative(chains.poured_values, kernel, costs,
                                   _bicgstab=_failed_bicgstab, gmres=_failed_gmres,
-                                  JACOBI_SWEEPS=30)
+                                  JACOBI_SWEEPS=30, POURED_FAIL=1.0)
     assert np.all(np.isfinite(values)) and np.all(values > 0)
     assert residual == pytest.approx(_dense_residual(kernel, costs, values), rel=1e-9)
     assert residual < costs.max()
     assert np.all(values <= exact * (1 + 1e-12))
+
+
+def test_a_hopeless_iterative_solve_raises_where_the_dense_path_is_exact():
+    # Two states feeding each other, goal probability 1e-300: V = 2e300 (1, 1). The
+    # expansion gets it; the iterative solve's best candidate is (500, 500) after the Jacobi
+    # sweeps, residual 1, backward error 1e-3: an error, not values.
+    kernel = PouredKernel([0, 1, 2], [0, 1, 3], [1, 0, 2], [1.0, 1.0 - 1e-300, 1e-300],
+                          [0.0, 0.0], [0, 0], [0.0, 0.0])
+    costs = np.ones(2)
+    values, _ = chains.poured_values(kernel, costs)
+    np.testing.assert_allclose(values, [2e300, 2e300], rtol=1e-12)
+    with pytest.raises(ConvergenceError, match=r"2 transient state\(s\).*best has 0\.001"):
+        _iterative(chains.poured_values, kernel, costs)
+    # With the threshold lifted, the candidate it refused.
+    values, residual = _iterative(chains.poured_values, kernel, costs, POURED_FAIL=1.0)
+    np.testing.assert_array_equal(values, [500.0, 500.0])
+    assert residual == 1.0
 
 
 def test_memory_stays_linear_in_the_pieces_where_the_expanded_chain_is_quadratic():

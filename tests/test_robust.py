@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from reference import chains
 from reference import robust as reference_robust
+from reference.errors import ConvergenceError
 
 
 def _kernel_sets():
@@ -238,6 +240,28 @@ def test_unseen_pairs_and_tiny_samples_give_infinite_or_vacuous_bounds(backend):
     assert np.isinf(upper.values).all()
     lower = backend.optimistic_values(counts, ssp.costs, 0.1)
     assert np.allclose(lower.values, ssp.costs.min(axis=1))
+
+
+def test_an_evaluation_without_an_acceptable_candidate_gives_vacuous_bounds(backend):
+    # Every iterative solve refused (POURED_FAIL below any backward error): the adversary's
+    # failed candidate leaves the upper bound at inf, the optimist's the lower bound at 0,
+    # where the same counts give finite and positive bounds otherwise.
+    ssp = backend.garnet(8, 3, 3, seed=4)
+    counts = _counts(backend, ssp, 3000, 1)
+    policy = np.zeros(ssp.n_states, dtype=int)
+    upper = backend.robust_policy_values(counts, ssp.costs, policy, 0.1).values
+    lower = backend.optimistic_values(counts, ssp.costs, 0.1).values
+    assert np.isfinite(upper).all() and (lower > 0).all()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chains, "DENSE_MAX_STATES", 0)
+        patch.setattr(chains, "POURED_FAIL", -1.0)
+        with pytest.raises(ConvergenceError):
+            chains.poured_values(backend.optimistic_values(counts, ssp.costs, 0.1).p_bound,
+                                 ssp.costs[:, 0])
+        upper = backend.robust_policy_values(counts, ssp.costs, policy, 0.1)
+        lower = backend.optimistic_values(counts, ssp.costs, 0.1)
+    assert np.isinf(upper.values).all() and upper.infinite.all()
+    np.testing.assert_array_equal(lower.values, 0.0)
 
 
 @st.composite
