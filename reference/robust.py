@@ -249,18 +249,18 @@ def _evaluate(kernel, costs_pi, infinite, start):
 
     Serves both policy iterations (the optimist's with ``infinite`` all
     false). A solve that finds no acceptable candidate (``ConvergenceError``)
-    is a failed candidate: every value is ``+inf`` (and the residual, over no
-    finite value, 0). The adversary then stops, and its Bellman check leaves
-    the upper bound at ``+inf`` (0 where no kernel leads to a positive cost);
-    the optimist switches only to actions of finite value, and where its
-    values stay infinite its check sets the lower bound to 0.
+    is a failed candidate: every value is ``+inf`` and the residual ``+inf``,
+    which marks the failure. Both policy iterations then stop, not converged
+    (their messages say why); the adversary's Bellman check leaves the upper
+    bound at ``+inf`` (0 where no kernel leads to a positive cost) and the
+    optimist's sets the lower bound to 0 where its values are infinite.
     """
     if infinite.any():
         kernel = _emptied(kernel, infinite)
     try:
         values, residual = poured_values(kernel, costs_pi, start)
     except ConvergenceError:
-        return np.full(costs_pi.size, np.inf), 0.0
+        return np.full(costs_pi.size, np.inf), np.inf
     values[infinite] = np.inf
     return values, residual
 
@@ -278,6 +278,8 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values, residual = _evaluate(kernel, costs_pi, infinite, values)
+        if np.isinf(residual):
+            return values, kernel, n_iter, False
         v_ext = np.append(values, 0.0)
         poured = kernels.pour_kernel(boxes, rows, v_ext, True)
         tol = _switch_tolerance(values, residual)
@@ -387,8 +389,17 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     return U, kernel, infinite, n_iter, converged, dropped, r
 
 
+def _how(converged, n_iter):
+    """How a policy iteration of ``n_iter`` evaluations ended, for its message."""
+    if converged:
+        return "converged"
+    if n_iter >= ROBUST_MAX_ITER:
+        return "stopped at the iteration limit"
+    return "stopped: an evaluation found no acceptable solution"
+
+
 def _check_message(kind, n_inf, dropped, r, n_iter, converged):
-    how = "converged" if converged else "stopped at the iteration limit"
+    how = _how(converged, n_iter)
     text = (f"{kind} policy iteration {how} after {n_iter} evaluations; "
             f"{n_inf} state(s) infinite on the graph test")
     if dropped:
@@ -693,6 +704,8 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values, residual = _evaluate(kernel, costs[states, policy], no_trap, values)
+        if np.isinf(residual):
+            break
         v_ext = np.append(values, 0.0)
         q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
         best = np.argmin(q, axis=1)
@@ -706,7 +719,7 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
         policy = np.where(switch, best, policy)
         kernel = kernels.pour_kernel(boxes, states * A + policy, v_ext, False)
     L, dropped, r = _check_lower(kernels, boxes, costs, values)
-    how = "converged" if converged else "stopped at the iteration limit"
+    how = _how(converged, n_iter)
     if dropped:
         message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check failed on {dropped} state(s), set to 0.")

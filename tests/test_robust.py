@@ -262,6 +262,9 @@ def test_an_evaluation_without_an_acceptable_candidate_gives_vacuous_bounds(back
         lower = backend.optimistic_values(counts, ssp.costs, 0.1)
     assert np.isinf(upper.values).all() and upper.infinite.all()
     np.testing.assert_array_equal(lower.values, 0.0)
+    for out in (upper, lower):
+        assert not out.converged
+        assert "an evaluation found no acceptable solution" in out.message
 
 
 @st.composite
