@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
-from .chains import _reaching, poured_values
+from .chains import UNIT_ROUNDOFF, _reaching, poured_values
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ConvergenceError, ParameterError
 from .evi import checked_box
@@ -287,10 +287,6 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
             return values, kernel, n_iter, True
         kernel = poured
     return values, kernel, ROBUST_MAX_ITER, False
-
-
-UNIT_ROUNDOFF = 2.0**-53
-"""Unit roundoff ``u`` of float64."""
 
 
 def _rounding(n_states, totals, scale):
