@@ -45,7 +45,7 @@ cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 
 from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, pour_row, prefetch_values,
                       residual, sparse_dot, sweep_chunk)
@@ -242,7 +242,13 @@ cdef class CsrBoxes:
     counts when they were int32 already), ``lo`` and ``gap``; per pair,
     ``gap_unseen`` and the leftover ``mass = 1 - sum lo``. ``prefix`` bounds
     the pour length of every pair: a sweep sorts only the ``prefix`` smallest
-    next states of ``v``, and records their ranks in ``rank`` (int32, ``(S+1,)``).
+    next states of ``v`` (indices ``order_idx``, values ``order_val`` and their
+    prefix sums ``cum_v``, the first ``min(prefix, S+1)`` entries; the rest of
+    ``order_idx`` and ``order_val``, up to ``2 prefix`` entries in all, holds
+    the states that enter it at the next sweep), and records their ranks in
+    ``rank`` (int32, ``(S+1,)``, every entry in ``0..S``). A sweep starts
+    from the order the previous one left (:func:`_repair_order`), so two
+    sweeps must not run on the same boxes at the same time.
     ``upper_mass`` (``(S, A)``) is the sum of each pair's
     upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
     from dense counts, whose optimistic kernel is dense.
@@ -251,12 +257,14 @@ cdef class CsrBoxes:
     cdef readonly Py_ssize_t n_states, n_actions, prefix, widest
     cdef readonly bint from_dense
     cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass, rank
+    cdef readonly object order_val, order_idx, cum_v
+    cdef Py_ssize_t ordered
 
     property nbytes:
         """Bytes held by the boxes beyond the counts' own column indices."""
         def __get__(self):
             return sum(x.nbytes for x in (self.lo, self.gap, self.gap_unseen, self.mass,
-                                          self.rank))
+                                          self.rank, self.order_val, self.order_idx, self.cum_v))
 
     property work:
         """Multiply-adds of one sweep, for the thread threshold."""
@@ -301,7 +309,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.gap_unseen = np.empty(n_pairs)
     out.mass = np.empty(n_pairs)
     out.upper_mass = np.empty((n_states, n_actions))
-    out.rank = np.empty(n_next, dtype=np.intc)
+    out.rank = np.zeros(n_next, dtype=np.intc)
     cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
     cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
@@ -332,6 +340,11 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.prefix = longest
     out.widest = widest
     out.from_dense = False
+    room = max(longest + 1, min(2 * longest, n_next))
+    out.order_val = np.empty(room)
+    out.order_idx = np.empty(room, dtype=np.intp)
+    out.cum_v = np.empty(longest + 2)
+    out.ordered = 0
     return out
 
 
@@ -649,11 +662,86 @@ cdef struct Order:
     Py_ssize_t goal      # S
 
 
+cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ssize_t room,
+                              double* val, Py_ssize_t* idx, const int* rank) noexcept nogil:
+    """The ``n`` first next states of the pour order of ``v``, from the ``n`` an earlier sweep
+    left in ``idx`` (their ranks in ``rank``); returns ``n``, or 0 when they must be sorted
+    afresh.
+
+    Every state outside the earlier prefix that comes before its last state
+    (under ``v``) joins it, then an insertion sort orders the lot, whose first
+    ``n`` are the new prefix: the others come after ``n`` states, so after
+    the prefix. ``O(S + n + inversions)``, the earlier order being nearly the
+    new one when ``v`` changes little. Gives up (0) when more than
+    ``room - n`` states join, when the sort would take more than ``9 n``
+    moves, or on a NaN value; the heap of :func:`_smallest_order` then sorts.
+    Works on keys (the goal as -1) and writes the goal back as ``S``.
+    """
+    cdef double last_v = 0.0, vi
+    cdef Py_ssize_t last_k = 0, t, i, j, k, r, e = n, moves = 0, budget = 9 * n
+    for t in range(n):
+        j = idx[t]
+        if j == S:
+            vi = 0.0
+            j = -1
+        else:
+            vi = v[j]
+        if vi != vi:
+            return 0
+        val[t] = vi
+        idx[t] = j
+        if t == 0 or _before(last_v, last_k, vi, j):
+            last_v = vi
+            last_k = j
+    for i in range(-1, S):
+        vi = 0.0 if i < 0 else v[i]
+        if vi != vi:
+            return 0
+        if not _before(vi, i, last_v, last_k):
+            continue
+        r = rank[S if i < 0 else i]
+        if r < n and idx[r] == i:
+            continue
+        if e == room:
+            return 0
+        val[e] = vi
+        idx[e] = i
+        e = e + 1
+    for t in range(1, e):
+        vi = val[t]
+        k = idx[t]
+        j = t
+        while j > 0 and _before(vi, k, val[j - 1], idx[j - 1]):
+            val[j] = val[j - 1]
+            idx[j] = idx[j - 1]
+            j = j - 1
+        moves = moves + (t - j)
+        if moves > budget:
+            return 0
+        val[j] = vi
+        idx[j] = k
+    for t in range(n):
+        if idx[t] < 0:
+            idx[t] = S
+    return n
+
+
 cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t prefix,
-                      double* val, Py_ssize_t* idx, double* cum_v, int* rank) noexcept nogil:
+                      Py_ssize_t known, Py_ssize_t room, double* val, Py_ssize_t* idx,
+                      double* cum_v, int* rank) noexcept nogil:
     """Sort the ``prefix`` first next states of the pour order of ``v_ext`` into ``o``:
-    their indices, values, prefix sums of the values and ranks (``O(S log prefix)``)."""
-    cdef Py_ssize_t t, n = _smallest_order(v_ext, S, prefix, val, idx)
+    their indices, values, prefix sums of the values and ranks.
+
+    When an earlier sweep left ``known > 0`` of them in ``idx`` (with their
+    ranks), :func:`_repair_order` starts from those; otherwise, or when it
+    gives up, the heap of :func:`_smallest_order` sorts (``O(S log prefix)``).
+    Either gives the one order of the pour (ties to the lower index).
+    """
+    cdef Py_ssize_t t, n = 0
+    if known > 0:
+        n = _repair_order(v_ext, S, known, room, val, idx, rank)
+    if n == 0:
+        n = _smallest_order(v_ext, S, prefix, val, idx)
     cum_v[0] = 0.0
     for t in range(n):
         cum_v[t + 1] = cum_v[t] + val[t]
@@ -754,48 +842,101 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
 
 
+cdef struct CsrSweep:
+    # The arrays of one sweep on CSR boxes, as plain pointers.
+    const int64_t* indptr
+    const int* cols
+    const double* lo
+    const double* gap
+    const double* gap_unseen
+    const double* mass
+    const double* costs  # (S, A), C order
+    double* v_out
+    Py_ssize_t* policy_out
+    Py_ssize_t n_states
+    Py_ssize_t n_actions
+    Py_ssize_t widest
+
+
+cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
+                              Py_ssize_t* scratch) noexcept nogil:
+    """``v_out(s)`` and ``policy_out(s)`` of one state (ties to the lowest action)."""
+    cdef Py_ssize_t a, i, best_a = 0, A = w.n_actions
+    cdef const int64_t* ptr = w.indptr + s * A
+    cdef double q, best = INFINITY
+    if w.n_states >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < w.n_states:
+        prefetch_values(w.cols, ptr + PREFETCH_AHEAD * A, A, o.v)
+    for a in range(A):
+        i = s * A + a
+        q = w.costs[i] + _inner_csr(w.cols + ptr[a], w.lo + ptr[a], w.gap + ptr[a],
+                                    ptr[a + 1] - ptr[a], w.gap_unseen[i], w.mass[i], o,
+                                    scratch, scratch + w.widest)
+        if q < best:
+            best = q
+            best_a = a
+    w.v_out[s] = best
+    w.policy_out[s] = best_a
+
+
 def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
               double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """One EVI sweep on CSR boxes: ``v_out(s) = min_a c(s,a) + inner(s, a, v)``.
 
-    Sorts the ``boxes.prefix`` smallest next states of ``v`` (``O(S log
-    prefix)``), then solves every inner problem with :func:`_inner_csr`, states
-    split among ``n_threads`` threads. Ties between actions go to the lowest
-    index. Returns ``max_s |v_out(s) - v_ext(s)|``.
+    Sorts the ``boxes.prefix`` smallest next states of ``v`` (from the order
+    the previous sweep on ``boxes`` left, see :func:`_pour_order`), then solves
+    every inner problem with :func:`_inner_csr`, states split among
+    ``n_threads`` threads (a plain loop for one). Ties between actions go to
+    the lowest index. Returns ``max_s |v_out(s) - v_ext(s)|``.
+
+    Raises
+    ------
+    MemoryError
+        If the threads' scratch space cannot be allocated.
     """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
-    cdef Py_ssize_t s, a, i, best_a, tid, width = boxes.widest
-    cdef double q, best
+    cdef Py_ssize_t S = costs.shape[0], s, tid, width = boxes.widest
+    cdef int threads = max(n_threads, 1)
+    cdef double q
     cdef const int64_t[::1] indptr = boxes.indptr
     cdef const int[::1] cols = boxes.cols
     cdef const double[::1] lo = boxes.lo, gap = boxes.gap
     cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
-    cdef double[::1] val = np.empty(boxes.prefix + 1)
-    cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
-    cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
-    cdef Py_ssize_t[:, ::1] scratch = np.empty((max(n_threads, 1), 2 * width), dtype=np.intp)
+    cdef double[::1] val = boxes.order_val, cum_v = boxes.cum_v
+    cdef Py_ssize_t[::1] idx = boxes.order_idx
     cdef int[::1] rank = boxes.rank
+    cdef Py_ssize_t* scratch = <Py_ssize_t*>malloc(threads * 2 * width * sizeof(Py_ssize_t))
+    cdef CsrSweep w
     cdef Order o
-    with nogil:
-        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=sweep_chunk(S, n_threads)):
-        tid = threadid()
-        if S >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < S:
-            prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v_ext[0])
-        best = INFINITY
-        best_a = 0
-        for a in range(A):
-            i = s * A + a
-            with cython.boundscheck(False):
-                q = costs[s, a] + _inner_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                             indptr[i + 1] - indptr[i], gap_unseen[i], mass[i], &o,
-                                             &scratch[tid, 0], &scratch[tid, width])
-            if q < best:
-                best = q
-                best_a = a
-        v_out[s] = best
-        policy_out[s] = best_a
+    if scratch == NULL:
+        raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    with cython.boundscheck(False):
+        w.indptr = &indptr[0]
+        w.cols = &cols[0]
+        w.lo = &lo[0]
+        w.gap = &gap[0]
+        w.gap_unseen = &gap_unseen[0]
+        w.mass = &mass[0]
+    w.costs = &costs[0, 0]
+    w.v_out = &v_out[0]
+    w.policy_out = &policy_out[0]
+    w.n_states = S
+    w.n_actions = costs.shape[1]
+    w.widest = width
+    try:
+        with nogil:
+            _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, val.shape[0], &val[0],
+                        &idx[0], &cum_v[0], &rank[0])
+        boxes.ordered = o.n
+        if threads == 1:
+            with nogil:
+                for s in range(S):
+                    _sweep_state(&w, &o, s, scratch)
+        else:
+            for s in prange(S, nogil=True, num_threads=threads, schedule="dynamic",
+                            chunksize=sweep_chunk(S, threads)):
+                tid = threadid()
+                _sweep_state(&w, &o, s, scratch + tid * 2 * width)
+    finally:
+        free(scratch)
     with nogil:
         q = residual(&v_out[0], &v_ext[0], S)
     return q
