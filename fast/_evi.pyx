@@ -211,6 +211,28 @@ cdef int _grow_push(Grow* g, int col, double val) noexcept nogil:
 # Boxes
 
 
+cdef struct CsrSweep:
+    # The arrays of one sweep on CSR boxes, as plain pointers (those of the boxes are set
+    # when they are built, the others by each sweep).
+    const int64_t* indptr
+    const int* cols
+    const double* lo
+    const double* gap
+    const double* gap_unseen
+    const double* mass
+    const double* costs  # (S, A), C order
+    double* v_out
+    Py_ssize_t* policy_out
+    Py_ssize_t n_states
+    Py_ssize_t n_actions
+    Py_ssize_t widest
+    double* order_val    # the pour order's buffers (see CsrBoxes), room entries
+    Py_ssize_t* order_idx
+    double* cum_v
+    int* rank
+    Py_ssize_t room
+
+
 cdef class DenseBoxes:
     """Boxes of dense counts: widths ``gap (S, A, S+1)``, lower ends as CSR, leftover mass.
 
@@ -259,6 +281,7 @@ cdef class CsrBoxes:
     cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass, rank
     cdef readonly object order_val, order_idx, cum_v
     cdef Py_ssize_t ordered
+    cdef CsrSweep arrays
 
     property nbytes:
         """Bytes held by the boxes beyond the counts' own column indices."""
@@ -345,6 +368,24 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.order_idx = np.empty(room, dtype=np.intp)
     out.cum_v = np.empty(longest + 2)
     out.ordered = 0
+    with cython.boundscheck(False):
+        out.arrays.indptr = &indptr[0]
+        out.arrays.cols = &cols[0]
+        out.arrays.lo = &lo[0]
+        out.arrays.gap = &gap[0]
+        out.arrays.gap_unseen = &gap_unseen[0]
+        out.arrays.mass = &mass[0]
+    cdef double[::1] order_val = out.order_val, cum_v = out.cum_v
+    cdef Py_ssize_t[::1] order_idx = out.order_idx
+    cdef int[::1] rank = out.rank
+    out.arrays.order_val = &order_val[0]
+    out.arrays.order_idx = &order_idx[0]
+    out.arrays.cum_v = &cum_v[0]
+    out.arrays.rank = &rank[0]
+    out.arrays.room = room
+    out.arrays.n_states = n_states
+    out.arrays.n_actions = n_actions
+    out.arrays.widest = widest
     return out
 
 
@@ -657,9 +698,15 @@ cdef struct Order:
     const Py_ssize_t* idx  # the pour order prefix, length n (goal as S)
     const double* val    # v of each entry of the prefix
     const double* cum_v  # prefix sums of val, length n+1
-    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, never read
-    Py_ssize_t n
+    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, in 0..S
+    Py_ssize_t n         # at least 1
     Py_ssize_t goal      # S
+    double last_v        # value and key (goal -1) of the last state of the prefix
+    Py_ssize_t last_k
+
+
+cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
+    return -1 if j == goal else j
 
 
 cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ssize_t room,
@@ -753,21 +800,8 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.rank = rank
     o.n = n
     o.goal = S
-
-
-cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
-    return -1 if j == goal else j
-
-
-cdef inline Py_ssize_t _rank(const Order* o, Py_ssize_t j, double vj) noexcept nogil:
-    """Position of next state ``j`` (value ``vj``) in the pour prefix, or -1 outside it.
-
-    A comparison with the last entry of the prefix settles it from ``vj``,
-    already read; only a state inside the prefix reads its rank.
-    """
-    if o.n == 0 or _before(o.val[o.n - 1], _key(o.idx[o.n - 1], o.goal), vj, _key(j, o.goal)):
-        return -1
-    return o.rank[j]
+    o.last_v = val[n - 1]
+    o.last_k = _key(idx[n - 1], S)
 
 
 cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
@@ -798,19 +832,26 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
                                        const Order* o, double* lo_dot, Py_ssize_t* ranks,
                                        Py_ssize_t* items) noexcept nogil:
     """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
-    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many."""
-    cdef double acc = 0.0, vj
-    cdef Py_ssize_t k, r, m = 0
+    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many.
+
+    An entry is inside unless it comes after the prefix's last state, which
+    ``v``, already read, tells; every entry's rank is written (an entry
+    outside is overwritten by the next one), so no branch depends on it.
+    """
+    cdef const double* v = o.v
+    cdef const int* rank = o.rank
+    cdef double acc = 0.0, vj, last_v = o.last_v
+    cdef Py_ssize_t k, j, m = 0, last_k = o.last_k, goal = o.goal
     for k in range(nnz):
-        vj = o.v[cols[k]]
+        j = cols[k]
+        vj = v[j]
         acc = acc + lo[k] * vj
-        r = _rank(o, cols[k], vj)
-        if r >= 0:
-            ranks[m] = r
-            items[m] = k
-            m = m + 1
+        ranks[m] = rank[j]
+        items[m] = k
+        m = m + (not ((last_v < vj) | ((last_v == vj) & (last_k < _key(j, goal)))))
     lo_dot[0] = acc
-    _sort_by_key(ranks, items, m)
+    if m > 1:
+        _sort_by_key(ranks, items, m)
     return m
 
 
@@ -840,22 +881,6 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
         mass = mass - g
         start = r + 1
     return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
-
-
-cdef struct CsrSweep:
-    # The arrays of one sweep on CSR boxes, as plain pointers.
-    const int64_t* indptr
-    const int* cols
-    const double* lo
-    const double* gap
-    const double* gap_unseen
-    const double* mass
-    const double* costs  # (S, A), C order
-    double* v_out
-    Py_ssize_t* policy_out
-    Py_ssize_t n_states
-    Py_ssize_t n_actions
-    Py_ssize_t widest
 
 
 cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
@@ -896,35 +921,18 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     cdef Py_ssize_t S = costs.shape[0], s, tid, width = boxes.widest
     cdef int threads = max(n_threads, 1)
     cdef double q
-    cdef const int64_t[::1] indptr = boxes.indptr
-    cdef const int[::1] cols = boxes.cols
-    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
-    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
-    cdef double[::1] val = boxes.order_val, cum_v = boxes.cum_v
-    cdef Py_ssize_t[::1] idx = boxes.order_idx
-    cdef int[::1] rank = boxes.rank
-    cdef Py_ssize_t* scratch = <Py_ssize_t*>malloc(threads * 2 * width * sizeof(Py_ssize_t))
-    cdef CsrSweep w
+    cdef CsrSweep w = boxes.arrays
     cdef Order o
+    cdef Py_ssize_t* scratch = <Py_ssize_t*>malloc(threads * 2 * width * sizeof(Py_ssize_t))
     if scratch == NULL:
         raise MemoryError("no memory left for the scratch space of an EVI sweep")
-    with cython.boundscheck(False):
-        w.indptr = &indptr[0]
-        w.cols = &cols[0]
-        w.lo = &lo[0]
-        w.gap = &gap[0]
-        w.gap_unseen = &gap_unseen[0]
-        w.mass = &mass[0]
     w.costs = &costs[0, 0]
     w.v_out = &v_out[0]
     w.policy_out = &policy_out[0]
-    w.n_states = S
-    w.n_actions = costs.shape[1]
-    w.widest = width
     try:
         with nogil:
-            _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, val.shape[0], &val[0],
-                        &idx[0], &cum_v[0], &rank[0])
+            _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, w.room, w.order_val,
+                        w.order_idx, w.cum_v, w.rank)
         boxes.ordered = o.n
         if threads == 1:
             with nogil:
@@ -1123,3 +1131,4 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                 for k in range(m):
                     out_val[ptr[s] + k] = kept_lo[k]
     return out_ptr, indices, data, width, reach, partial
+
