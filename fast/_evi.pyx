@@ -268,7 +268,7 @@ cdef class CsrBoxes:
     prefix sums ``cum_v``, the first ``min(prefix, S+1)`` entries; the rest of
     ``order_idx`` and ``order_val``, up to ``2 prefix`` entries in all, holds
     the states that enter it at the next sweep), and records their ranks in
-    ``rank`` (int32, ``(S+1,)``, every entry in ``0..S``). A sweep starts
+    ``rank`` (int32, ``(S+1,)``, ``S+1`` outside the prefix). A sweep starts
     from the order the previous one left (:func:`_repair_order`), so two
     sweeps must not run on the same boxes at the same time.
     ``upper_mass`` (``(S, A)``) is the sum of each pair's
@@ -332,7 +332,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.gap_unseen = np.empty(n_pairs)
     out.mass = np.empty(n_pairs)
     out.upper_mass = np.empty((n_states, n_actions))
-    out.rank = np.zeros(n_next, dtype=np.intc)
+    out.rank = np.full(n_next, n_next, dtype=np.intc)
     cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
     cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
@@ -698,22 +698,16 @@ cdef struct Order:
     const Py_ssize_t* idx  # the pour order prefix, length n (goal as S)
     const double* val    # v of each entry of the prefix
     const double* cum_v  # prefix sums of val, length n+1
-    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, in 0..S
+    const int* rank      # rank[idx[t]] = t inside the prefix, S+1 outside
     Py_ssize_t n         # at least 1
     Py_ssize_t goal      # S
-    double last_v        # value and key (goal -1) of the last state of the prefix
-    Py_ssize_t last_k
-
-
-cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
-    return -1 if j == goal else j
 
 
 cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ssize_t room,
-                              double* val, Py_ssize_t* idx, const int* rank) noexcept nogil:
+                              double* val, Py_ssize_t* idx, int* rank) noexcept nogil:
     """The ``n`` first next states of the pour order of ``v``, from the ``n`` an earlier sweep
-    left in ``idx`` (their ranks in ``rank``); returns ``n``, or 0 when they must be sorted
-    afresh.
+    left in ``idx`` (their ranks in ``rank``, ``S+1`` for the other states); returns ``n``,
+    or 0 when they must be sorted afresh.
 
     Every state outside the earlier prefix that comes before its last state
     (under ``v``) joins it, then an insertion sort orders the lot, whose first
@@ -722,10 +716,11 @@ cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ss
     new one when ``v`` changes little. Gives up (0) when more than
     ``room - n`` states join, when the sort would take more than ``9 n``
     moves, or on a NaN value; the heap of :func:`_smallest_order` then sorts.
-    Works on keys (the goal as -1) and writes the goal back as ``S``.
+    Works on keys (the goal as -1) and writes the goal back as ``S``; the
+    states that leave the prefix get the rank ``S+1`` again.
     """
     cdef double last_v = 0.0, vi
-    cdef Py_ssize_t last_k = 0, t, i, j, k, r, e = n, moves = 0, budget = 9 * n
+    cdef Py_ssize_t last_k = 0, t, i, j, k, e = n, moves = 0, budget = 9 * n
     for t in range(n):
         j = idx[t]
         if j == S:
@@ -746,8 +741,7 @@ cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ss
             return 0
         if not _before(vi, i, last_v, last_k):
             continue
-        r = rank[S if i < 0 else i]
-        if r < n and idx[r] == i:
+        if rank[S if i < 0 else i] < n:
             continue
         if e == room:
             return 0
@@ -767,9 +761,11 @@ cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ss
             return 0
         val[j] = vi
         idx[j] = k
-    for t in range(n):
+    for t in range(e):
         if idx[t] < 0:
             idx[t] = S
+        if t >= n:
+            rank[idx[t]] = <int>(S + 1)
     return n
 
 
@@ -782,12 +778,15 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     When an earlier sweep left ``known > 0`` of them in ``idx`` (with their
     ranks), :func:`_repair_order` starts from those; otherwise, or when it
     gives up, the heap of :func:`_smallest_order` sorts (``O(S log prefix)``).
-    Either gives the one order of the pour (ties to the lower index).
+    Either gives the one order of the pour (ties to the lower index). ``rank``
+    (``(S+1,)``) holds ``S+1`` outside the prefix, before and after.
     """
     cdef Py_ssize_t t, n = 0
     if known > 0:
         n = _repair_order(v_ext, S, known, room, val, idx, rank)
     if n == 0:
+        for t in range(S + 1):
+            rank[t] = <int>(S + 1)
         n = _smallest_order(v_ext, S, prefix, val, idx)
     cum_v[0] = 0.0
     for t in range(n):
@@ -800,8 +799,6 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.rank = rank
     o.n = n
     o.goal = S
-    o.last_v = val[n - 1]
-    o.last_k = _key(idx[n - 1], S)
 
 
 cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
@@ -834,21 +831,21 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
     """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
     prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many.
 
-    An entry is inside unless it comes after the prefix's last state, which
-    ``v``, already read, tells; every entry's rank is written (an entry
-    outside is overwritten by the next one), so no branch depends on it.
+    An entry is inside when its rank is below the prefix's length (the rank
+    of a state outside is ``S+1``); every entry's rank is written (one outside
+    is overwritten by the next), so no branch depends on it.
     """
     cdef const double* v = o.v
     cdef const int* rank = o.rank
-    cdef double acc = 0.0, vj, last_v = o.last_v
-    cdef Py_ssize_t k, j, m = 0, last_k = o.last_k, goal = o.goal
+    cdef double acc = 0.0
+    cdef Py_ssize_t k, j, r, m = 0, n = o.n
     for k in range(nnz):
         j = cols[k]
-        vj = v[j]
-        acc = acc + lo[k] * vj
-        ranks[m] = rank[j]
+        acc = acc + lo[k] * v[j]
+        r = rank[j]
+        ranks[m] = r
         items[m] = k
-        m = m + (not ((last_v < vj) | ((last_v == vj) & (last_k < _key(j, goal)))))
+        m = m + (r < n)
     lo_dot[0] = acc
     if m > 1:
         _sort_by_key(ranks, items, m)
