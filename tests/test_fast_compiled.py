@@ -92,11 +92,13 @@ def test_import_without_extension_fails_with_build_instructions():
 
 @pytest.mark.parametrize("samples", [30, 3000, 300000])
 def test_csr_sweep_from_the_previous_order_equals_a_fresh_sort(samples):
-    """A CSR sweep starts from the pour prefix the previous one left on the boxes: along
-    values that drift (repaired), jump (sorted afresh), tie and go negative, every sweep
-    equals, bit for bit, the sweep of boxes that never swept (on one thread and on two),
-    and leaves the prefix of the
-    stable sort of ``v`` (goal first) with its ranks, ``S+1`` elsewhere."""
+    """A CSR sweep starts from the pour prefix the previous one left on the boxes.
+
+    Along values that drift (repaired), jump (sorted afresh), tie and go
+    negative, every sweep equals, bit for bit, the sweep of boxes that never
+    swept (on one thread and on two), and leaves the prefix of the stable sort
+    of ``v`` (goal first) with its ranks, ``S+1`` elsewhere.
+    """
     rng = np.random.default_rng(samples)
     S, A = 80, 3
     counts = np.zeros((S * A, S + 1))
