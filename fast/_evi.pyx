@@ -701,6 +701,13 @@ cdef struct Order:
     const int* rank      # rank[idx[t]] = t inside the prefix, S+1 outside
     Py_ssize_t n         # at least 1
     Py_ssize_t goal      # S
+    double last_v        # value and key (goal -1) of the last state of the prefix
+    Py_ssize_t last_k
+    bint by_rank         # whether a stored entry's rank tells if it is inside the prefix
+
+
+cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
+    return -1 if j == goal else j
 
 
 cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ssize_t room,
@@ -799,6 +806,9 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.rank = rank
     o.n = n
     o.goal = S
+    o.last_v = val[n - 1]
+    o.last_k = _key(idx[n - 1], S)
+    o.by_rank = S < PREFETCH_MIN_STATES
 
 
 cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
@@ -831,21 +841,35 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
     """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
     prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many.
 
-    An entry is inside when its rank is below the prefix's length (the rank
-    of a state outside is ``S+1``); every entry's rank is written (one outside
-    is overwritten by the next), so no branch depends on it.
+    Below :data:`fast._linalg.PREFETCH_MIN_STATES` states (``o.by_rank``),
+    where the ranks stay in the cache, an entry is inside when its rank is
+    below the prefix's length (the rank of a state outside is ``S+1``); every
+    entry's rank is written (one outside is overwritten by the next), so no
+    branch depends on it. Above, the rank would be one more random read per
+    entry: an entry is inside unless its value, already read, comes after the
+    prefix's last state, and only then is its rank read.
     """
     cdef const double* v = o.v
     cdef const int* rank = o.rank
-    cdef double acc = 0.0
-    cdef Py_ssize_t k, j, r, m = 0, n = o.n
-    for k in range(nnz):
-        j = cols[k]
-        acc = acc + lo[k] * v[j]
-        r = rank[j]
-        ranks[m] = r
-        items[m] = k
-        m = m + (r < n)
+    cdef double acc = 0.0, vj, last_v = o.last_v
+    cdef Py_ssize_t k, j, r, m = 0, n = o.n, last_k = o.last_k, goal = o.goal
+    if o.by_rank:
+        for k in range(nnz):
+            j = cols[k]
+            acc = acc + lo[k] * v[j]
+            r = rank[j]
+            ranks[m] = r
+            items[m] = k
+            m = m + (r < n)
+    else:
+        for k in range(nnz):
+            j = cols[k]
+            vj = v[j]
+            acc = acc + lo[k] * vj
+            if not _before(last_v, last_k, vj, _key(j, goal)):
+                ranks[m] = rank[j]
+                items[m] = k
+                m = m + 1
     lo_dot[0] = acc
     if m > 1:
         _sort_by_key(ranks, items, m)
