@@ -45,7 +45,7 @@ cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 
 from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, pour_row, prefetch_values,
                       residual, sparse_dot, sweep_chunk)
@@ -211,6 +211,28 @@ cdef int _grow_push(Grow* g, int col, double val) noexcept nogil:
 # Boxes
 
 
+cdef struct CsrSweep:
+    # The arrays of one sweep on CSR boxes, as plain pointers (those of the boxes are set
+    # when they are built, the others by each sweep).
+    const int64_t* indptr
+    const int* cols
+    const double* lo
+    const double* gap
+    const double* gap_unseen
+    const double* mass
+    const double* costs  # (S, A), C order
+    double* v_out
+    Py_ssize_t* policy_out
+    Py_ssize_t n_states
+    Py_ssize_t n_actions
+    Py_ssize_t widest
+    double* order_val    # the pour order's buffers (see CsrBoxes), room entries
+    Py_ssize_t* order_idx
+    double* cum_v
+    int* rank
+    Py_ssize_t room
+
+
 cdef class DenseBoxes:
     """Boxes of dense counts: widths ``gap (S, A, S+1)``, lower ends as CSR, leftover mass.
 
@@ -242,7 +264,13 @@ cdef class CsrBoxes:
     counts when they were int32 already), ``lo`` and ``gap``; per pair,
     ``gap_unseen`` and the leftover ``mass = 1 - sum lo``. ``prefix`` bounds
     the pour length of every pair: a sweep sorts only the ``prefix`` smallest
-    next states of ``v``, and records their ranks in ``rank`` (int32, ``(S+1,)``).
+    next states of ``v`` (indices ``order_idx``, values ``order_val`` and their
+    prefix sums ``cum_v``, the first ``min(prefix, S+1)`` entries; the rest of
+    ``order_idx`` and ``order_val``, up to ``2 prefix`` entries in all, holds
+    the states that enter it at the next sweep), and records their ranks in
+    ``rank`` (int32, ``(S+1,)``, ``S+1`` outside the prefix). A sweep starts
+    from the order the previous one left (:func:`_repair_order`), so two
+    sweeps must not run on the same boxes at the same time.
     ``upper_mass`` (``(S, A)``) is the sum of each pair's
     upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
     from dense counts, whose optimistic kernel is dense.
@@ -251,12 +279,15 @@ cdef class CsrBoxes:
     cdef readonly Py_ssize_t n_states, n_actions, prefix, widest
     cdef readonly bint from_dense
     cdef readonly object indptr, cols, lo, gap, gap_unseen, mass, upper_mass, rank
+    cdef readonly object order_val, order_idx, cum_v
+    cdef Py_ssize_t ordered
+    cdef CsrSweep arrays
 
     property nbytes:
         """Bytes held by the boxes beyond the counts' own column indices."""
         def __get__(self):
             return sum(x.nbytes for x in (self.lo, self.gap, self.gap_unseen, self.mass,
-                                          self.rank))
+                                          self.rank, self.order_val, self.order_idx, self.cum_v))
 
     property work:
         """Multiply-adds of one sweep, for the thread threshold."""
@@ -301,7 +332,7 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.gap_unseen = np.empty(n_pairs)
     out.mass = np.empty(n_pairs)
     out.upper_mass = np.empty((n_states, n_actions))
-    out.rank = np.empty(n_next, dtype=np.intc)
+    out.rank = np.full(n_next, n_next, dtype=np.intc)
     cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
     cdef double[::1] upper = out.upper_mass.reshape(-1)
     with nogil:
@@ -332,6 +363,29 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.prefix = longest
     out.widest = widest
     out.from_dense = False
+    room = max(longest + 1, min(2 * longest, n_next))
+    out.order_val = np.empty(room)
+    out.order_idx = np.empty(room, dtype=np.intp)
+    out.cum_v = np.empty(longest + 2)
+    out.ordered = 0
+    with cython.boundscheck(False):
+        out.arrays.indptr = &indptr[0]
+        out.arrays.cols = &cols[0]
+        out.arrays.lo = &lo[0]
+        out.arrays.gap = &gap[0]
+        out.arrays.gap_unseen = &gap_unseen[0]
+        out.arrays.mass = &mass[0]
+    cdef double[::1] order_val = out.order_val, cum_v = out.cum_v
+    cdef Py_ssize_t[::1] order_idx = out.order_idx
+    cdef int[::1] rank = out.rank
+    out.arrays.order_val = &order_val[0]
+    out.arrays.order_idx = &order_idx[0]
+    out.arrays.cum_v = &cum_v[0]
+    out.arrays.rank = &rank[0]
+    out.arrays.room = room
+    out.arrays.n_states = n_states
+    out.arrays.n_actions = n_actions
+    out.arrays.widest = widest
     return out
 
 
@@ -644,16 +698,103 @@ cdef struct Order:
     const Py_ssize_t* idx  # the pour order prefix, length n (goal as S)
     const double* val    # v of each entry of the prefix
     const double* cum_v  # prefix sums of val, length n+1
-    const int* rank      # rank[idx[t]] = t inside the prefix; stale elsewhere, never read
-    Py_ssize_t n
+    const int* rank      # rank[idx[t]] = t inside the prefix, S+1 outside
+    Py_ssize_t n         # at least 1
     Py_ssize_t goal      # S
+    double last_v        # value and key (goal -1) of the last state of the prefix
+    Py_ssize_t last_k
+    bint by_rank         # whether a stored entry's rank tells if it is inside the prefix
+
+
+cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
+    return -1 if j == goal else j
+
+
+cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ssize_t room,
+                              double* val, Py_ssize_t* idx, int* rank) noexcept nogil:
+    """The ``n`` first next states of the pour order of ``v``, from the ``n`` an earlier sweep
+    left in ``idx`` (their ranks in ``rank``, ``S+1`` for the other states); returns ``n``,
+    or 0 when they must be sorted afresh.
+
+    Every state outside the earlier prefix that comes before its last state
+    (under ``v``) joins it, then an insertion sort orders the lot, whose first
+    ``n`` are the new prefix: the others come after ``n`` states, so after
+    the prefix. ``O(S + n + inversions)``, the earlier order being nearly the
+    new one when ``v`` changes little. Gives up (0) when more than
+    ``room - n`` states join, when the sort would take more than ``9 n``
+    moves, or on a NaN value; the heap of :func:`_smallest_order` then sorts.
+    Works on keys (the goal as -1) and writes the goal back as ``S``; the
+    states that leave the prefix get the rank ``S+1`` again.
+    """
+    cdef double last_v = 0.0, vi
+    cdef Py_ssize_t last_k = 0, t, i, j, k, e = n, moves = 0, budget = 9 * n
+    for t in range(n):
+        j = idx[t]
+        if j == S:
+            vi = 0.0
+            j = -1
+        else:
+            vi = v[j]
+        if vi != vi:
+            return 0
+        val[t] = vi
+        idx[t] = j
+        if t == 0 or _before(last_v, last_k, vi, j):
+            last_v = vi
+            last_k = j
+    for i in range(-1, S):
+        vi = 0.0 if i < 0 else v[i]
+        if vi != vi:
+            return 0
+        if not _before(vi, i, last_v, last_k):
+            continue
+        if rank[S if i < 0 else i] < n:
+            continue
+        if e == room:
+            return 0
+        val[e] = vi
+        idx[e] = i
+        e = e + 1
+    for t in range(1, e):
+        vi = val[t]
+        k = idx[t]
+        j = t
+        while j > 0 and _before(vi, k, val[j - 1], idx[j - 1]):
+            val[j] = val[j - 1]
+            idx[j] = idx[j - 1]
+            j = j - 1
+        moves = moves + (t - j)
+        if moves > budget:
+            return 0
+        val[j] = vi
+        idx[j] = k
+    for t in range(e):
+        if idx[t] < 0:
+            idx[t] = S
+        if t >= n:
+            rank[idx[t]] = <int>(S + 1)
+    return n
 
 
 cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t prefix,
-                      double* val, Py_ssize_t* idx, double* cum_v, int* rank) noexcept nogil:
+                      Py_ssize_t known, Py_ssize_t room, double* val, Py_ssize_t* idx,
+                      double* cum_v, int* rank) noexcept nogil:
     """Sort the ``prefix`` first next states of the pour order of ``v_ext`` into ``o``:
-    their indices, values, prefix sums of the values and ranks (``O(S log prefix)``)."""
-    cdef Py_ssize_t t, n = _smallest_order(v_ext, S, prefix, val, idx)
+    their indices, values, prefix sums of the values and ranks.
+
+    When an earlier sweep left ``known > 0`` of them in ``idx`` (with their
+    ranks), :func:`_repair_order` starts from those; otherwise, or when it
+    gives up, the heap of :func:`_smallest_order` sorts (``O(S log prefix)``).
+    Either gives the one order of the pour (ties to the lower index). ``rank``
+    (``(S+1,)``) holds ``S+1`` outside the prefix, before and after.
+    """
+    cdef Py_ssize_t t, n = 0
+    if known > 0:
+        n = _repair_order(v_ext, S, known, room, val, idx, rank)
+    if n == 0:
+        for t in range(S + 1):
+            rank[t] = <int>(S + 1)
+        n = _smallest_order(v_ext, S, prefix, val, idx)
     cum_v[0] = 0.0
     for t in range(n):
         cum_v[t + 1] = cum_v[t] + val[t]
@@ -665,21 +806,9 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.rank = rank
     o.n = n
     o.goal = S
-
-
-cdef inline Py_ssize_t _key(Py_ssize_t j, Py_ssize_t goal) noexcept nogil:
-    return -1 if j == goal else j
-
-
-cdef inline Py_ssize_t _rank(const Order* o, Py_ssize_t j, double vj) noexcept nogil:
-    """Position of next state ``j`` (value ``vj``) in the pour prefix, or -1 outside it.
-
-    A comparison with the last entry of the prefix settles it from ``vj``,
-    already read; only a state inside the prefix reads its rank.
-    """
-    if o.n == 0 or _before(o.val[o.n - 1], _key(o.idx[o.n - 1], o.goal), vj, _key(j, o.goal)):
-        return -1
-    return o.rank[j]
+    o.last_v = val[n - 1]
+    o.last_k = _key(idx[n - 1], S)
+    o.by_rank = S < PREFETCH_MIN_STATES
 
 
 cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
@@ -710,19 +839,40 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
                                        const Order* o, double* lo_dot, Py_ssize_t* ranks,
                                        Py_ssize_t* items) noexcept nogil:
     """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
-    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many."""
-    cdef double acc = 0.0, vj
-    cdef Py_ssize_t k, r, m = 0
-    for k in range(nnz):
-        vj = o.v[cols[k]]
-        acc = acc + lo[k] * vj
-        r = _rank(o, cols[k], vj)
-        if r >= 0:
+    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many.
+
+    Below :data:`fast._linalg.PREFETCH_MIN_STATES` states (``o.by_rank``),
+    where the ranks stay in the cache, an entry is inside when its rank is
+    below the prefix's length (the rank of a state outside is ``S+1``); every
+    entry's rank is written (one outside is overwritten by the next), so no
+    branch depends on it. Above, the rank would be one more random read per
+    entry: an entry is inside unless its value, already read, comes after the
+    prefix's last state, and only then is its rank read.
+    """
+    cdef const double* v = o.v
+    cdef const int* rank = o.rank
+    cdef double acc = 0.0, vj, last_v = o.last_v
+    cdef Py_ssize_t k, j, r, m = 0, n = o.n, last_k = o.last_k, goal = o.goal
+    if o.by_rank:
+        for k in range(nnz):
+            j = cols[k]
+            acc = acc + lo[k] * v[j]
+            r = rank[j]
             ranks[m] = r
             items[m] = k
-            m = m + 1
+            m = m + (r < n)
+    else:
+        for k in range(nnz):
+            j = cols[k]
+            vj = v[j]
+            acc = acc + lo[k] * vj
+            if not _before(last_v, last_k, vj, _key(j, goal)):
+                ranks[m] = rank[j]
+                items[m] = k
+                m = m + 1
     lo_dot[0] = acc
-    _sort_by_key(ranks, items, m)
+    if m > 1:
+        _sort_by_key(ranks, items, m)
     return m
 
 
@@ -754,48 +904,68 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
 
 
+cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
+                              Py_ssize_t* scratch) noexcept nogil:
+    """``v_out(s)`` and ``policy_out(s)`` of one state (ties to the lowest action)."""
+    cdef Py_ssize_t a, i, best_a = 0, A = w.n_actions
+    cdef const int64_t* ptr = w.indptr + s * A
+    cdef double q, best = INFINITY
+    if w.n_states >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < w.n_states:
+        prefetch_values(w.cols, ptr + PREFETCH_AHEAD * A, A, o.v)
+    for a in range(A):
+        i = s * A + a
+        q = w.costs[i] + _inner_csr(w.cols + ptr[a], w.lo + ptr[a], w.gap + ptr[a],
+                                    ptr[a + 1] - ptr[a], w.gap_unseen[i], w.mass[i], o,
+                                    scratch, scratch + w.widest)
+        if q < best:
+            best = q
+            best_a = a
+    w.v_out[s] = best
+    w.policy_out[s] = best_a
+
+
 def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
               double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """One EVI sweep on CSR boxes: ``v_out(s) = min_a c(s,a) + inner(s, a, v)``.
 
-    Sorts the ``boxes.prefix`` smallest next states of ``v`` (``O(S log
-    prefix)``), then solves every inner problem with :func:`_inner_csr`, states
-    split among ``n_threads`` threads. Ties between actions go to the lowest
-    index. Returns ``max_s |v_out(s) - v_ext(s)|``.
+    Sorts the ``boxes.prefix`` smallest next states of ``v`` (from the order
+    the previous sweep on ``boxes`` left, see :func:`_pour_order`), then solves
+    every inner problem with :func:`_inner_csr`, states split among
+    ``n_threads`` threads (a plain loop for one). Ties between actions go to
+    the lowest index. Returns ``max_s |v_out(s) - v_ext(s)|``.
+
+    Raises
+    ------
+    MemoryError
+        If the threads' scratch space cannot be allocated.
     """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1]
-    cdef Py_ssize_t s, a, i, best_a, tid, width = boxes.widest
-    cdef double q, best
-    cdef const int64_t[::1] indptr = boxes.indptr
-    cdef const int[::1] cols = boxes.cols
-    cdef const double[::1] lo = boxes.lo, gap = boxes.gap
-    cdef const double[::1] gap_unseen = boxes.gap_unseen, mass = boxes.mass
-    cdef double[::1] val = np.empty(boxes.prefix + 1)
-    cdef double[::1] cum_v = np.empty(boxes.prefix + 2)
-    cdef Py_ssize_t[::1] idx = np.empty(boxes.prefix + 1, dtype=np.intp)
-    cdef Py_ssize_t[:, ::1] scratch = np.empty((max(n_threads, 1), 2 * width), dtype=np.intp)
-    cdef int[::1] rank = boxes.rank
+    cdef Py_ssize_t S = costs.shape[0], s, tid, width = boxes.widest
+    cdef int threads = max(n_threads, 1)
+    cdef double q
+    cdef CsrSweep w = boxes.arrays
     cdef Order o
-    with nogil:
-        _pour_order(&o, &v_ext[0], S, boxes.prefix, &val[0], &idx[0], &cum_v[0], &rank[0])
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=sweep_chunk(S, n_threads)):
-        tid = threadid()
-        if S >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < S:
-            prefetch_values(&cols[0], &indptr[(s + PREFETCH_AHEAD) * A], A, &v_ext[0])
-        best = INFINITY
-        best_a = 0
-        for a in range(A):
-            i = s * A + a
-            with cython.boundscheck(False):
-                q = costs[s, a] + _inner_csr(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                             indptr[i + 1] - indptr[i], gap_unseen[i], mass[i], &o,
-                                             &scratch[tid, 0], &scratch[tid, width])
-            if q < best:
-                best = q
-                best_a = a
-        v_out[s] = best
-        policy_out[s] = best_a
+    cdef Py_ssize_t* scratch = <Py_ssize_t*>malloc(threads * 2 * width * sizeof(Py_ssize_t))
+    if scratch == NULL:
+        raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    w.costs = &costs[0, 0]
+    w.v_out = &v_out[0]
+    w.policy_out = &policy_out[0]
+    try:
+        with nogil:
+            _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, w.room, w.order_val,
+                        w.order_idx, w.cum_v, w.rank)
+        boxes.ordered = o.n
+        if threads == 1:
+            with nogil:
+                for s in range(S):
+                    _sweep_state(&w, &o, s, scratch)
+        else:
+            for s in prange(S, nogil=True, num_threads=threads, schedule="dynamic",
+                            chunksize=sweep_chunk(S, threads)):
+                tid = threadid()
+                _sweep_state(&w, &o, s, scratch + tid * 2 * width)
+    finally:
+        free(scratch)
     with nogil:
         q = residual(&v_out[0], &v_ext[0], S)
     return q
@@ -982,3 +1152,4 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                 for k in range(m):
                     out_val[ptr[s] + k] = kept_lo[k]
     return out_ptr, indices, data, width, reach, partial
+

@@ -9,8 +9,10 @@ in the CSR layout, whose zeros are never stored. Every next state a pair has not
 reached shares the box ``[0, beta_0]``, so a run of them is poured in one
 step and a sweep costs ``O(k log k)`` for a pair with ``k`` stored next
 states, whatever the pour length. Each sweep sorts ``v`` only as far as any
-pour can reach, and runs on the threads :class:`fast._parallel.ThreadChoice`
-picks.
+pour can reach, starting from the order the previous sweep on the same boxes
+left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
+little; a heap sorts afresh when it moves more), and runs on the threads
+:class:`fast._parallel.ThreadChoice` picks.
 """
 
 import numpy as np

@@ -88,3 +88,52 @@ def test_import_without_extension_fails_with_build_instructions():
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr
     assert "build_ext --inplace" in proc.stderr and "pip install -e ." in proc.stderr
+
+
+@pytest.mark.parametrize("samples", [30, 3000, 300000])
+def test_csr_sweep_from_the_previous_order_equals_a_fresh_sort(samples):
+    """A CSR sweep starts from the pour prefix the previous one left on the boxes.
+
+    Along values that drift (repaired), jump (sorted afresh), tie and go
+    negative, every sweep equals, bit for bit, the sweep of boxes that never
+    swept (on one thread and on two), and leaves the prefix of the stable sort
+    of ``v`` (goal first) with its ranks, ``S+1`` elsewhere.
+    """
+    rng = np.random.default_rng(samples)
+    S, A = 80, 3
+    counts = np.zeros((S * A, S + 1))
+    for row in counts:
+        support = rng.choice(S + 1, size=5, replace=False)
+        row[support] = rng.multinomial(samples, rng.dirichlet(np.ones(5)))
+    table = sp.csr_array(counts)
+    costs = 0.2 + rng.random((S, A))
+    kernels = fast.kernels.COMPILED_KERNELS
+    boxes = kernels.boxes(table, 0.1)
+    n = min(boxes.compiled.prefix, S + 1)
+    v = rng.random(S) * 4.0
+    values = []
+    for step in range(40):
+        if step % 10 == 9:
+            v = rng.random(S) * 4.0
+        elif step % 10 == 5:
+            v = np.round(v, 1)
+        elif step % 10 == 7:
+            v = v - 1.0
+        else:
+            v = v + rng.normal(scale=0.02, size=S)
+        values.append(np.append(v, 0.0))
+    for v_ext in values:
+        out = []
+        for target, threads in ((boxes, 1), (kernels.boxes(table, 0.1), 1),
+                                (kernels.boxes(table, 0.1), 2)):
+            v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+            residual = _evi.sweep_csr(target.compiled, costs, v_ext, v_out, policy, threads)
+            out.append((residual, v_out.view(np.uint64), policy))
+        for other in out[1:]:
+            assert out[0][0] == other[0]
+            assert np.array_equal(out[0][1], other[1]) and np.array_equal(out[0][2], other[2])
+        order = reference.kernels.goal_first_order(v_ext)[:n]
+        assert np.array_equal(boxes.compiled.order_idx[:n], order)
+        rank = np.full(S + 1, S + 1)
+        rank[order] = np.arange(n)
+        assert np.array_equal(boxes.compiled.rank, rank)
