@@ -53,7 +53,20 @@ BOX_KINDS = ("paper", "bernstein", "kl")
 """The confidence-set kinds, in the order of the docs."""
 
 KL_BISECTIONS = 64
-"""Bisection steps of :func:`kl_interval` on each side: below one ulp of ``[0, 1]`` after 53."""
+"""Bisection steps of :func:`kl_interval`'s fallback: below one ulp of ``[0, 1]`` after 53."""
+
+KL_NEWTON_STEPS = 12
+"""Most Newton steps of :func:`kl_interval` on one side of an entry."""
+
+KL_EXP_START = 8.0
+"""The side masses ``s`` below ``KL_EXP_START * r`` where :func:`kl_interval` also tries the
+exponential start."""
+
+KL_ROUNDOFF = 2.0**-53
+"""The unit roundoff ``u`` of float64 in the rounding-error bound of :func:`kl_interval`."""
+
+KL_UNDERFLOW = 2.0**-1070
+"""The absolute term of that bound, for results in the subnormal range (16 half-ulps there)."""
 
 SIMPLEX_SLACK = 1e-12
 """Tolerance of the simplex test of a box.
