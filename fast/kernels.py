@@ -151,7 +151,8 @@ def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
     _kl.kl_interval(p_hat, n, level, lo, hi, confidence.KL_BISECTIONS,
-                    sweep_threads(KL_WORK * p_hat.size))
+                    confidence.KL_NEWTON_STEPS, confidence.KL_EXP_START, confidence.KL_ROUNDOFF,
+                    confidence.KL_UNDERFLOW, sweep_threads(KL_WORK * p_hat.size))
     return lo, hi
 
 

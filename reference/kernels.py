@@ -408,9 +408,9 @@ def _kl_starts(p, r, side, upper):
     near = np.flatnonzero(side < confidence.KL_EXP_START * r)
     if near.size:
         t = other[near]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             g = np.where(t > 0, t * np.log(t), 0.0)
-        w = side[near] * np.exp(-(r[near] - g) / side[near])
+            w = side[near] * np.exp(-(r[near] - g) / side[near])
         q[near] = np.minimum(q[near], 1 - w) if upper else np.maximum(q[near], w)
     return q
 
