@@ -391,8 +391,8 @@ def bernoulli_kl(p, q):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = np.where(p > 0, p * np.log(p / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
-        error = (confidence.KL_ROUNDOFF * ((2.0 * p + 4.0 * (1 - p)) + 16.0 * (np.abs(a) + np.abs(b)))
-                 + confidence.KL_UNDERFLOW)
+        spread = (2.0 * p + 4.0 * (1 - p)) + 16.0 * (np.abs(a) + np.abs(b))
+        error = confidence.KL_ROUNDOFF * spread + confidence.KL_UNDERFLOW
     return a + b, error
 
 
@@ -441,24 +441,27 @@ def _kl_end(p, r, upper):
         live, kl, error = live[outside], kl[outside], error[outside]
         q[live] = step[outside]
     rest = np.flatnonzero(~start)
-    if not rest.size:
-        end[chains] = q
-        return end
-    pr, rr = p[rest], r[rest]
-    inside, outside = pr.copy(), np.full_like(pr, outer)
-    for _ in range(confidence.KL_BISECTIONS):
-        mid = 0.5 * (inside + outside)
-        kl, error = bernoulli_kl(pr, mid)
-        out = kl > rr + error
-        inside = np.where(out, inside, mid)
-        outside = np.where(out, mid, outside)
-    q[rest] = outside
+    if rest.size:
+        q[rest] = _kl_bisection(p[rest], r[rest], outer)
     end[chains] = q
     return end
 
 
+def _kl_bisection(p, r, outer):
+    """The fallback: the last of ``KL_BISECTIONS`` midpoints between ``p`` and ``outer`` that
+    tested outside, or ``outer``."""
+    inside, outside = p.copy(), np.full_like(p, outer)
+    for _ in range(confidence.KL_BISECTIONS):
+        mid = 0.5 * (inside + outside)
+        kl, error = bernoulli_kl(p, mid)
+        out = kl > r + error
+        inside = np.where(out, inside, mid)
+        outside = np.where(out, mid, outside)
+    return outside
+
+
 def kl_interval(p_hat, n, level):
-    """Kernel ``kl_interval``: the ends of :func:`reference.confidence.kl_interval` by Newton's method.
+    """Kernel ``kl_interval``: the ends of :func:`reference.confidence.kl_interval`, by Newton.
 
     ``p_hat``, ``n``, ``level``: checked float64 arrays of one shape. Each
     side of each entry is an independent chain (the method of
