@@ -21,7 +21,7 @@ blocks run on OpenMP threads.
 cimport cython
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, exp, fabs, fmax, fmin, sqrt
+from libc.math cimport INFINITY, fabs, fmax, fmin, nextafter, sqrt
 
 import numpy as np
 
@@ -123,7 +123,7 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
     cdef Py_ssize_t listed[2 * BLOCK]
     cdef bint upper[2 * BLOCK]
     cdef Py_ssize_t i, j, c = 2 * m, n_live = 0, n_listed = 0, n_rest = 0
-    cdef double radius, side, other, d, step, w
+    cdef double radius, side, other, lift, d, slope, margin, step, w
     cdef int round_
     for j in range(m):
         radius = level[j] / n[j] if n[j] > 0 else INFINITY
@@ -138,7 +138,8 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
         if not (side > 0 and r[j] < INFINITY):
             continue
         other = p[j] if upper[j] else 1 - p[j]
-        d = fmin(sqrt(2.0 * r[j] * fmin(0.25, side)), r[j] + sqrt(r[j] * (r[j] + 2.0 * other)))
+        lift = r[j] + bound.roundoff * (40.0 + 32.0 * r[j])
+        d = fmin(sqrt(2.0 * lift * fmin(0.25, side)), lift + sqrt(lift * (lift + 2.0 * other)))
         cq[n_live] = p[j] + d if upper[j] else p[j] - d
         live[n_live] = j
         n_live += 1
@@ -151,24 +152,26 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
         j = live[listed[i]]
         side = 1 - p[j] if upper[j] else p[j]
         other = cp[i]
-        cx[i] = -(r[j] - (other * logs[i] if other > 0 else 0.0)) / side
+        lift = r[j] + bound.roundoff * (40.0 + 32.0 * r[j])
+        cx[i] = -(lift - (other * logs[i] if other > 0 else 0.0)) / side
     _apply(_exp_loop, _exp_data, cx, logs, n_listed)
     for i in range(n_listed):
         j = live[listed[i]]
         side = 1 - p[j] if upper[j] else p[j]
         w = side * logs[i]
         cq[listed[i]] = fmin(cq[listed[i]], 1 - w) if upper[j] else fmax(cq[listed[i]], w)
-    # The starts strictly inside their side, tested outside; the others go to the bisection.
+    # The starts strictly inside their side and tested outside go on to Newton's steps, a
+    # start at the outer end is the end, and the others go to the bisection.
     n_listed = 0
     for i in range(n_live):
         j = live[i]
-        q[j] = cq[i]
+        q[j] = nextafter(cq[i], 1.0 if upper[j] else 0.0)
         if (q[j] > p[j] and q[j] < 1) if upper[j] else (q[j] > 0 and q[j] < p[j]):
             listed[n_listed] = j
             cp[n_listed] = p[j]
             cq[n_listed] = q[j]
             n_listed += 1
-        else:
+        elif q[j] != (1.0 if upper[j] else 0.0):
             live[n_rest] = j
             n_rest += 1
     _kl(cp, cq, n_listed, bound, ratio, logs, ckl, cerror)
@@ -188,8 +191,10 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
         n_listed = 0
         for i in range(n_live):
             j = listed[i]
-            step = q[j] - ((kl[j] - (r[j] + 2.0 * error[j])) * (q[j] * (1 - q[j]))) / (q[j] - p[j])
-            if not (kl[j] > r[j] + 3.0 * error[j]):
+            slope = (q[j] - p[j]) / (q[j] * (1 - q[j]))
+            margin = error[j] + bound.roundoff * (q[j] * fabs(slope))
+            step = q[j] - (kl[j] - (r[j] + 2.0 * margin)) / slope
+            if not (kl[j] > r[j] + 3.0 * margin):
                 continue
             if not ((step < q[j] and step > p[j]) if upper[j] else (step > q[j] and step < p[j])):
                 continue

@@ -400,19 +400,23 @@ def _kl_starts(p, r, side, upper):
     """Newton's starts on one side of frequencies ``p``: the closest of three outer bounds.
 
     ``side`` is ``p`` (lower side) or ``1 - p`` (upper side), positive; ``r``
-    finite. See :func:`reference.confidence.kl_interval` for the bounds.
+    finite. See :func:`reference.confidence.kl_interval` for the bounds, taken
+    at the lifted radius ``r + u (40 + 32 r)``; the start is the next float
+    outwards of the closest bound.
     """
     other = p if upper else 1 - p
-    d = np.minimum(np.sqrt(2.0 * r * np.minimum(0.25, side)), r + np.sqrt(r * (r + 2.0 * other)))
+    lift = r + confidence.KL_ROUNDOFF * (40.0 + 32.0 * r)
+    d = np.minimum(np.sqrt(2.0 * lift * np.minimum(0.25, side)),
+                   lift + np.sqrt(lift * (lift + 2.0 * other)))
     q = p + d if upper else p - d
     near = np.flatnonzero(side < confidence.KL_EXP_START * r)
     if near.size:
         t = other[near]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             g = np.where(t > 0, t * np.log(t), 0.0)
-            w = side[near] * np.exp(-(r[near] - g) / side[near])
+            w = side[near] * np.exp(-(lift[near] - g) / side[near])
         q[near] = np.minimum(q[near], 1 - w) if upper else np.maximum(q[near], w)
-    return q
+    return np.nextafter(q, 1.0 if upper else 0.0)
 
 
 def _kl_end(p, r, upper):
@@ -430,9 +434,11 @@ def _kl_end(p, r, upper):
     kl, error = kl[live], error[live]
     for _ in range(confidence.KL_NEWTON_STEPS):
         pl, rl, ql = p[live], r[live], q[live]
-        step = ql - (kl - (rl + 2.0 * error)) * (ql * (1 - ql)) / (ql - pl)
+        slope = (ql - pl) / (ql * (1 - ql))
+        margin = error + confidence.KL_ROUNDOFF * (ql * np.abs(slope))
+        step = ql - (kl - (rl + 2.0 * margin)) / slope
         ahead = (step < ql) & (step > pl) if upper else (step > ql) & (step < pl)
-        go = np.flatnonzero((kl > rl + 3.0 * error) & ahead)
+        go = np.flatnonzero((kl > rl + 3.0 * margin) & ahead)
         if not go.size:
             break
         live, step = live[go], step[go]
@@ -440,7 +446,8 @@ def _kl_end(p, r, upper):
         outside = np.flatnonzero(kl > r[live] + error)
         live, kl, error = live[outside], kl[outside], error[outside]
         q[live] = step[outside]
-    rest = np.flatnonzero(~start)
+    rest = np.flatnonzero(~start & (q != outer))
+    q[q == outer] = outer
     if rest.size:
         q[rest] = _kl_bisection(p[rest], r[rest], outer)
     end[chains] = q
