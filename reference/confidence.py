@@ -245,11 +245,10 @@ def kl_interval(kernels, p_hat, n, level):
     (:data:`KL_ROUNDOFF` and :data:`KL_UNDERFLOW`), a bound on the rounding
     error of ``k`` (infinite where ``a`` or ``b`` is). The quotient
     ``p / q`` is rounded by a relative ``u``, which moves its logarithm by
-    at most ``u`` (``p u`` in ``a``); the roundings of
-    ``1 - p``, ``1 - q`` and their quotient move the second logarithm by at
-    most ``3 u`` (``3 u (1 - p)`` in ``b``); numpy's float64 ``log``
-    (taken to be within 4 ulps, ``8 u``) and the two products and the sum
-    add at most about
+    at most ``u`` (``p u`` in ``a``); the roundings of ``1 - p``, ``1 - q``
+    and their quotient move the second logarithm by at most ``3 u``
+    (``3 u (1 - p)`` in ``b``); numpy's float64 ``log`` (taken to be within
+    4 ulps, ``8 u``) and the two products and the sum add at most about
     ``11 u (|a| + |b|)``. The rest of ``e`` covers the rounding of
     ``level / n`` and of ``r + e`` (``r < k <= |a| + |b|``), and ``eta``
     the results in the subnormal range. So a point outside has
@@ -259,25 +258,31 @@ def kl_interval(kernels, p_hat, n, level):
 
     *The start.* ``kl(p, .) - r`` is convex, decreasing below ``p`` and
     increasing above. On the lower side the start is the closest to ``p`` of
-    ``p - min(sqrt(2 r min(1/4, p)), r + sqrt(r (r + 2 (1 - p))))``, outside
+    ``p - min(sqrt(2 R min(1/4, p)), R + sqrt(R (R + 2 (1 - p))))``, outside
     by Pinsker's ``kl >= 2 (p - q)^2``, by ``kl >= (p - q)^2 / (2 max(p, q))``
-    and by its mirror ``kl >= (p - q)^2 / (2 max(1 - p, 1 - q))``, and, where ``s < KL_EXP_START r``, ``p exp(-(r - (1 - p) log(1 - p)) / p)``,
-    outside by ``kl >= p log(p / q) + (1 - p) log(1 - p)``; the upper side
-    mirrors them (``p <-> 1 - p``, ``q <-> 1 - q``).
+    and by its mirror ``kl >= (p - q)^2 / (2 max(1 - p, 1 - q))``, and, where
+    ``s < KL_EXP_START r``, ``p exp(-(R - (1 - p) log(1 - p)) / p)``, outside
+    by ``kl >= p log(p / q) + (1 - p) log(1 - p)``; the upper side mirrors
+    them (``p <-> 1 - p``, ``q <-> 1 - q``). They are taken at the lifted
+    radius ``R = r + u (40 + 32 r)``, above ``r`` by about twice ``e`` at
+    the root (there ``|a| + |b| <= r + 0.74``), and the start is the next
+    float outwards of the closest, so that the start passes the test in
+    spite of the rounding of the bounds. A start at the outer end (a root
+    within a float of it) makes that end.
 
     *Newton's method.* From a start strictly inside the side and tested
     outside, at most :data:`KL_NEWTON_STEPS` steps
-    ``q <- q - (k - (r + 2 e)) q (1 - q) / (q - p)`` (the derivative of
-    ``kl`` in ``q`` is ``(q - p) / (q (1 - q))``), taken while
-    ``k > r + 3 e`` and the step moves towards ``p`` without reaching it,
-    each kept when its point tests outside; by convexity every exact step
-    stays outside and they converge quadratically (to ``kl = r + 2 e``), so
-    within a few steps the end has ``k <= r + 3 e``. A side whose start is
-    not strictly inside or does not test outside (rounding at the root, a
-    radius below the rounding error, a root below the smallest float)
-    falls back to :data:`KL_BISECTIONS` bisection steps from
-    ``[p, outer end]`` with the same test; its end is the last point that
-    tested outside, or the outer end.
+    ``q <- q - (k - (r + 2 m)) / kl'(q)``, with ``kl'(q) = (q - p) / (q (1 - q))``
+    and the margin ``m = e + u q |kl'(q)|`` (the test's bound and the
+    rounding of the new point), taken while ``k > r + 3 m`` and the step
+    moves towards ``p`` without reaching it, each kept when its point tests
+    outside. By convexity every exact step stays outside and they converge
+    quadratically (to ``kl = r + 2 m``), so within a few steps the end has
+    ``k <= r + 3 m``. A side whose start is neither (rounding at the root, a
+    radius below the rounding error, a root below the smallest float) falls
+    back to :data:`KL_BISECTIONS` bisection steps from ``[p, outer end]``
+    with the same test; its end is the last point that tested outside, or
+    the outer end.
 
     Examples
     --------

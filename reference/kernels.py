@@ -447,7 +447,6 @@ def _kl_end(p, r, upper):
         live, kl, error = live[outside], kl[outside], error[outside]
         q[live] = step[outside]
     rest = np.flatnonzero(~start & (q != outer))
-    q[q == outer] = outer
     if rest.size:
         q[rest] = _kl_bisection(p[rest], r[rest], outer)
     end[chains] = q
