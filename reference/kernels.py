@@ -380,34 +380,103 @@ def pour_kernel(boxes, rows, v_ext, descending):
 
 
 def bernoulli_kl(p, q):
-    """Bernoulli KL divergence ``kl(p, q)`` with ``0 log 0 = 0``, elementwise."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    """Bernoulli KL divergence ``kl(p, q)`` (``0 log 0 = 0``) and a bound on its rounding error.
+
+    Elementwise on float64 arrays of one shape. The error bound is
+    ``KL_ROUNDOFF ((2 p + 4 (1 - p)) + 16 (|a| + |b|)) + KL_UNDERFLOW`` with
+    ``a = p log(p / q)`` and ``b = (1 - p) log((1 - p) / (1 - q))`` as computed;
+    :func:`reference.confidence.kl_interval` says why it holds. It is
+    infinite (a point never tested outside) where ``a`` or ``b`` is.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = np.where(p > 0, p * np.log(p / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
-    return a + b
+        spread = (2.0 * p + 4.0 * (1 - p)) + 16.0 * (np.abs(a) + np.abs(b))
+        error = confidence.KL_ROUNDOFF * spread + confidence.KL_UNDERFLOW
+    return a + b, error
+
+
+def _kl_starts(p, r, side, upper):
+    """Newton's starts on one side of frequencies ``p``: the closest of three outer bounds.
+
+    ``side`` is ``p`` (lower side) or ``1 - p`` (upper side), positive; ``r``
+    finite. See :func:`reference.confidence.kl_interval` for the bounds, taken
+    at the lifted radius ``r + u (40 + 32 r)``; the start is the next float
+    outwards of the closest bound.
+    """
+    other = p if upper else 1 - p
+    lift = r + confidence.KL_ROUNDOFF * (40.0 + 32.0 * r)
+    d = np.minimum(np.sqrt(2.0 * lift * np.minimum(0.25, side)),
+                   lift + np.sqrt(lift * (lift + 2.0 * other)))
+    q = p + d if upper else p - d
+    near = np.flatnonzero(side < confidence.KL_EXP_START * r)
+    if near.size:
+        t = other[near]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            g = np.where(t > 0, t * np.log(t), 0.0)
+            w = side[near] * np.exp(-(lift[near] - g) / side[near])
+        q[near] = np.minimum(q[near], 1 - w) if upper else np.maximum(q[near], w)
+    return np.nextafter(q, 1.0 if upper else 0.0)
+
+
+def _kl_end(p, r, upper):
+    """The ends of one side of the intervals (``upper``: the upper ends)."""
+    outer = 1.0 if upper else 0.0
+    side = 1 - p if upper else p
+    end = np.full_like(p, outer)
+    chains = np.flatnonzero((side > 0) & (r < np.inf))
+    p, r, side = p[chains], r[chains], side[chains]
+    q = _kl_starts(p, r, side, upper)
+    kl, error = bernoulli_kl(p, q)
+    strict = (q > p) & (q < 1) if upper else (q > 0) & (q < p)
+    start = strict & (kl > r + error)
+    live = np.flatnonzero(start)
+    kl, error = kl[live], error[live]
+    for _ in range(confidence.KL_NEWTON_STEPS):
+        pl, rl, ql = p[live], r[live], q[live]
+        slope = (ql - pl) / (ql * (1 - ql))
+        margin = error + confidence.KL_ROUNDOFF * (ql * np.abs(slope))
+        step = ql - (kl - (rl + 2.0 * margin)) / slope
+        ahead = (step < ql) & (step > pl) if upper else (step > ql) & (step < pl)
+        go = np.flatnonzero((kl > rl + 3.0 * margin) & ahead)
+        if not go.size:
+            break
+        live, step = live[go], step[go]
+        kl, error = bernoulli_kl(p[live], step)
+        outside = np.flatnonzero(kl > r[live] + error)
+        live, kl, error = live[outside], kl[outside], error[outside]
+        q[live] = step[outside]
+    rest = np.flatnonzero(~start & (q != outer))
+    if rest.size:
+        q[rest] = _kl_bisection(p[rest], r[rest], outer)
+    end[chains] = q
+    return end
+
+
+def _kl_bisection(p, r, outer):
+    """The fallback: the last of ``KL_BISECTIONS`` midpoints between ``p`` and ``outer`` that
+    tested outside, or ``outer``."""
+    inside, outside = p.copy(), np.full_like(p, outer)
+    for _ in range(confidence.KL_BISECTIONS):
+        mid = 0.5 * (inside + outside)
+        kl, error = bernoulli_kl(p, mid)
+        out = kl > r + error
+        inside = np.where(out, inside, mid)
+        outside = np.where(out, mid, outside)
+    return outside
 
 
 def kl_interval(p_hat, n, level):
-    """Kernel ``kl_interval``: the ends of :func:`reference.confidence.kl_interval` by bisection.
+    """Kernel ``kl_interval``: the ends of :func:`reference.confidence.kl_interval`, by Newton.
 
-    ``p_hat``, ``n``, ``level``: checked float64 arrays of one shape.
-    :data:`reference.confidence.KL_BISECTIONS` vectorised steps on each side
-    of ``p_hat``, testing ``kl(p_hat, mid) <= level / n``; each end is the
-    outer end of its last bracket, or ``0`` (``1``) when that end itself
-    passes the test.
+    ``p_hat``, ``n``, ``level``: checked float64 arrays of one shape. Each
+    side of each entry is an independent chain (the method of
+    :func:`reference.confidence.kl_interval`); the chains step together,
+    masked, so every end is the float of the compiled kernel's chain.
     """
     with np.errstate(divide="ignore"):
         radius = np.where(n > 0, level / np.where(n > 0, n, 1.0), np.inf)
-    ends = []
-    for outer in (np.zeros_like(p_hat), np.ones_like(p_hat)):
-        inside, outside = p_hat.copy(), outer.copy()
-        for _ in range(confidence.KL_BISECTIONS):
-            mid = 0.5 * (inside + outside)
-            ok = bernoulli_kl(p_hat, mid) <= radius
-            inside = np.where(ok, mid, inside)
-            outside = np.where(ok, outside, mid)
-        ends.append(np.where(bernoulli_kl(p_hat, outer) <= radius, outer, outside))
-    return ends[0], ends[1]
+    return _kl_end(p_hat, radius, False), _kl_end(p_hat, radius, True)
 
 
 NUMPY_KERNELS = KernelSet(
