@@ -31,7 +31,7 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, isinf
+from libc.math cimport INFINITY, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -297,3 +297,242 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
         free(items)
         free(gap)
     return out_ptr, indices, data, width, reach, partial
+
+
+cdef struct Chain:
+    # A square PouredKernel (S rows over S+1 next states, goal last) without its diagonal.
+    int64_t S
+    const int64_t* order
+    const int64_t* indptr
+    const int64_t* indices
+    const double* weight        # stored entry's probability (0 on the diagonal), less the
+                                # width when it lies before the reach (taken off the prefix)
+    const double* width
+    const int64_t* reach
+    const double* partial
+    const int64_t* partial_to   # unseen non-goal state at the reach other than the row, or -1
+    const char* self_before     # the row's own state is unseen and before its reach
+    const char* active          # rows solved; the others are the identity
+    const double* diagonal      # leaving probability of each row
+    double* cum                 # scratch (S+2,): prefix sums along the order
+
+
+cdef void _system(const Chain* c, const double* x, double* out, double* flow) noexcept nogil:
+    """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
+    ``flow = Q |x|`` on the active rows unless ``flow`` is NULL; ``x`` is 0 on the inactive
+    rows and finite."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double acc, xj, ax, unseen
+    cdef double* cum = c.cum
+    cum[0] = 0.0
+    for t in range(S + 1):
+        j = c.order[t]
+        cum[t + 1] = cum[t] + (x[j] if j < S else 0.0)
+    for i in range(S):
+        if not c.active[i]:
+            out[i] = x[i]
+            continue
+        acc = 0.0
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc = acc + c.weight[k] * x[j]
+        unseen = cum[c.reach[i]]
+        if c.self_before[i]:
+            unseen = unseen - x[i]
+        acc = acc + c.width[i] * unseen
+        j = c.partial_to[i]
+        if j >= 0:
+            acc = acc + c.partial[i] * x[j]
+        out[i] = c.diagonal[i] * x[i] - acc
+    if flow == NULL:
+        return
+    for t in range(S + 1):
+        j = c.order[t]
+        ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
+        cum[t + 1] = cum[t] + ax
+    for i in range(S):
+        if not c.active[i]:
+            flow[i] = 0.0
+            continue
+        acc = 0.0
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc = acc + c.weight[k] * (x[j] if x[j] >= 0.0 else -x[j])
+        unseen = cum[c.reach[i]]
+        if c.self_before[i]:
+            unseen = unseen - (x[i] if x[i] >= 0.0 else -x[i])
+        acc = acc + c.width[i] * unseen
+        j = c.partial_to[i]
+        if j >= 0:
+            acc = acc + c.partial[i] * (x[j] if x[j] >= 0.0 else -x[j])
+        flow[i] = acc
+
+
+cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
+                            double* flow) noexcept nogil:
+    """Componentwise backward error of ``x`` (``max |b - M x| / (|b| + d |x| + Q |x|)``, 0/0 =
+    0, ``inf`` for a non-finite ``x``); writes ``residual = b - M x``."""
+    cdef int64_t i
+    cdef double worst = 0.0, gap, scale
+    for i in range(c.S):
+        if not isfinite(x[i]):
+            return INFINITY
+    _system(c, x, residual, flow)
+    for i in range(c.S):
+        residual[i] = rhs[i] - residual[i]
+        if not c.active[i] or residual[i] == 0.0:
+            continue
+        gap = residual[i] if residual[i] >= 0.0 else -residual[i]
+        scale = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
+                 + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]) + flow[i])
+        if not gap <= worst * scale:
+            worst = gap / scale
+    return worst
+
+
+cdef inline double _dot(const double* a, const double* b, int64_t n) noexcept nogil:
+    cdef double acc = 0.0
+    cdef int64_t i
+    for i in range(n):
+        acc = acc + a[i] * b[i]
+    return acc
+
+
+cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
+                   int maxiter, double rtol, double enough) noexcept nogil:
+    """Jacobi-preconditioned BiCGSTAB for ``M e = rhs`` from ``e = 0``, until the residual's
+    2-norm is at most ``rtol`` times that of ``rhs`` or at most ``enough``, a breakdown, or
+    ``maxiter`` steps; ``w`` is scratch of ``8 S`` doubles. Returns the steps taken."""
+    cdef int64_t S = c.S, i
+    cdef int it
+    cdef double* r = w
+    cdef double* rhat = w + S
+    cdef double* p = w + 2 * S
+    cdef double* v = w + 3 * S
+    cdef double* y = w + 4 * S
+    cdef double* s = w + 5 * S
+    cdef double* t = w + 6 * S
+    cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
+    for i in range(S):
+        e[i] = 0.0
+        r[i] = rhs[i]
+        rhat[i] = rhs[i]
+        p[i] = 0.0
+        v[i] = 0.0
+    limit = rtol * rtol * _dot(rhs, rhs, S)
+    if limit < enough * enough:
+        limit = enough * enough
+    for it in range(maxiter):
+        rho = _dot(rhat, r, S)
+        if rho == 0.0 or not isfinite(rho):
+            return it
+        beta = (rho / rho_prev) * (alpha / omega)
+        for i in range(S):
+            p[i] = r[i] + beta * (p[i] - omega * v[i])
+            y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
+        _system(c, y, v, NULL)
+        den = _dot(rhat, v, S)
+        if den == 0.0 or not isfinite(den):
+            return it
+        alpha = rho / den
+        for i in range(S):
+            s[i] = r[i] - alpha * v[i]
+            e[i] = e[i] + alpha * y[i]
+        if _dot(s, s, S) <= limit:
+            return it + 1
+        for i in range(S):
+            y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
+        _system(c, y, t, NULL)
+        tt = _dot(t, t, S)
+        if tt == 0.0 or not isfinite(tt):
+            return it + 1
+        omega = _dot(t, s, S) / tt
+        for i in range(S):
+            e[i] = e[i] + omega * y[i]
+            r[i] = s[i] - omega * t[i]
+        if omega == 0.0 or _dot(r, r, S) <= limit:
+            return it + 1
+        rho_prev = rho
+    return maxiter
+
+
+def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
+                 const int64_t[::1] indices, const double[::1] weight, const double[::1] width,
+                 const int64_t[::1] reach, const double[::1] partial,
+                 const int64_t[::1] partial_to, const char[::1] self_before,
+                 const char[::1] active, const double[::1] diagonal, const double[::1] rhs,
+                 double[::1] x, double rtol, int rounds, int maxiter):
+    """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
+
+    ``M = diag(diagonal) - Q`` with ``Q`` the kernel's off-diagonal part, its
+    products in ``O(S + stored)`` by prefix sums along ``order``; ``x`` (the
+    start, 0 on the inactive rows, as ``rhs``) is overwritten by the candidate
+    of smallest componentwise backward error among zero, the start and up to
+    ``rounds`` refinements, each a Jacobi-preconditioned BiCGSTAB run (at most
+    ``maxiter`` steps, residual reduced ``1e-13``-fold) on the current residual,
+    kept while the backward error at least halves and until it is at most
+    ``rtol``. Returns that backward error.
+    """
+    cdef int64_t S = order.shape[0] - 1, i
+    cdef int round_
+    cdef double best, trial, enough
+    cdef int steps = 0
+    cdef Chain c
+    cdef double* work = <double*>malloc((15 * S + 4) * sizeof(double))
+    if work == NULL:
+        raise MemoryError()
+    cdef double* residual = work
+    cdef double* flow = work + S
+    cdef double* step = work + 2 * S
+    cdef double* zero = work + 3 * S
+    cdef double* scratch = work + 4 * S
+    c.S = S
+    c.order = &order[0]
+    c.indptr = &indptr[0]
+    c.indices = &indices[0] if indices.shape[0] else NULL
+    c.weight = &weight[0] if weight.shape[0] else NULL
+    c.width = &width[0]
+    c.reach = &reach[0]
+    c.partial = &partial[0]
+    c.partial_to = &partial_to[0]
+    c.self_before = &self_before[0]
+    c.active = &active[0]
+    c.diagonal = &diagonal[0]
+    c.cum = work + 12 * S
+    with nogil:
+        for i in range(S):
+            zero[i] = 0.0
+        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+        trial = _backward_error(&c, &rhs[0], zero, residual, flow)
+        if not best <= trial:
+            best = trial
+            for i in range(S):
+                x[i] = 0.0
+        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+        for round_ in range(rounds):
+            if best <= rtol:
+                break
+            enough = INFINITY
+            for i in range(S):
+                if c.active[i]:
+                    trial = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
+                             + diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
+                    if trial < enough:
+                        enough = trial
+            steps += _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
+            for i in range(S):
+                step[i] = x[i] + step[i]
+            trial = _backward_error(&c, &rhs[0], step, zero, flow)
+            if not trial < best:
+                break
+            for i in range(S):
+                x[i] = step[i]
+                residual[i] = zero[i]
+            if trial > 0.5 * best:
+                best = trial
+                break
+            best = trial
+    free(work)
+    return best, steps

@@ -105,6 +105,7 @@ class KernelSet:
     pour_values: Callable
     pour_kernel: Callable
     kl_interval: Callable
+    poured_chain_values: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

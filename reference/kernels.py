@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import confidence
+from .chains import poured_values
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .poured import PouredKernel, segment_positions
@@ -422,5 +423,6 @@ NUMPY_KERNELS = KernelSet(
     pour_values=pour_values,
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
+    poured_chain_values=poured_values,
 )
 """The kernel set of the ``reference`` backend."""

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
-from .chains import UNIT_ROUNDOFF, _reaching, poured_values
+from .chains import UNIT_ROUNDOFF, _reaching
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ConvergenceError, ParameterError
 from .evi import checked_box
@@ -238,7 +238,7 @@ def _emptied(kernel, rows):
                         np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
 
 
-def _evaluate(kernel, costs_pi, infinite, start):
+def _evaluate(kernels, kernel, costs_pi, infinite, start):
     """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``.
 
     The rows of the other states put no mass on ``infinite`` (every state the
@@ -258,7 +258,7 @@ def _evaluate(kernel, costs_pi, infinite, start):
     if infinite.any():
         kernel = _emptied(kernel, infinite)
     try:
-        values, residual = poured_values(kernel, costs_pi, start)
+        values, residual = kernels.poured_chain_values(kernel, costs_pi, start)
     except ConvergenceError:
         return np.full(costs_pi.size, np.inf), np.inf
     values[infinite] = np.inf
@@ -277,7 +277,7 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     values = np.where(infinite, np.inf, start)
     kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernel, costs_pi, infinite, values)
+        values, residual = _evaluate(kernels, kernel, costs_pi, infinite, values)
         if np.isinf(residual):
             return values, kernel, n_iter, False
         v_ext = np.append(values, 0.0)
@@ -699,7 +699,7 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernel, costs[states, policy], no_trap, values)
+        values, residual = _evaluate(kernels, kernel, costs[states, policy], no_trap, values)
         if np.isinf(residual):
             break
         v_ext = np.append(values, 0.0)
