@@ -151,8 +151,9 @@ def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`,
     then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
     stored)`` products) on the transient states from ``start``; when its backward error
-    exceeds :data:`reference.chains.POURED_ACCEPT`, :func:`reference.chains.poured_values`
-    answers instead (exact below ``DENSE_MAX_STATES`` states, its fallbacks above)."""
+    exceeds :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower),
+    :func:`reference.chains.poured_values` answers instead (exact up to ``DENSE_MAX_STATES``
+    states, its own iterative solve and fallbacks above)."""
     S = kernel.shape[0]
     infinite, transient = chains._poured_splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
@@ -175,7 +176,7 @@ def poured_chain_values(kernel, costs, start):
             chains._poured_leaving(kernel), np.where(transient, costs, 0.0), x,
             chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
             chains.KRYLOV_MAXITER)
-        if not omega <= chains.POURED_ACCEPT:
+        if not omega <= min(chains.POURED_ACCEPT, chains.POURED_FAIL):
             return chains.poured_values(kernel, costs, start)
         values[transient] = np.maximum(x[transient], 0.0)
     return values, chains._poured_residual(kernel, costs, values)
