@@ -24,7 +24,8 @@ positive mass on such a state is worth ``inf``.
 returns the pours themselves as the pieces of a
 ``reference.poured.PouredKernel`` (the stored entries' probabilities, and
 where along the order each pour stopped), ``O(S + stored)`` memory whatever
-the pour lengths.
+the pour lengths. :func:`poured_solve` evaluates such a kernel: BiCGSTAB on
+its off-diagonal products, by prefix sums along its order, never expanded.
 """
 
 import numpy as np

@@ -24,7 +24,10 @@ finite / infinite / zero split decided on the support graph (docs/semantics.md,
   does not bound the forward error (its callers check the values against
   the Bellman operator); with fewer states :func:`poured_values` expands
   the kernel and is exact as :func:`chain_values`, and
-  :func:`poured_occupancy` uses a sparse LU (uncertified).
+  :func:`poured_occupancy` uses a sparse LU (uncertified). The compiled
+  kernel set evaluates poured kernels of every size iteratively (its kernel
+  ``poured_chain_values``, docs/backends.md), with :func:`poured_values` as
+  its fallback.
 
 The chain is read as given: the probability of leaving a state is the sum of
 its stored probabilities to the goal and to other states, never ``1 - P[s, s]``.

@@ -14,8 +14,9 @@ each up to its upper end. The optimist pours by increasing value, the goal
 first; the adversary by **decreasing** value, the goal last (ties to the lower
 index either way). Both values are computed by policy iteration whose kernels are kept as
 :class:`~reference.poured.PouredKernel` (``O(S + stored)`` memory, whatever
-the samples behind the boxes) and evaluated by
-:func:`reference.chains.poured_values` (never by value iteration from 0,
+the samples behind the boxes) and evaluated by the kernel ``poured_chain_values``
+(:func:`reference.chains.poured_values` in the numpy kernel set; never by value
+iteration from 0,
 whose iterates lie below the pessimistic fixed point and certify nothing);
 each value is accepted only after an explicit check of the Bellman inequality
 that makes it a bound; see :func:`robust_policy_values` and
@@ -75,7 +76,8 @@ class RobustValuesResult(Result):
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
-        Policy evaluations made (:func:`reference.chains.poured_values`).
+        Policy evaluations made (the kernel ``poured_chain_values``,
+        :func:`reference.chains.poured_values` in the numpy kernel set).
     converged : bool
         Whether policy iteration stopped on its own (no improving switch).
     message : str
@@ -239,7 +241,8 @@ def _emptied(kernel, rows):
 
 
 def _evaluate(kernels, kernel, costs_pi, infinite, start):
-    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``.
+    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``
+    (the kernel ``poured_chain_values`` of ``kernels``, warm-started from ``start``).
 
     The rows of the other states put no mass on ``infinite`` (every state the
     adversary can move into ``infinite`` is in it), so their values do not
@@ -452,7 +455,8 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
        adversary must place) and upper ends (mass it may place), with no
        arithmetic on probabilities (:func:`_infinite_states`).
     2. **Adversary policy iteration.** Evaluate the current kernel ``P``
-       (:func:`reference.chains.poured_values`: ``V = c + P V`` up to its
+       (the kernel ``poured_chain_values``, :func:`reference.chains.poured_values`
+       in the numpy kernel set: ``V = c + P V`` up to its
        residual), then pour every row of the policy again against ``V``, by
        decreasing ``V``, into ``P'``. The pour is the exact maximiser of each
        box against ``V``, so ``P' V >= P V`` row by row. When no state
@@ -755,7 +759,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     Policy iteration over (action, kernel) pairs for the minimising player:
     every optimistic kernel pours into the goal first, so every policy it
     builds is proper in its kernel and each step evaluates it
-    (:func:`reference.chains.poured_values`). Each step switches the actions
+    (the kernel ``poured_chain_values``). Each step switches the actions
     that gain more than the tolerance (``SWITCH_RTOL``, relative, or the
     evaluation's residual if larger) and pours every row of the new policy
     again against the values ``V``, by increasing value: the pour is the
