@@ -318,10 +318,11 @@ cdef struct Chain:
     double* cum                 # scratch (S+2,): prefix sums along the order
 
 
-cdef void _system(const Chain* c, const double* x, double* out, double* flow) noexcept nogil:
+cdef void _system(const Chain* c, const double* x, double* out, double* flow,
+                  double* offdiagonal) noexcept nogil:
     """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
-    ``flow = Q |x|`` on the active rows unless ``flow`` is NULL; ``x`` is 0 on the inactive
-    rows and finite."""
+    ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
+    the inactive rows and finite."""
     cdef int64_t S = c.S, i, k, j, t
     cdef double acc, xj, ax, unseen
     cdef double* cum = c.cum
@@ -346,6 +347,8 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow) no
         if j >= 0:
             acc = acc + c.partial[i] * x[j]
         out[i] = c.diagonal[i] * x[i] - acc
+        if offdiagonal != NULL:
+            offdiagonal[i] = acc
     if flow == NULL:
         return
     for t in range(S + 1):
@@ -380,7 +383,7 @@ cdef double _backward_error(const Chain* c, const double* rhs, const double* x, 
     for i in range(c.S):
         if not isfinite(x[i]):
             return INFINITY
-    _system(c, x, residual, flow)
+    _system(c, x, residual, flow, NULL)
     for i in range(c.S):
         residual[i] = rhs[i] - residual[i]
         if not c.active[i] or residual[i] == 0.0:
@@ -433,7 +436,7 @@ cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
             y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
-        _system(c, y, v, NULL)
+        _system(c, y, v, NULL, NULL)
         den = _dot(rhat, v, S)
         if den == 0.0 or not isfinite(den):
             return it
@@ -445,7 +448,7 @@ cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
             return it + 1
         for i in range(S):
             y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
-        _system(c, y, t, NULL)
+        _system(c, y, t, NULL, NULL)
         tt = _dot(t, t, S)
         if tt == 0.0 or not isfinite(tt):
             return it + 1
@@ -459,29 +462,45 @@ cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     return maxiter
 
 
-def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
-                 const int64_t[::1] indices, const double[::1] weight, const double[::1] width,
-                 const int64_t[::1] reach, const double[::1] partial,
-                 const int64_t[::1] partial_to, const char[::1] self_before,
-                 const char[::1] active, const double[::1] diagonal, const double[::1] rhs,
+def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
+                 const int64_t[::1] indptr, const int64_t[::1] indices,
+                 const double[::1] data, const double[::1] width, const int64_t[::1] reach,
+                 const double[::1] partial, const char[::1] active, const double[::1] rhs,
                  double[::1] x, double rtol, int rounds, int maxiter):
     """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
 
-    ``M = diag(diagonal) - Q`` with ``Q`` the kernel's off-diagonal part, its
-    products in ``O(S + stored)`` by prefix sums along ``order``; ``x`` (the
-    start, 0 on the inactive rows, as ``rhs``) is overwritten by the candidate
-    of smallest componentwise backward error among zero, the start and up to
-    ``rounds`` refinements, each a Jacobi-preconditioned BiCGSTAB run (at most
-    ``maxiter`` steps, residual reduced ``1e-13``-fold) on the current residual,
-    kept while the backward error at least halves and until it is at most
-    ``rtol``. Returns that backward error.
+    ``M = diag(d) - Q`` with ``d`` the leaving probability of each row (its
+    pieces other than the diagonal summed, goal included, as
+    ``reference.chains._poured_leaving``) and ``Q`` the kernel's off-diagonal
+    part, its products in ``O(S + stored)`` by prefix sums along ``order``.
+    ``x`` (the start, 0 on the inactive rows, as ``rhs``) is overwritten by the
+    candidate of smallest componentwise backward error among zero, the start
+    and up to ``rounds`` refinements, each a Jacobi-preconditioned BiCGSTAB run
+    (at most ``maxiter`` steps, the residual reduced ``1e-13``-fold or below
+    ``rtol`` times the smallest ``|b| + d |x|``) on the current residual, kept
+    while the backward error at least halves and until it is at most ``rtol``.
+    The active rows must not move to an inactive state of nonzero ``x``.
+
+    Returns ``(omega, residual, steps)``: the candidate's backward error
+    ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0), ``max |b + P V - V|``
+    over the active rows with ``V = max(x, 0) > 0`` (``P`` the whole row,
+    diagonal included) and the BiCGSTAB steps taken.
     """
     cdef int64_t S = order.shape[0] - 1, i
     cdef int round_
-    cdef double best, trial, enough
+    cdef double best, trial, enough, gap
     cdef int steps = 0
     cdef Chain c
-    cdef double* work = <double*>malloc((15 * S + 4) * sizeof(double))
+    cdef int64_t k, j, n_before
+    cdef bint stored_self, stored_at_reach, before
+    cdef double leave, loop
+    weight_array = np.empty(indices.shape[0])
+    partial_to_array = np.empty(S, dtype=np.int64)
+    self_before_array = np.empty(S, dtype=np.int8)
+    cdef double[::1] weight = weight_array
+    cdef int64_t[::1] partial_to = partial_to_array
+    cdef char[::1] self_before = self_before_array
+    cdef double* work = <double*>malloc((16 * S + 4) * sizeof(double))
     if work == NULL:
         raise MemoryError()
     cdef double* residual = work
@@ -489,6 +508,41 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
     cdef double* step = work + 2 * S
     cdef double* zero = work + 3 * S
     cdef double* scratch = work + 4 * S
+    cdef double* diagonal = work + 12 * S
+    cdef double* self_loop = work + 13 * S
+    with nogil:
+        for i in range(S):
+            stored_self = False
+            stored_at_reach = False
+            leave = 0.0
+            loop = 0.0
+            n_before = 0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                before = rank[j] < reach[i]
+                n_before = n_before + before
+                if rank[j] == reach[i]:
+                    stored_at_reach = True
+                if j == i:
+                    stored_self = True
+                    loop = data[k]
+                    weight[k] = -width[i] if before else 0.0
+                else:
+                    leave = leave + data[k]
+                    weight[k] = data[k] - width[i] if before else data[k]
+            self_before[i] = not stored_self and rank[i] < reach[i]
+            if self_before[i]:
+                loop = width[i]
+            partial_to[i] = -1
+            diagonal[i] = leave + width[i] * (reach[i] - n_before - self_before[i])
+            if reach[i] <= S and not stored_at_reach:
+                if not stored_self and rank[i] == reach[i]:
+                    loop = partial[i]
+                else:
+                    diagonal[i] = diagonal[i] + partial[i]
+                    if order[reach[i]] < S:
+                        partial_to[i] = order[reach[i]]
+            self_loop[i] = loop
     c.S = S
     c.order = &order[0]
     c.indptr = &indptr[0]
@@ -500,8 +554,8 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
     c.partial_to = &partial_to[0]
     c.self_before = &self_before[0]
     c.active = &active[0]
-    c.diagonal = &diagonal[0]
-    c.cum = work + 12 * S
+    c.diagonal = diagonal
+    c.cum = work + 14 * S
     with nogil:
         for i in range(S):
             zero[i] = 0.0
@@ -519,7 +573,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
             for i in range(S):
                 if c.active[i]:
                     trial = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
-                             + diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
+                             + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
                     if trial < enough:
                         enough = trial
             steps += _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
@@ -535,5 +589,15 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] indptr,
                 best = trial
                 break
             best = trial
+        for i in range(S):
+            step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
+        _system(&c, step, residual, NULL, flow)
+        gap = 0.0
+        for i in range(S):
+            if step[i] > 0.0:
+                trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
+                trial = trial if trial >= 0.0 else -trial
+                if not trial <= gap:
+                    gap = trial
     free(work)
-    return best, steps
+    return best, gap, steps

@@ -150,36 +150,24 @@ def pour_kernel(boxes, rows, v_ext, descending):
 def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`,
     then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
-    stored)`` products) on the transient states from ``start``; when its backward error
-    exceeds :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower),
-    :func:`reference.chains.poured_values` answers instead (exact up to ``DENSE_MAX_STATES``
-    states, its own iterative solve and fallbacks above)."""
-    S = kernel.shape[0]
+    stored)`` products) on the transient states from ``start``, which also gives the
+    residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
+    ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
+    (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
     infinite, transient = chains._poured_splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
-    if transient.any():
-        rows = kernel._rows()
-        own = kernel.rank[:S]
-        stored_self = np.zeros(S, dtype=bool)
-        stored_self[rows[kernel.indices == rows]] = True
-        before = kernel.rank[kernel.indices] < kernel.reach[rows]
-        weight = (np.where(kernel.indices != rows, kernel.data, 0.0)
-                  - np.where(before, kernel.width[rows], 0.0))
-        target = kernel.order[np.minimum(kernel.reach, S)]
-        to_partial = (kernel._unseen_at_reach() & (stored_self | (own != kernel.reach))
-                      & (target < S))
-        x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-        omega, _ = _robust.poured_solve(
-            kernel.order, kernel.indptr, kernel.indices, weight, kernel.width, kernel.reach,
-            kernel.partial, np.where(to_partial, target, -1),
-            (~stored_self & (own < kernel.reach)).view(np.int8), transient.view(np.int8),
-            chains._poured_leaving(kernel), np.where(transient, costs, 0.0), x,
-            chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
-            chains.KRYLOV_MAXITER)
-        if not omega <= min(chains.POURED_ACCEPT, chains.POURED_FAIL):
-            return chains.poured_values(kernel, costs, start)
-        values[transient] = np.maximum(x[transient], 0.0)
-    return values, chains._poured_residual(kernel, costs, values)
+    if not transient.any():
+        return values, chains._poured_residual(kernel, costs, values)
+    x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
+    omega, residual, _ = _robust.poured_solve(
+        kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
+        kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
+        x, chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
+        chains.KRYLOV_MAXITER)
+    if not omega <= min(chains.POURED_ACCEPT, chains.POURED_FAIL):
+        return chains.poured_values(kernel, costs, start)
+    values[transient] = np.maximum(x[transient], 0.0)
+    return values, residual
 
 
 def kl_interval(p_hat, n, level):

@@ -175,6 +175,32 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
+def _closable(n_states, row, col, lo, hi, h):
+    r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
+
+    A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
+    goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
+    state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
+    are removed until none is. ``row, col, lo, hi`` are the stored entries of
+    the policy's rows and ``h`` their unseen upper ends
+    (:func:`_adversary_graph`). Each component that :func:`_infinite_states`
+    keeps passes these tests inside itself, so inside any ``X`` containing it
+    (the rounded sums of non-negative terms only grow with the set): the
+    result contains every one, and the splitting into components can start
+    from it.
+    """
+    alive = np.ones(n_states, dtype=bool)
+    while True:
+        inside = np.append(alive, False)[col]
+        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
+        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
+                + (int(alive.sum()) - np.bincount(row, weights=inside, minlength=n_states)) * h)
+        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        if np.array_equal(keep, alive):
+            return alive
+        alive = keep
+
+
 def _infinite_states(boxes, policy, costs_pi):
     r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
 
@@ -188,12 +214,16 @@ def _infinite_states(boxes, policy, costs_pi):
     connected components and removing the states that cannot stay in their
     component. The answer is every state with a path into one holding a
     positive cost. With every cost positive this is the largest set whose
-    lower ends put no mass outside it, and the states reaching it.
+    lower ends put no mass outside it, and the states reaching it. The
+    splitting starts from :func:`_closable`, which holds every such set (no
+    state is infinite when it is empty).
     """
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
     row, col, lo, hi, free, h, tails, heads, spread = _adversary_graph(boxes, rows)
-    alive = np.ones(S, dtype=bool)
+    alive = _closable(S, row, col, lo, hi, h)
+    if not alive.any():
+        return alive
     while True:
         edge_ok = alive[tails] & alive[heads]
         t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
