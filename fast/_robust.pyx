@@ -404,11 +404,11 @@ cdef inline double _dot(const double* a, const double* b, int64_t n) noexcept no
     return acc
 
 
-cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
-                   int maxiter, double rtol, double enough) noexcept nogil:
+cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
+                    int maxiter, double rtol, double enough) noexcept nogil:
     """Jacobi-preconditioned BiCGSTAB for ``M e = rhs`` from ``e = 0``, until the residual's
     2-norm is at most ``rtol`` times that of ``rhs`` or at most ``enough``, a breakdown, or
-    ``maxiter`` steps; ``w`` is scratch of ``8 S`` doubles. Returns the steps taken."""
+    ``maxiter`` steps; ``w`` is scratch of ``8 S`` doubles."""
     cdef int64_t S = c.S, i
     cdef int it
     cdef double* r = w
@@ -431,7 +431,7 @@ cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     for it in range(maxiter):
         rho = _dot(rhat, r, S)
         if rho == 0.0 or not isfinite(rho):
-            return it
+            return
         beta = (rho / rho_prev) * (alpha / omega)
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
@@ -439,27 +439,26 @@ cdef int _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         _system(c, y, v, NULL, NULL)
         den = _dot(rhat, v, S)
         if den == 0.0 or not isfinite(den):
-            return it
+            return
         alpha = rho / den
         for i in range(S):
             s[i] = r[i] - alpha * v[i]
             e[i] = e[i] + alpha * y[i]
         if _dot(s, s, S) <= limit:
-            return it + 1
+            return
         for i in range(S):
             y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
         _system(c, y, t, NULL, NULL)
         tt = _dot(t, t, S)
         if tt == 0.0 or not isfinite(tt):
-            return it + 1
+            return
         omega = _dot(t, s, S) / tt
         for i in range(S):
             e[i] = e[i] + omega * y[i]
             r[i] = s[i] - omega * t[i]
         if omega == 0.0 or _dot(r, r, S) <= limit:
-            return it + 1
+            return
         rho_prev = rho
-    return maxiter
 
 
 def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
@@ -481,15 +480,14 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     while the backward error at least halves and until it is at most ``rtol``.
     The active rows must not move to an inactive state of nonzero ``x``.
 
-    Returns ``(omega, residual, steps)``: the candidate's backward error
-    ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0), ``max |b + P V - V|``
+    Returns ``(omega, residual)``: the candidate's backward error
+    ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0) and ``max |b + P V - V|``
     over the active rows with ``V = max(x, 0) > 0`` (``P`` the whole row,
-    diagonal included) and the BiCGSTAB steps taken.
+    diagonal included).
     """
     cdef int64_t S = order.shape[0] - 1, i
     cdef int round_
     cdef double best, trial, enough, gap
-    cdef int steps = 0
     cdef Chain c
     cdef int64_t k, j, n_before
     cdef bint stored_self, stored_at_reach, before
@@ -576,7 +574,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                              + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
                     if trial < enough:
                         enough = trial
-            steps += _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
+            _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
             for i in range(S):
                 step[i] = x[i] + step[i]
             trial = _backward_error(&c, &rhs[0], step, zero, flow)
@@ -600,4 +598,4 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                 if not trial <= gap:
                     gap = trial
     free(work)
-    return best, gap, steps
+    return best, gap

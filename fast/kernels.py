@@ -159,7 +159,7 @@ def poured_chain_values(kernel, costs, start):
     if not transient.any():
         return values, chains._poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-    omega, residual, _ = _robust.poured_solve(
+    omega, residual = _robust.poured_solve(
         kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
         kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
         x, chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
