@@ -12,9 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import confidence
-from .chains import poured_values
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
+from .chains import poured_values
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
