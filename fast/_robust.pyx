@@ -24,14 +24,15 @@ positive mass on such a state is worth ``inf``.
 returns the pours themselves as the pieces of a
 ``reference.poured.PouredKernel`` (the stored entries' probabilities, and
 where along the order each pour stopped), ``O(S + stored)`` memory whatever
-the pour lengths.
+the pour lengths. :func:`poured_solve` evaluates such a kernel: BiCGSTAB on
+its off-diagonal products, by prefix sums along its order, never expanded.
 """
 
 import numpy as np
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, isinf
+from libc.math cimport INFINITY, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -297,3 +298,304 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
         free(items)
         free(gap)
     return out_ptr, indices, data, width, reach, partial
+
+
+cdef struct Chain:
+    # A square PouredKernel (S rows over S+1 next states, goal last) without its diagonal.
+    int64_t S
+    const int64_t* order
+    const int64_t* indptr
+    const int64_t* indices
+    const double* weight        # stored entry's probability (0 on the diagonal), less the
+                                # width when it lies before the reach (taken off the prefix)
+    const double* width
+    const int64_t* reach
+    const double* partial
+    const int64_t* partial_to   # unseen non-goal state at the reach other than the row, or -1
+    const char* self_before     # the row's own state is unseen and before its reach
+    const char* active          # rows solved; the others are the identity
+    const double* diagonal      # leaving probability of each row
+    double* cum                 # scratch (S+2,): prefix sums along the order
+
+
+cdef void _system(const Chain* c, const double* x, double* out, double* flow,
+                  double* offdiagonal) noexcept nogil:
+    """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
+    ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
+    the inactive rows and finite."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double acc, xj, ax, unseen
+    cdef double* cum = c.cum
+    cum[0] = 0.0
+    for t in range(S + 1):
+        j = c.order[t]
+        cum[t + 1] = cum[t] + (x[j] if j < S else 0.0)
+    for i in range(S):
+        if not c.active[i]:
+            out[i] = x[i]
+            continue
+        acc = 0.0
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc = acc + c.weight[k] * x[j]
+        unseen = cum[c.reach[i]]
+        if c.self_before[i]:
+            unseen = unseen - x[i]
+        acc = acc + c.width[i] * unseen
+        j = c.partial_to[i]
+        if j >= 0:
+            acc = acc + c.partial[i] * x[j]
+        out[i] = c.diagonal[i] * x[i] - acc
+        if offdiagonal != NULL:
+            offdiagonal[i] = acc
+    if flow == NULL:
+        return
+    for t in range(S + 1):
+        j = c.order[t]
+        ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
+        cum[t + 1] = cum[t] + ax
+    for i in range(S):
+        if not c.active[i]:
+            flow[i] = 0.0
+            continue
+        acc = 0.0
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc = acc + c.weight[k] * (x[j] if x[j] >= 0.0 else -x[j])
+        unseen = cum[c.reach[i]]
+        if c.self_before[i]:
+            unseen = unseen - (x[i] if x[i] >= 0.0 else -x[i])
+        acc = acc + c.width[i] * unseen
+        j = c.partial_to[i]
+        if j >= 0:
+            acc = acc + c.partial[i] * (x[j] if x[j] >= 0.0 else -x[j])
+        flow[i] = acc
+
+
+cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
+                            double* flow) noexcept nogil:
+    """Componentwise backward error of ``x`` (``max |b - M x| / (|b| + d |x| + Q |x|)``, 0/0 =
+    0, ``inf`` for a non-finite ``x``); writes ``residual = b - M x``."""
+    cdef int64_t i
+    cdef double worst = 0.0, gap, scale
+    for i in range(c.S):
+        if not isfinite(x[i]):
+            return INFINITY
+    _system(c, x, residual, flow, NULL)
+    for i in range(c.S):
+        residual[i] = rhs[i] - residual[i]
+        if not c.active[i] or residual[i] == 0.0:
+            continue
+        gap = residual[i] if residual[i] >= 0.0 else -residual[i]
+        scale = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
+                 + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]) + flow[i])
+        if not gap <= worst * scale:
+            worst = gap / scale
+    return worst
+
+
+cdef inline double _dot(const double* a, const double* b, int64_t n) noexcept nogil:
+    cdef double acc = 0.0
+    cdef int64_t i
+    for i in range(n):
+        acc = acc + a[i] * b[i]
+    return acc
+
+
+cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
+                    int maxiter, double rtol, double enough) noexcept nogil:
+    """Jacobi-preconditioned BiCGSTAB for ``M e = rhs`` from ``e = 0``, until the residual's
+    2-norm is at most ``rtol`` times that of ``rhs`` or at most ``enough``, a breakdown, or
+    ``maxiter`` steps; ``w`` is scratch of ``8 S`` doubles."""
+    cdef int64_t S = c.S, i
+    cdef int it
+    cdef double* r = w
+    cdef double* rhat = w + S
+    cdef double* p = w + 2 * S
+    cdef double* v = w + 3 * S
+    cdef double* y = w + 4 * S
+    cdef double* s = w + 5 * S
+    cdef double* t = w + 6 * S
+    cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
+    for i in range(S):
+        e[i] = 0.0
+        r[i] = rhs[i]
+        rhat[i] = rhs[i]
+        p[i] = 0.0
+        v[i] = 0.0
+    limit = rtol * rtol * _dot(rhs, rhs, S)
+    if limit < enough * enough:
+        limit = enough * enough
+    for it in range(maxiter):
+        rho = _dot(rhat, r, S)
+        if rho == 0.0 or not isfinite(rho):
+            return
+        beta = (rho / rho_prev) * (alpha / omega)
+        for i in range(S):
+            p[i] = r[i] + beta * (p[i] - omega * v[i])
+            y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
+        _system(c, y, v, NULL, NULL)
+        den = _dot(rhat, v, S)
+        if den == 0.0 or not isfinite(den):
+            return
+        alpha = rho / den
+        for i in range(S):
+            s[i] = r[i] - alpha * v[i]
+            e[i] = e[i] + alpha * y[i]
+        if _dot(s, s, S) <= limit:
+            return
+        for i in range(S):
+            y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
+        _system(c, y, t, NULL, NULL)
+        tt = _dot(t, t, S)
+        if tt == 0.0 or not isfinite(tt):
+            return
+        omega = _dot(t, s, S) / tt
+        for i in range(S):
+            e[i] = e[i] + omega * y[i]
+            r[i] = s[i] - omega * t[i]
+        if omega == 0.0 or _dot(r, r, S) <= limit:
+            return
+        rho_prev = rho
+
+
+def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
+                 const int64_t[::1] indptr, const int64_t[::1] indices,
+                 const double[::1] data, const double[::1] width, const int64_t[::1] reach,
+                 const double[::1] partial, const char[::1] active, const double[::1] rhs,
+                 double[::1] x, double rtol, int rounds, int maxiter):
+    """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
+
+    ``M = diag(d) - Q`` with ``d`` the leaving probability of each row (its
+    pieces other than the diagonal summed, goal included, as
+    ``reference.chains._poured_leaving``) and ``Q`` the kernel's off-diagonal
+    part, its products in ``O(S + stored)`` by prefix sums along ``order``.
+    ``x`` (the start, 0 on the inactive rows, as ``rhs``) is overwritten by the
+    candidate of smallest componentwise backward error among zero, the start
+    and up to ``rounds`` refinements, each a Jacobi-preconditioned BiCGSTAB run
+    (at most ``maxiter`` steps, the residual reduced ``1e-13``-fold or below
+    ``rtol`` times the smallest ``|b| + d |x|``) on the current residual, kept
+    while the backward error at least halves and until it is at most ``rtol``.
+    The active rows must not move to an inactive state of nonzero ``x``.
+
+    Returns ``(omega, residual)``: the candidate's backward error
+    ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0) and ``max |b + P V - V|``
+    over the active rows with ``V = max(x, 0) > 0`` (``P`` the whole row,
+    diagonal included).
+    """
+    cdef int64_t S = order.shape[0] - 1, i
+    cdef int round_
+    cdef double best, trial, enough, gap
+    cdef Chain c
+    cdef int64_t k, j, n_before
+    cdef bint stored_self, stored_at_reach, before
+    cdef double leave, loop
+    weight_array = np.empty(indices.shape[0])
+    partial_to_array = np.empty(S, dtype=np.int64)
+    self_before_array = np.empty(S, dtype=np.int8)
+    cdef double[::1] weight = weight_array
+    cdef int64_t[::1] partial_to = partial_to_array
+    cdef char[::1] self_before = self_before_array
+    cdef double* work = <double*>malloc((16 * S + 4) * sizeof(double))
+    if work == NULL:
+        raise MemoryError()
+    cdef double* residual = work
+    cdef double* flow = work + S
+    cdef double* step = work + 2 * S
+    cdef double* zero = work + 3 * S
+    cdef double* scratch = work + 4 * S
+    cdef double* diagonal = work + 12 * S
+    cdef double* self_loop = work + 13 * S
+    with nogil:
+        for i in range(S):
+            stored_self = False
+            stored_at_reach = False
+            leave = 0.0
+            loop = 0.0
+            n_before = 0
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                before = rank[j] < reach[i]
+                n_before = n_before + before
+                if rank[j] == reach[i]:
+                    stored_at_reach = True
+                if j == i:
+                    stored_self = True
+                    loop = data[k]
+                    weight[k] = -width[i] if before else 0.0
+                else:
+                    leave = leave + data[k]
+                    weight[k] = data[k] - width[i] if before else data[k]
+            self_before[i] = not stored_self and rank[i] < reach[i]
+            if self_before[i]:
+                loop = width[i]
+            partial_to[i] = -1
+            diagonal[i] = leave + width[i] * (reach[i] - n_before - self_before[i])
+            if reach[i] <= S and not stored_at_reach:
+                if not stored_self and rank[i] == reach[i]:
+                    loop = partial[i]
+                else:
+                    diagonal[i] = diagonal[i] + partial[i]
+                    if order[reach[i]] < S:
+                        partial_to[i] = order[reach[i]]
+            self_loop[i] = loop
+    c.S = S
+    c.order = &order[0]
+    c.indptr = &indptr[0]
+    c.indices = &indices[0] if indices.shape[0] else NULL
+    c.weight = &weight[0] if weight.shape[0] else NULL
+    c.width = &width[0]
+    c.reach = &reach[0]
+    c.partial = &partial[0]
+    c.partial_to = &partial_to[0]
+    c.self_before = &self_before[0]
+    c.active = &active[0]
+    c.diagonal = diagonal
+    c.cum = work + 14 * S
+    with nogil:
+        for i in range(S):
+            zero[i] = 0.0
+        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+        trial = _backward_error(&c, &rhs[0], zero, residual, flow)
+        if not best <= trial:
+            best = trial
+            for i in range(S):
+                x[i] = 0.0
+        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+        for round_ in range(rounds):
+            if best <= rtol:
+                break
+            enough = INFINITY
+            for i in range(S):
+                if c.active[i]:
+                    trial = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
+                             + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
+                    if trial < enough:
+                        enough = trial
+            _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
+            for i in range(S):
+                step[i] = x[i] + step[i]
+            trial = _backward_error(&c, &rhs[0], step, zero, flow)
+            if not trial < best:
+                break
+            for i in range(S):
+                x[i] = step[i]
+                residual[i] = zero[i]
+            if trial > 0.5 * best:
+                best = trial
+                break
+            best = trial
+        for i in range(S):
+            step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
+        _system(&c, step, residual, NULL, flow)
+        gap = 0.0
+        for i in range(S):
+            if step[i] > 0.0:
+                trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
+                trial = trial if trial >= 0.0 else -trial
+                if not trial <= gap:
+                    gap = trial
+    free(work)
+    return best, gap

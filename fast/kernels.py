@@ -17,7 +17,7 @@ little; a heap sorts afresh when it moves more), and runs on the threads
 
 import numpy as np
 import scipy.sparse as sp
-from reference import confidence
+from reference import chains, confidence
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
@@ -148,6 +148,29 @@ def pour_kernel(boxes, rows, v_ext, descending):
     return PouredKernel(order, *pieces, descending, check=False)
 
 
+def poured_chain_values(kernel, costs, start):
+    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`,
+    then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
+    stored)`` products) on the transient states from ``start``, which also gives the
+    residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
+    ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
+    (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
+    infinite, transient = chains._poured_splits(kernel, costs)
+    values = np.where(infinite, np.inf, 0.0)
+    if not transient.any():
+        return values, chains._poured_residual(kernel, costs, values)
+    x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
+    omega, residual = _robust.poured_solve(
+        kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
+        kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
+        x, chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
+        chains.KRYLOV_MAXITER)
+    if not omega <= min(chains.POURED_ACCEPT, chains.POURED_FAIL):
+        return chains.poured_values(kernel, costs, start)
+    values[transient] = np.maximum(x[transient], 0.0)
+    return values, residual
+
+
 def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
@@ -169,5 +192,6 @@ COMPILED_KERNELS = KernelSet(
     pour_values=pour_values,
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
+    poured_chain_values=poured_chain_values,
 )
 """The kernel set of the ``fast`` backend."""

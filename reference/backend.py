@@ -92,6 +92,16 @@ class KernelSet:
         C-contiguous arrays of one shape ``(m,)`` (``p_hat`` in ``[0, 1]``,
         ``n >= 0``, ``level > 0``): float64 ``(m,)`` each, the same floats in
         every kernel set.
+    poured_chain_values : callable
+        ``poured_chain_values(kernel, costs, start) -> (values, residual)``:
+        the values of a square :class:`~reference.poured.PouredKernel`
+        ``(S, S+1)`` with costs float64 ``(S,)``, ``>= 0``, from the
+        candidate ``start`` (float64 ``(S,)``), with the contract of
+        :func:`reference.chains.poured_values`: ``+inf`` and ``0`` exactly
+        where the support graph says so, candidates of ``V = c + Q V``
+        elsewhere (the Bellman checks of :mod:`reference.robust` accept
+        them), ``residual`` ``max |c + P V - V|`` over the finite positive
+        values; ``ConvergenceError`` when no candidate is acceptable.
     """
 
     name: str
@@ -105,6 +115,7 @@ class KernelSet:
     pour_values: Callable
     pour_kernel: Callable
     kl_interval: Callable
+    poured_chain_values: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

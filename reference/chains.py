@@ -24,7 +24,10 @@ finite / infinite / zero split decided on the support graph (docs/semantics.md,
   does not bound the forward error (its callers check the values against
   the Bellman operator); with fewer states :func:`poured_values` expands
   the kernel and is exact as :func:`chain_values`, and
-  :func:`poured_occupancy` uses a sparse LU (uncertified).
+  :func:`poured_occupancy` uses a sparse LU (uncertified). The compiled
+  kernel set evaluates poured kernels of every size iteratively (its kernel
+  ``poured_chain_values``, docs/backends.md), with :func:`poured_values` as
+  its fallback.
 
 The chain is read as given: the probability of leaving a state is the sum of
 its stored probabilities to the goal and to other states, never ``1 - P[s, s]``.
@@ -847,12 +850,32 @@ def _poured_graph(kernel):
     return n_nodes, tails[~to_goal], heads[~to_goal], exits
 
 
+def _poured_exits(kernel):
+    """Mask of the rows of a square ``PouredKernel`` with a positive goal probability, shape
+    ``(S,)``: a stored goal entry, or an unseen goal before the reach (positive width) or at
+    it (positive partial)."""
+    S = kernel.shape[0]
+    rows = kernel._rows()
+    goal_entry = kernel.indices == S
+    stored = np.zeros(S, dtype=bool)
+    stored[rows[goal_entry]] = True
+    exits = np.zeros(S, dtype=bool)
+    exits[rows[goal_entry & (kernel.data > 0)]] = True
+    at = kernel.rank[S]
+    unseen = ~stored & (((at < kernel.reach) & (kernel.width > 0))
+                        | ((at == kernel.reach) & (kernel.partial > 0)))
+    return exits | unseen
+
+
 def _poured_splits(kernel, costs):
     """The split of :func:`chain_values` of a square ``PouredKernel``: masks ``(infinite,
     transient)`` of shape ``(S,)``, decided on :func:`_poured_graph` as :func:`_splits` does
     (with every cost positive, the states reaching a state that cannot reach the goal; an
-    auxiliary node that cannot reaches such a state)."""
+    auxiliary node that cannot reaches such a state). No search when every cost is positive
+    and every row moves to the goal (:func:`_poured_exits`): every state is transient."""
     S = costs.size
+    if np.all(costs > 0) and _poured_exits(kernel).all():
+        return np.zeros(S, dtype=bool), np.ones(S, dtype=bool)
     n_nodes, tails, heads, exits = _poured_graph(kernel)
     positive = np.zeros(n_nodes, dtype=bool)
     positive[:S] = costs > 0
@@ -963,8 +986,10 @@ def _poured_solve(offdiagonal, diagonal, rhs, start=None):
 
 
 def _poured_residual(kernel, costs, values):
-    """``max |c + P V - V|`` over the finite positive entries of ``values`` (``kernel @``)."""
-    flow = kernel @ np.append(values, 0.0)
+    """``max |c + P V - V|`` over the finite positive entries of ``values`` (``kernel @``, one
+    product of the kernel when every value is finite)."""
+    v_ext = np.append(values, 0.0)
+    flow = kernel._apply(v_ext) if np.isfinite(values).all() else kernel @ v_ext
     finite = np.isfinite(values) & (values > 0)
     return float(np.abs(costs[finite] + flow[finite] - values[finite]).max(initial=0.0))
 

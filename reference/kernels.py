@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from . import confidence
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
+from .chains import poured_values
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -491,5 +492,6 @@ NUMPY_KERNELS = KernelSet(
     pour_values=pour_values,
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
+    poured_chain_values=poured_values,
 )
 """The kernel set of the ``reference`` backend."""

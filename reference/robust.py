@@ -14,8 +14,9 @@ each up to its upper end. The optimist pours by increasing value, the goal
 first; the adversary by **decreasing** value, the goal last (ties to the lower
 index either way). Both values are computed by policy iteration whose kernels are kept as
 :class:`~reference.poured.PouredKernel` (``O(S + stored)`` memory, whatever
-the samples behind the boxes) and evaluated by
-:func:`reference.chains.poured_values` (never by value iteration from 0,
+the samples behind the boxes) and evaluated by the kernel ``poured_chain_values``
+(:func:`reference.chains.poured_values` in the numpy kernel set; never by value
+iteration from 0,
 whose iterates lie below the pessimistic fixed point and certify nothing);
 each value is accepted only after an explicit check of the Bellman inequality
 that makes it a bound; see :func:`robust_policy_values` and
@@ -29,7 +30,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ._checks import as_float_array, check_policy
-from .chains import UNIT_ROUNDOFF, _reaching, poured_values
+from .chains import UNIT_ROUNDOFF, _reaching
 from .confidence import SIMPLEX_SLACK, confidence_boxes
 from .errors import ConvergenceError, ParameterError
 from .evi import checked_box
@@ -75,7 +76,8 @@ class RobustValuesResult(Result):
     infinite : ndarray of bool, shape (S,)
         States where the value is ``+inf``.
     n_iter : int
-        Policy evaluations made (:func:`reference.chains.poured_values`).
+        Policy evaluations made (the kernel ``poured_chain_values``,
+        :func:`reference.chains.poured_values` in the numpy kernel set).
     converged : bool
         Whether policy iteration stopped on its own (no improving switch).
     message : str
@@ -173,6 +175,32 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
+def _closable(n_states, row, col, lo, hi, h):
+    r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
+
+    A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
+    goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
+    state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
+    are removed until none is. ``row, col, lo, hi`` are the stored entries of
+    the policy's rows and ``h`` their unseen upper ends
+    (:func:`_adversary_graph`). Each component that :func:`_infinite_states`
+    keeps passes these tests inside itself, so inside any ``X`` containing it
+    (the rounded sums of non-negative terms only grow with the set): the
+    result contains every one, and the splitting into components can start
+    from it.
+    """
+    alive = np.ones(n_states, dtype=bool)
+    while True:
+        inside = np.append(alive, False)[col]
+        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
+        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
+                + (int(alive.sum()) - np.bincount(row, weights=inside, minlength=n_states)) * h)
+        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        if np.array_equal(keep, alive):
+            return alive
+        alive = keep
+
+
 def _infinite_states(boxes, policy, costs_pi):
     r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
 
@@ -186,12 +214,16 @@ def _infinite_states(boxes, policy, costs_pi):
     connected components and removing the states that cannot stay in their
     component. The answer is every state with a path into one holding a
     positive cost. With every cost positive this is the largest set whose
-    lower ends put no mass outside it, and the states reaching it.
+    lower ends put no mass outside it, and the states reaching it. The
+    splitting starts from :func:`_closable`, which holds every such set (no
+    state is infinite when it is empty).
     """
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
     row, col, lo, hi, free, h, tails, heads, spread = _adversary_graph(boxes, rows)
-    alive = np.ones(S, dtype=bool)
+    alive = _closable(S, row, col, lo, hi, h)
+    if not alive.any():
+        return alive
     while True:
         edge_ok = alive[tails] & alive[heads]
         t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
@@ -238,8 +270,9 @@ def _emptied(kernel, rows):
                         np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
 
 
-def _evaluate(kernel, costs_pi, infinite, start):
-    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``.
+def _evaluate(kernels, kernel, costs_pi, infinite, start):
+    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``
+    (the kernel ``poured_chain_values`` of ``kernels``, warm-started from ``start``).
 
     The rows of the other states put no mass on ``infinite`` (every state the
     adversary can move into ``infinite`` is in it), so their values do not
@@ -258,7 +291,7 @@ def _evaluate(kernel, costs_pi, infinite, start):
     if infinite.any():
         kernel = _emptied(kernel, infinite)
     try:
-        values, residual = poured_values(kernel, costs_pi, start)
+        values, residual = kernels.poured_chain_values(kernel, costs_pi, start)
     except ConvergenceError:
         return np.full(costs_pi.size, np.inf), np.inf
     values[infinite] = np.inf
@@ -277,7 +310,7 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     values = np.where(infinite, np.inf, start)
     kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernel, costs_pi, infinite, values)
+        values, residual = _evaluate(kernels, kernel, costs_pi, infinite, values)
         if np.isinf(residual):
             return values, kernel, n_iter, False
         v_ext = np.append(values, 0.0)
@@ -452,7 +485,8 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
        adversary must place) and upper ends (mass it may place), with no
        arithmetic on probabilities (:func:`_infinite_states`).
     2. **Adversary policy iteration.** Evaluate the current kernel ``P``
-       (:func:`reference.chains.poured_values`: ``V = c + P V`` up to its
+       (the kernel ``poured_chain_values``, :func:`reference.chains.poured_values`
+       in the numpy kernel set: ``V = c + P V`` up to its
        residual), then pour every row of the policy again against ``V``, by
        decreasing ``V``, into ``P'``. The pour is the exact maximiser of each
        box against ``V``, so ``P' V >= P V`` row by row. When no state
@@ -699,7 +733,7 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
     converged = False
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernel, costs[states, policy], no_trap, values)
+        values, residual = _evaluate(kernels, kernel, costs[states, policy], no_trap, values)
         if np.isinf(residual):
             break
         v_ext = np.append(values, 0.0)
@@ -755,7 +789,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     Policy iteration over (action, kernel) pairs for the minimising player:
     every optimistic kernel pours into the goal first, so every policy it
     builds is proper in its kernel and each step evaluates it
-    (:func:`reference.chains.poured_values`). Each step switches the actions
+    (the kernel ``poured_chain_values``). Each step switches the actions
     that gain more than the tolerance (``SWITCH_RTOL``, relative, or the
     evaluation's residual if larger) and pours every row of the new policy
     again against the values ``V``, by increasing value: the pour is the

@@ -369,3 +369,73 @@ def test_arguments_are_checked():
         chains.poured_occupancy(kernel, np.ones(6))
     with pytest.raises(ShapeError, match=r"\(S, S\+1\)"):
         chains.poured_values(kernel[np.arange(4)], np.ones(4))
+
+
+def _compiled(kernel, costs, start):
+    from fast.kernels import COMPILED_KERNELS
+
+    return COMPILED_KERNELS.poured_chain_values(kernel, costs, start)
+
+
+@SETTINGS
+@given(poured_chains(), st.sampled_from(["zero", "ones", "exact", "huge"]))
+def test_compiled_candidates_match_the_exact_path(case, start):
+    # The compiled kernel's split and values against the explicit chain (CSR, certified LU
+    # or GTH), from several starts; its residual as the dense kernel's product gives it.
+    kernel, costs = case
+    S = costs.size
+    exact = chains.chain_values(kernel.tocsr(), costs)
+    guess = {"zero": np.zeros(S), "ones": np.ones(S), "huge": np.full(S, 1e12),
+             "exact": np.where(np.isfinite(exact), exact, np.inf)}[start]
+    values, residual = _compiled(kernel, costs, guess)
+    _assert_values_match(values, exact)
+    scale = max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+    assert abs(residual - _dense_residual(kernel, costs, values)) <= 1e-13 * scale
+
+
+def test_compiled_candidates_at_five_hundred_states_match_the_dense_lu():
+    # S = 500, reaches up to 250 (about 60k expanded entries): the compact BiCGSTAB agrees with
+    # the certified dense LU of the expanded chain to a few ulps of the conditioning, cold or
+    # warm; a start of 1e9 everywhere is harmless.
+    S = 500
+    kernel = _random_kernel(S, 21)
+    costs = np.random.default_rng(22).uniform(0.1, 1.0, S)
+    exact = chains.chain_values(kernel.toarray(), costs)
+
+    def no_fallback(*args):
+        raise AssertionError("the compiled solve fell back to the expanded chain")
+
+    for start in (np.zeros(S), exact * (1.0 + 1e-6), np.full(S, 1e9)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(chains, "poured_values", no_fallback)
+            values, residual = _compiled(kernel, costs, start)
+        np.testing.assert_allclose(values, exact, rtol=1e-12)
+        assert residual <= 1e-13 * exact.max()
+
+
+def test_a_compiled_solve_short_of_its_tolerance_gives_the_exact_answer():
+    # V = 2e300 (1, 1) (goal probability 1e-300): BiCGSTAB reaches no acceptable backward
+    # error, so the kernel answers with the expanded chain's exact values; with the large-chain
+    # path, with the error of the iterative solve.
+    kernel = PouredKernel([0, 1, 2], [0, 1, 3], [1, 0, 2], [1.0, 1.0 - 1e-300, 1e-300],
+                          [0.0, 0.0], [0, 0], [0.0, 0.0])
+    costs = np.ones(2)
+    values, _ = _compiled(kernel, costs, np.zeros(2))
+    np.testing.assert_allclose(values, [2e300, 2e300], rtol=1e-12)
+    with pytest.raises(ConvergenceError, match="backward error"):
+        _iterative(_compiled, kernel, costs, np.zeros(2))
+
+
+@SETTINGS
+@given(poured_chains())
+def test_goal_exits_match_the_expanded_goal_column(case):
+    kernel, costs = case
+    np.testing.assert_array_equal(chains._poured_exits(kernel), kernel.toarray()[:, -1] > 0)
+    # The split without a search (every cost positive, every row exiting) is the search's.
+    positive = np.ones(costs.size)
+    if chains._poured_exits(kernel).all():
+        infinite, transient = chains._splits(kernel.tocsr(), positive)
+        assert not infinite.any() and transient.all()
+    for got, want in zip(chains._poured_splits(kernel, positive),
+                         chains._splits(kernel.tocsr(), positive)):
+        np.testing.assert_array_equal(got, want)

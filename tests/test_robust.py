@@ -412,3 +412,28 @@ def test_an_accepted_upper_bound_is_never_below_a_kernel_in_the_boxes(backend):
     for s in range(n_core):
         assert np.isinf(upper[s]) or Fraction(float(upper[s])) >= exact[s]
     assert np.all(upper[n_core:] >= 1.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**32 - 1), st.sampled_from(["kl", "bernstein"]))
+def test_the_closable_start_leaves_the_infinite_states_unchanged(S, seed, kind):
+    # The infinite states from _closable's set, against the splitting started from every
+    # state (the search before the shortcut), on counts that often trap the chain: goal
+    # counts mostly 0, some pairs unseen, some costs 0.
+    from reference.kernels import NUMPY_KERNELS
+
+    rng = np.random.default_rng(seed)
+    A = 2
+    counts = rng.choice([0, 0, 0, 1, 5, 200, 10**4, 10**6], size=(S, A, S + 1)).astype(float)
+    counts[:, :, S] = rng.choice([0, 0, 0, 10**4, 10**6], size=(S, A))
+    costs = rng.choice([0.0, 0.5, 1.0], size=(S, A))
+    boxes, _ = reference_robust.checked_inputs(NUMPY_KERNELS, counts, costs, 0.1, kind)
+    everything = np.ones(S, dtype=bool)
+    for policy in itertools.product(range(A), repeat=S):
+        policy = np.array(policy)
+        costs_pi = costs[np.arange(S), policy]
+        got = reference_robust._infinite_states(boxes, policy, costs_pi)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reference_robust, "_closable", lambda n, *args: everything)
+            want = reference_robust._infinite_states(boxes, policy, costs_pi)
+        np.testing.assert_array_equal(got, want)
