@@ -266,11 +266,13 @@ cdef class CsrBoxes:
     the pour length of every pair: a sweep sorts only the ``prefix`` smallest
     next states of ``v`` (indices ``order_idx``, values ``order_val`` and their
     prefix sums ``cum_v``, the first ``min(prefix, S+1)`` entries; the rest of
-    ``order_idx`` and ``order_val``, up to ``2 prefix`` entries in all, holds
-    the states that enter it at the next sweep), and records their ranks in
-    ``rank`` (int32, ``(S+1,)``, ``S+1`` outside the prefix). A sweep starts
-    from the order the previous one left (:func:`_repair_order`), so two
-    sweeps must not run on the same boxes at the same time.
+    ``order_idx`` and ``order_val``, up to ``2 prefix`` entries in all, is the
+    repair's scratch space), and records their ranks in ``rank`` (int32,
+    ``(S+1,)``, ``S+1`` outside the prefix). These four arrays are read-only
+    views: the sweeps write them through the pointers taken when the boxes are
+    built. A sweep starts from the order the previous one left
+    (:func:`_repair_order`), so two sweeps must not run on the same boxes at
+    the same time.
     ``upper_mass`` (``(S, A)``) is the sum of each pair's
     upper ends, for the caller's simplex check; ``from_dense`` tells boxes read
     from dense counts, whose optimistic kernel is dense.
@@ -382,6 +384,8 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.arrays.order_idx = &order_idx[0]
     out.arrays.cum_v = &cum_v[0]
     out.arrays.rank = &rank[0]
+    for kept in (out.order_val, out.order_idx, out.cum_v, out.rank):
+        kept.flags.writeable = False
     out.arrays.room = room
     out.arrays.n_states = n_states
     out.arrays.n_actions = n_actions
@@ -1152,4 +1156,3 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                 for k in range(m):
                     out_val[ptr[s] + k] = kept_lo[k]
     return out_ptr, indices, data, width, reach, partial
-

@@ -9,7 +9,9 @@ cdef enum:
     # States ahead of the current one whose ``v`` entries a CSR sweep prefetches.
     PREFETCH_AHEAD = 4
     # Fewest states for which a CSR sweep prefetches: below, ``v`` (8 bytes a
-    # state) fits in a 2 MiB L2 cache and the prefetches only cost time.
+    # state) fits in a 2 MiB L2 cache and the prefetches only cost time. Below
+    # it too, the CSR EVI sweep tells a stored entry inside the pour prefix by
+    # its rank (one more random read above it, where the value test is used).
     PREFETCH_MIN_STATES = 262144
 
 

@@ -284,6 +284,15 @@ def kl_interval(kernels, p_hat, n, level):
     with the same test; its end is the last point that tested outside, or
     the outer end.
 
+    *Tightness.* An end lies outside the exact one by about ``e / |kl'|``:
+    within ``1e-10`` of the interval's width while the radius is above about
+    ``1e-5`` (``n`` below about ``10^6`` at the certificates' levels), a
+    relative ``3e-5`` at ``n = 10^12``, and wider than the exact interval by
+    a factor of a few once ``level / n`` nears the constant part of ``e``
+    (``n`` about ``10^17``): always sound, looser as the radius falls to the
+    rounding error of ``kl``. A radius ``level / n`` that is not a number
+    (``n = level = inf``) gives ``[0, 1]``.
+
     Examples
     --------
     >>> import numpy as np

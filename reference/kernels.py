@@ -407,8 +407,9 @@ def _kl_starts(p, r, side, upper):
     """
     other = p if upper else 1 - p
     lift = r + confidence.KL_ROUNDOFF * (40.0 + 32.0 * r)
-    d = np.minimum(np.sqrt(2.0 * lift * np.minimum(0.25, side)),
-                   lift + np.sqrt(lift * (lift + 2.0 * other)))
+    with np.errstate(over="ignore"):
+        d = np.minimum(np.sqrt(2.0 * lift * np.minimum(0.25, side)),
+                       lift + np.sqrt(lift * (lift + 2.0 * other)))
     q = p + d if upper else p - d
     near = np.flatnonzero(side < confidence.KL_EXP_START * r)
     if near.size:
