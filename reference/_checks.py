@@ -434,6 +434,8 @@ def _index_array(name, part, array):
 
 def _check_range(name, part, array, bound, what):
     """Raise unless every entry of ``array`` lies in ``0..bound-1``; name the first offender."""
+    if not array.size or (array.min() >= 0 and array.max() < bound):
+        return
     bad = np.flatnonzero((array < 0) | (array >= bound))
     if bad.size:
         k = int(bad[0])
@@ -587,25 +589,40 @@ def check_csr_counts(counts, name="counts"):
     A = shape[0] // S
     csr = check_sparse_structure(name, counts)
     values = csr.data
-    for bad, error, what in ((~np.isfinite(values), NotFiniteError, "hold finite counts"),
-                             (values < 0, ParameterError, "be >= 0")):
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise error(
-                f"`{name}` must {what}; got {float(values[k])!r} at (s, a, s') = "
-                f"{csr_position(csr, k, A)}."
+    largest = largest_count(values) if values.size else 0.0
+    if math.isnan(largest):
+        for bad, error, what in ((~np.isfinite(values), NotFiniteError, "hold finite counts"),
+                                 (values < 0, ParameterError, "be >= 0")):
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise error(
+                    f"`{name}` must {what}; got {float(values[k])!r} at (s, a, s') = "
+                    f"{csr_position(csr, k, A)}."
+                )
+        largest = float(values.max())
+    lengths = np.diff(csr.indptr)
+    if largest * float(lengths.max()) > _ROW_TOTAL_BOUND:
+        totals = np.bincount(np.repeat(np.arange(shape[0]), lengths), weights=values,
+                             minlength=shape[0])
+        over = np.flatnonzero(~(totals <= INT64_MAX))
+        if over.size:
+            s, a = divmod(int(over[0]), A)
+            raise NumericRangeError(
+                f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[over[0]]):.3g} "
+                f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
             )
-    rows = np.repeat(np.arange(shape[0]), np.diff(csr.indptr))
-    totals = np.bincount(rows, weights=values, minlength=shape[0])
-    over = np.flatnonzero(~(totals <= INT64_MAX))
-    if over.size:
-        s, a = divmod(int(over[0]), A)
-        raise NumericRangeError(
-            f"`{name}` of the pair (s, a) = ({s}, {a}) total {float(totals[over[0]]):.3g} "
-            f"samples, above 2^63 - 1 = {INT64_MAX:.3g}, more than any run can draw."
-        )
-    csr.eliminate_zeros()
+    if (values == 0).any():
+        csr.eliminate_zeros()
     return csr, S, A
+
+
+_ROW_TOTAL_BOUND = 2.0**62
+"""Largest count times longest row up to which no pair's total needs summing.
+
+Each total is then at most ``2^62 (1 + 2^-53)``, and its float sum, off by a
+relative ``n 2^-53`` at most over ``n`` entries, stays below ``2^63``: no
+total can pass the ``2^63 - 1`` check.
+"""
 
 
 _INF_BITS = np.float64(np.inf).view(np.uint64)
@@ -624,7 +641,9 @@ def largest_count(dense):
 
     Parameters
     ----------
-    dense : ndarray of float64, shape (S, A, S+1), C-contiguous, not empty
+    dense : ndarray of float64, not empty
+        The counts, any shape: dense ``(S, A, S+1)`` C-contiguous, or the
+        stored entries of CSR counts.
 
     Returns
     -------

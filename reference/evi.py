@@ -7,6 +7,7 @@ inner problem with goal-first stable ties, and the stopping rule returning
 ``v_j`` with the policy greedy with respect to ``v_j``.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -470,7 +471,7 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         residual = kernels.evi_sweep(boxes, costs, v_ext, v_next, policy)
         if residual <= mu:
             break
-        if not np.isfinite(residual):
+        if not math.isfinite(residual):
             raise NumericRangeError(
                 f"EVI's iterates left the finite floats at sweep {j + 1} (max |v_(j+1) - v_j| "
                 f"= {residual!r}); no policy is returned from them."

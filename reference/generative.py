@@ -938,9 +938,8 @@ class SampleStore:
             rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
             self._pending = []
             seen = counts > 0
-            increment = sp.coo_array(
-                (counts[seen], (rows[seen], next_states[seen])), shape=self._csr.shape
-            ).tocsr()
+            increment = _increment(rows[seen], next_states[seen], counts[seen],
+                                   self._csr.shape)
             self._csr = self._csr + increment
         return self._csr
 
@@ -1184,6 +1183,33 @@ def _header_int(header, key, where, low):
             f"{value!r}."
         )
     return value
+
+
+def _increment(rows, cols, counts, shape):
+    """The CSR matrix of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``, summed.
+
+    Entries in canonical order (rows ascending, columns strictly ascending
+    within a row), as a top-up queues them, give the CSR arrays directly;
+    others go through :class:`scipy.sparse.coo_array`. Both give the same
+    matrix: int64 data, indices and ``indptr``, canonical.
+
+    Parameters
+    ----------
+    rows, cols, counts : ndarray of int64, shape (k,)
+        ``0 <= rows < shape[0]``, ``0 <= cols < shape[1]``, ``counts > 0``.
+    shape : tuple of int
+        ``(M, N)``.
+
+    Returns
+    -------
+    scipy.sparse.csr_array of int64, shape (M, N)
+    """
+    same_row = rows[1:] == rows[:-1]
+    if rows.size and ((rows[1:] > rows[:-1]) | (same_row & (cols[1:] > cols[:-1]))).all():
+        indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+        return sp.csr_array((counts, cols, indptr), shape=shape)
+    return sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
 
 
 def _checked_counts(indptr, indices, data, shape):

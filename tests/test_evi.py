@@ -311,3 +311,52 @@ def test_reference_evi_refuses_to_densify_huge_counts():
     pattern = r"\(20000, 2, 20001\) needs 5\.96 GiB, above the limit of 256\.00 MiB.*`fast`"
     with pytest.raises(reference.TooLargeError, match=pattern):
         reference.extended_value_iteration(huge, np.ones((20_000, 2)), 0.1, 0.1)
+
+
+@pytest.mark.parametrize("row, refused", [
+    ([2.0**60, 2.0**60], False),
+    ([2.0**61, 2.0**61], False),
+    ([2.0**61, 2.0**61, 1.0], False),
+    ([2.0**62, 2.0**62 - 2.0**10], False),
+    ([2.0**62, 2.0**62, 2.0**62], True),
+    ([2.0**62, 2.0**62, 2.0**61], True),
+])
+def test_sparse_counts_refuse_pair_totals_above_int64_as_exact_sums_do(row, refused):
+    """A pair whose exact total (Python integers) passes ``2^63`` is refused, one just
+    below it is not, whether the largest count times the longest row is above ``2^62``
+    (the totals are summed) or not (they cannot pass the limit)."""
+    import reference
+    from reference._checks import check_csr_counts
+
+    S, A = len(row), 2
+    dense = np.ones((S * A, S + 1))
+    dense[3, :S] = row
+    assert (sum(int(x) for x in row) + 1 > 2**63) == refused
+    counts = sp.csr_array(dense)
+    if refused:
+        with pytest.raises(reference.NumericRangeError,
+                           match=r"of the pair \(s, a\) = \(1, 1\) total .* above 2\^63 - 1"):
+            check_csr_counts(counts)
+    else:
+        csr, S_out, A_out = check_csr_counts(counts)
+        assert (S_out, A_out) == (S, A)
+        assert np.array_equal(csr.toarray(), dense)
+
+
+def test_sparse_counts_drop_zero_and_negative_zero_entries():
+    """Stored zeros, ``+0.0`` and ``-0.0`` alike, are removed; the other entries kept in
+    canonical order, as the CSR built from the dense counts without them."""
+    from reference._checks import check_csr_counts
+
+    dense = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 5.0, 0.0], [0.0, 0.0, 6.0]])
+    for zero in (0.0, -0.0):
+        stored = sp.csr_array(dense)
+        stored.data = np.where(stored.data == 1.0, zero, stored.data)
+        stored = sp.csr_array((np.r_[stored.data, zero], np.r_[stored.indices, 1],
+                               np.r_[stored.indptr[:-1], stored.indptr[-1] + 1]),
+                              shape=dense.shape)
+        csr, _, _ = check_csr_counts(stored)
+        want = sp.csr_array(np.where(dense == 1.0, 0.0, dense))
+        assert np.array_equal(csr.indptr, want.indptr)
+        assert np.array_equal(csr.indices, want.indices)
+        assert np.array_equal(csr.data, want.data) and not np.signbit(csr.data).any()

@@ -312,3 +312,70 @@ def test_draw_pairs_rejects_a_bad_sample_pairs_indptr(backend, indptr):
                                                   r"from 0 to 2; got \["):
         store.draw_pairs(Batched(), [0, 1], 1, np.random.default_rng(0))
     assert store.n_samples == 0
+
+
+class _Answers:
+    """A model answering ``sample_pairs`` with the arrays it is given (any order, repeats)."""
+
+    def __init__(self, n_states, n_actions):
+        self.n_states, self.n_actions = n_states, n_actions
+        self.answer = None
+
+    def sample_pairs(self, pairs, n, rng):
+        return self.answer
+
+
+_ENTRY = st.tuples(st.integers(0, 3), st.integers(0, 3))
+_BATCH = st.lists(st.tuples(st.integers(0, 5), st.lists(_ENTRY, max_size=4)), max_size=5)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.tuples(_BATCH, st.booleans(), st.booleans()), max_size=6))
+def test_store_merges_batches_as_the_scipy_sum(backend, batches):
+    """Every read of the counts equals the stored matrix plus the pending samples summed by
+    scipy (COO to CSR, then a sparse addition), array for array and dtype for dtype, and the
+    dense sum of every sample: batches in canonical order or not, pairs and next states
+    repeated within and across batches, empty batches, zero counts."""
+    S, A = 3, 2
+    store = backend.SampleStore(S, A)
+    model = _Answers(S, A)
+    expected = sp.csr_array((S * A, S + 1), dtype=np.int64)
+    dense = np.zeros((S * A, S + 1), dtype=np.int64)
+    pending = []
+    for batch, canonical, read in batches:
+        if canonical:
+            merged = {}
+            for pair, entries in batch:
+                for col, count in entries:
+                    merged.setdefault(pair, {}).setdefault(col, 0)
+                    merged[pair][col] += count
+            batch = [(pair, sorted(merged[pair].items())) for pair in sorted(merged)]
+        pairs = np.array([pair for pair, _ in batch], dtype=np.int64)
+        n = np.array([sum(count for _, count in entries) for _, entries in batch],
+                     dtype=np.int64)
+        lengths = [len(entries) for _, entries in batch]
+        flat = [entry for _, entries in batch for entry in entries]
+        cols = np.array([col for col, _ in flat], dtype=np.int64)
+        counts = np.array([count for _, count in flat], dtype=np.int64)
+        model.answer = (np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]), cols, counts)
+        store.draw_pairs(model, pairs, n, None)
+        if n.sum():
+            rows = np.repeat(pairs, lengths)
+            pending.append((rows, cols, counts))
+            np.add.at(dense, (rows, cols), counts)
+        if read:
+            if pending:
+                rows, cols, counts = (np.concatenate(part) for part in zip(*pending))
+                seen = counts > 0
+                expected = expected + sp.coo_array(
+                    (counts[seen], (rows[seen], cols[seen])), shape=expected.shape).tocsr()
+                pending = []
+            got = store.counts_csr()
+            for part in ("data", "indices", "indptr"):
+                want = getattr(expected, part)
+                assert getattr(got, part).dtype == want.dtype
+                assert np.array_equal(getattr(got, part), want)
+            assert got.has_canonical_format and got.has_sorted_indices
+            assert np.array_equal(got.toarray(), dense)
+            assert store.Gamma_hat == int((dense > 0).sum(axis=1).max())
