@@ -408,6 +408,21 @@ def test_pour_kernels_on_long_pours_ties_infinities_and_unseen_pairs(descending)
     assert np.diff(kernel.indptr).max() >= 300
 
 
+@pytest.mark.parametrize("descending", [False, True])
+def test_pour_kernels_on_every_row_width_around_the_short_sort(descending):
+    # Row k stores k + 1 next states (1 .. 40), so the compiled kernels sort the entries of
+    # some rows by insertion (at most 16) and of the others by qsort; values in random order.
+    S = 40
+    rng = np.random.default_rng(5)
+    counts = np.zeros((S, 1, S + 1))
+    for s in range(S):
+        counts[s, 0, rng.choice(S + 1, size=s + 1, replace=False)] = rng.integers(1, 40, s + 1)
+    boxes = reference.confidence_boxes(sp.csr_array(counts.reshape(S, S + 1)), 0.1, "kl")
+    v_ext = np.append(rng.permutation(S).astype(float), 0.0)
+    kernel = _assert_pour_kernels_agree(boxes, np.arange(S), v_ext, descending)
+    assert np.array_equal(np.diff(kernel.indptr), np.arange(1, S + 1))
+
+
 POUR_ROUNDING = 4 * np.finfo(np.float64).eps
 """Bound on how far the two backends' poured masses of one entry differ, per next state."""
 
