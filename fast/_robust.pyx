@@ -50,6 +50,26 @@ cdef int _compare(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+cdef int SHORT_SORT = 16
+"""Keys up to this many are sorted by insertion (no calls through a comparison pointer);
+longer runs go to ``qsort``. Either way the keys, all distinct, end in the same order."""
+
+
+cdef inline void _sort_keys(int64_t* keys, int64_t k) noexcept nogil:
+    """Sort ``k`` distinct keys in place, ascending."""
+    cdef int64_t i, j, key
+    if k > SHORT_SORT:
+        qsort(keys, k, sizeof(int64_t), _compare)
+        return
+    for i in range(1, k):
+        key = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] > key:
+            keys[j + 1] = keys[j]
+            j = j - 1
+        keys[j + 1] = key
+
+
 cdef struct Order:
     const int64_t* order      # next state at each position
     const int64_t* rank       # position of each next state
@@ -121,7 +141,7 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
     cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
         keys[j] = o.rank[cols[j]] * (k + 1) + j
-    qsort(keys, k, sizeof(int64_t), _compare)
+    _sort_keys(keys, k)
     for t in range(k + 1):
         if mass <= 0.0:
             break
@@ -285,7 +305,7 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 total = total + lo[first + j]
                 gap[j] = hi[first + j] - lo[first + j]
                 keys[j] = rank[cols[first + j]] * (k + 1) + j
-            qsort(keys, k, sizeof(int64_t), _compare)
+            _sort_keys(keys, k)
             for j in range(k):
                 ranks[j] = keys[j] // (k + 1)
                 items[j] = keys[j] % (k + 1)

@@ -87,7 +87,10 @@ UNIT_ROUNDOFF = 2.0**-53
 def _reaching(tails, heads, targets):
     """Mask of the nodes with a path (possibly empty) into ``targets``.
 
-    ``tails -> heads`` are the edges of a graph on ``targets.size`` nodes.
+    ``tails -> heads`` are the edges of a graph on ``targets.size`` nodes. The reversed
+    edges, and one from an extra node to every target, are grouped by their tail into CSR
+    by a stable sort (numpy's radix sort, on 16-bit keys, below ``2**16`` nodes), and the
+    mask is what a breadth-first search from the extra node reaches.
     """
     n = targets.size
     if not targets.any():
@@ -95,7 +98,9 @@ def _reaching(tails, heads, targets):
     sources = np.flatnonzero(targets)
     rows = np.concatenate([heads, np.full(sources.size, n)])
     cols = np.concatenate([tails, sources])
-    reverse = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n + 1, n + 1))
+    by_row = np.argsort(rows.astype(np.uint16) if n < 2**16 else rows, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n + 1))])
+    reverse = sp.csr_array((np.ones(rows.size), cols[by_row], indptr), shape=(n + 1, n + 1))
     order = breadth_first_order(reverse, n, directed=True, return_predecessors=False)
     mask = np.zeros(n + 1, dtype=bool)
     mask[order] = True

@@ -155,7 +155,7 @@ class PouredKernel:
     """
 
     __slots__ = ("order", "rank", "indptr", "indices", "data", "width", "reach", "partial",
-                 "descending")
+                 "descending", "_layout")
     __array_ufunc__ = None
     """NumPy's operators defer to this class: ``y @ kernel`` runs :meth:`__rmatmul__`."""
 
@@ -235,6 +235,7 @@ class PouredKernel:
         for name, array in arrays.items():
             object.__setattr__(self, name, _read_only(array))
         object.__setattr__(self, "descending", bool(descending))
+        object.__setattr__(self, "_layout", None)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable; cannot set `{name}`.")
@@ -264,22 +265,36 @@ class PouredKernel:
         return sum(getattr(self, name).nbytes for name in
                    ("order", "rank", "indptr", "indices", "data", "width", "reach", "partial"))
 
+    def _structure(self):
+        """The kernel's layout, computed once (the kernel is immutable), read-only arrays:
+        ``(rows, before, at, unseen_at_reach, reach_state)`` with the row of every stored
+        entry, whether it lies before its row's reach and exactly at it, whether the next
+        state at each row's reach is unseen (and within ``0 .. S``), and that next state
+        (``order[min(reach, S)]``)."""
+        if self._layout is None:
+            n, n_next = self.shape
+            rows = np.repeat(np.arange(n), np.diff(self.indptr))
+            at = self.rank[self.indices]
+            before, at_reach = at < self.reach[rows], at == self.reach[rows]
+            stored_there = np.bincount(rows[at_reach], minlength=n) > 0
+            unseen = (self.reach < n_next) & ~stored_there
+            reach_state = self.order[np.minimum(self.reach, n_next - 1)]
+            object.__setattr__(self, "_layout", tuple(
+                _read_only(a) for a in (rows, before, at_reach, unseen, reach_state)))
+        return self._layout
+
     def _rows(self):
-        """Row of every stored entry, shape ``(stored,)``."""
-        return np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        """Row of every stored entry, shape ``(stored,)`` (read-only)."""
+        return self._structure()[0]
 
     def _stored_before_reach(self):
         """Whether each stored entry lies before its row's reach, and exactly at it."""
-        rows = self._rows()
-        at = self.rank[self.indices]
-        return rows, at < self.reach[rows], at == self.reach[rows]
+        rows, before, at_reach = self._structure()[:3]
+        return rows, before, at_reach
 
     def _unseen_at_reach(self):
         """Whether the next state at each row's reach is unseen (and within ``0 .. S``)."""
-        _, _, at_reach = self._stored_before_reach()
-        inside = self.reach < self.shape[1]
-        stored_there = np.bincount(self._rows()[at_reach], minlength=self.shape[0]) > 0
-        return inside & ~stored_there
+        return self._structure()[3]
 
     @property
     def nnz(self):
@@ -404,11 +419,10 @@ class PouredKernel:
         partial = (self.partial > 0).astype(np.float64) if positive else self.partial
         data = (self.data > 0).astype(np.float64) if positive else self.data
         along = np.concatenate([[0.0], np.cumsum(x[self.order])])
-        rows, before, _ = self._stored_before_reach()
+        rows, before, _, unseen_at_reach, reach_state = self._structure()
         x_stored = x[self.indices]
         seen_before = np.bincount(rows[before], weights=x_stored[before], minlength=n)
         unseen = along[self.reach] - seen_before
-        at_reach = np.where(self._unseen_at_reach(),
-                            x[self.order[np.minimum(self.reach, self.shape[1] - 1)]], 0.0)
+        at_reach = np.where(unseen_at_reach, x[reach_state], 0.0)
         stored = np.bincount(rows, weights=data * x_stored, minlength=n)
         return stored + width * unseen + partial * at_reach

@@ -201,7 +201,7 @@ def _closable(n_states, row, col, lo, hi, h):
         alive = keep
 
 
-def _infinite_states(boxes, policy, costs_pi):
+def _infinite_states(boxes, policy, costs_pi, graph=None):
     r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
 
     The adversary makes the value infinite at ``s`` exactly when some kernel in
@@ -216,19 +216,21 @@ def _infinite_states(boxes, policy, costs_pi):
     positive cost. With every cost positive this is the largest set whose
     lower ends put no mass outside it, and the states reaching it. The
     splitting starts from :func:`_closable`, which holds every such set (no
-    state is infinite when it is empty).
+    state is infinite when it is empty). ``graph`` is :func:`_adversary_graph`
+    of the policy's rows when the caller has it.
     """
     S = boxes.n_states
-    rows = _policy_rows(boxes, policy)
-    row, col, lo, hi, free, h, tails, heads, spread = _adversary_graph(boxes, rows)
+    if graph is None:
+        graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    row, col, lo, hi, free, h, tails, heads, spread = graph
     alive = _closable(S, row, col, lo, hi, h)
     if not alive.any():
         return alive
     while True:
         edge_ok = alive[tails] & alive[heads]
         t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
-        graph = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
-        labels = connected_components(graph, directed=True, connection="strong")[1][:S]
+        adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
+        labels = connected_components(adjacency, directed=True, connection="strong")[1][:S]
         labels = np.where(alive, labels, -1)
         label_ext = np.append(labels, -1)
         inside = (label_ext[col] == labels[row]) & (labels[row] >= 0)
@@ -360,17 +362,20 @@ def _slack(gap, values, costs):
     return float(need[~hopeless].max(initial=0.0)), hopeless
 
 
-def _zero_states(boxes, policy, costs_pi):
+def _zero_states(boxes, policy, costs_pi, graph=None):
     """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
-    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`)."""
+    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` as
+    there)."""
     S = boxes.n_states
-    tails, heads, spread = _adversary_graph(boxes, _policy_rows(boxes, policy))[6:]
+    if graph is None:
+        graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    tails, heads, spread = graph[6:]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
     positive = costs_pi > 0
     return ~_reaching(t, hd, np.append(positive, positive.any()))[:S]
 
 
-def _check_upper(kernels, boxes, policy, costs_pi, values):
+def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
     r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
 
     The check is made safe from rounding: a state passes when the computed
@@ -380,12 +385,13 @@ def _check_upper(kernels, boxes, policy, costs_pi, values):
     factor ``1 + r`` (:func:`_slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
     the solver's residual and that rounding; states needing more, and states
     where the check still fails, are set to ``+inf``, which can make their
-    predecessors fail, until the check holds everywhere.
+    predecessors fail, until the check holds everywhere. ``graph`` is
+    :func:`_adversary_graph` of the policy's rows when the caller has it.
     Returns ``(U, number of states set to inf by the check, r)``.
     """
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
-    exact_zero = _zero_states(boxes, policy, costs_pi)
+    exact_zero = _zero_states(boxes, policy, costs_pi, graph)
 
     def upper_bellman(U):
         finite = np.isfinite(U)
@@ -410,11 +416,12 @@ def _check_upper(kernels, boxes, policy, costs_pi, values):
 def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
     S = boxes.n_states
-    infinite = _infinite_states(boxes, policy, costs_pi)
+    graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    infinite = _infinite_states(boxes, policy, costs_pi, graph)
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
                                                    start)
-    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values)
+    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values, graph)
     return U, kernel, infinite, n_iter, converged, dropped, r
 
 

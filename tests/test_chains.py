@@ -121,3 +121,30 @@ def test_positive_cost_split_matches_brute_force(seed):
     values = chains.chain_values(chain, costs)
     np.testing.assert_array_equal(np.isinf(values), expected)
     assert np.all(values[~expected] > 0)
+
+
+def _reaching_by_fixpoint(n, tails, heads, targets):
+    """Nodes with a path into ``targets``, by growing the set along reversed edges."""
+    mask = targets.copy()
+    while True:
+        grown = mask.copy()
+        grown[tails[mask[heads]]] = True
+        if np.array_equal(grown, mask):
+            return mask
+        mask = grown
+
+
+@pytest.mark.parametrize("n", [1, 7, 300, 2**16 + 5])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reaching_against_a_fixpoint(n, seed):
+    # Below and above 2**16 nodes (where the edges are grouped by a 16-bit radix sort or
+    # not); repeated edges, self-loops, isolated nodes.
+    rng = np.random.default_rng(seed)
+    m = 2 * n
+    tails, heads = rng.integers(0, n, m), rng.integers(0, n, m)
+    tails, heads = np.concatenate([tails, tails[:3]]), np.concatenate([heads, heads[:3]])
+    targets = rng.random(n) < 0.01
+    got = chains._reaching(tails, heads, targets)
+    assert np.array_equal(got, _reaching_by_fixpoint(n, tails, heads, targets))
+    assert np.array_equal(chains._reaching(tails, heads, np.zeros(n, dtype=bool)),
+                          np.zeros(n, dtype=bool))

@@ -54,6 +54,7 @@ from hypothesis import strategies as st
 import fast
 import reference
 from fast import _evi
+from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
 from reference._checks import count_table
 from reference.kernels import NUMPY_KERNELS, explicit_pour
@@ -406,6 +407,54 @@ def test_pour_kernels_on_long_pours_ties_infinities_and_unseen_pairs(descending)
     assert np.all(boxes.hi_unseen[2::9] == 1.0)
     assert np.array_equal(kernel.indptr[3::9], kernel.indptr[2::9])
     assert np.diff(kernel.indptr).max() >= 300
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_pour_kernels_on_every_row_width_around_the_short_sort(descending):
+    # Row k stores k + 1 next states (1 .. 40), so the compiled kernels sort the entries of
+    # some rows by insertion (at most 16) and of the others by qsort; values in random order.
+    S = 40
+    rng = np.random.default_rng(5)
+    counts = np.zeros((S, 1, S + 1))
+    for s in range(S):
+        counts[s, 0, rng.choice(S + 1, size=s + 1, replace=False)] = rng.integers(1, 40, s + 1)
+    boxes = reference.confidence_boxes(sp.csr_array(counts.reshape(S, S + 1)), 0.1, "kl")
+    v_ext = np.append(rng.permutation(S).astype(float), 0.0)
+    kernel = _assert_pour_kernels_agree(boxes, np.arange(S), v_ext, descending)
+    assert np.array_equal(np.diff(kernel.indptr), np.arange(1, S + 1))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_reused_pour_order_never_serves_other_values(descending):
+    # The compiled kernels keep the order of the last vector poured on the thread: pouring
+    # again the same vector, a vector changed in place, the other direction, or a vector
+    # that differs only by the sign of a zero must give the answers of a fresh order (and
+    # the numpy kernels' pieces).
+    S, A = 30, 2
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 30, size=(S, A, S + 1)) * (rng.random((S, A, S + 1)) < 0.3)
+    boxes = reference.confidence_boxes(sp.csr_array(counts.reshape(S * A, S + 1).astype(float)),
+                                       0.1, "kl")
+    rows, policy_rows = np.arange(S * A), np.arange(S) * A
+    v_ext = np.append(rng.integers(0, 4, S).astype(float), 0.0)
+    zero_signed = v_ext.copy()
+    zero_signed[v_ext == 0.0] = -0.0
+
+    def agree(v, direction):
+        got = COMPILED_KERNELS.pour_values(boxes, rows, v, direction)
+        fast_kernels._LAST_POUR.__dict__.clear()
+        assert np.array_equal(got, COMPILED_KERNELS.pour_values(boxes, rows, v, direction))
+        assert np.allclose(got, NUMPY_KERNELS.pour_values(boxes, rows, v, direction),
+                           rtol=1e-12, atol=1e-12)
+        _assert_pour_kernels_agree(boxes, policy_rows, v, direction)
+
+    agree(v_ext, descending)
+    agree(v_ext, descending)
+    v_ext[:S] = v_ext[:S][::-1] + rng.random(S)
+    agree(v_ext, descending)
+    agree(v_ext, not descending)
+    agree(zero_signed, descending)
+    agree(np.abs(zero_signed), descending)
 
 
 POUR_ROUNDING = 4 * np.finfo(np.float64).eps

@@ -108,6 +108,41 @@ def test_matvec_equals_the_dense_product(problem, seed, infinite):
         assert np.allclose(y @ kernel, y @ dense, rtol=1e-13, atol=1e-300)
 
 
+def _product_recomputing_the_layout(kernel, x):
+    """``kernel @ x`` for finite ``x`` as :meth:`PouredKernel._apply` computed it before the
+    layout was kept: every piece rebuilt from the stored arrays on each call."""
+    n, n_next = kernel.shape
+    rows = np.repeat(np.arange(n), np.diff(kernel.indptr))
+    at = kernel.rank[kernel.indices]
+    before = at < kernel.reach[rows]
+    stored_there = np.bincount(rows[at == kernel.reach[rows]], minlength=n) > 0
+    unseen_at_reach = (kernel.reach < n_next) & ~stored_there
+    along = np.concatenate([[0.0], np.cumsum(x[kernel.order])])
+    x_stored = x[kernel.indices]
+    seen_before = np.bincount(rows[before], weights=x_stored[before], minlength=n)
+    at_reach = np.where(unseen_at_reach, x[kernel.order[np.minimum(kernel.reach, n_next - 1)]],
+                        0.0)
+    stored = np.bincount(rows, weights=kernel.data * x_stored, minlength=n)
+    return stored + kernel.width * (along[kernel.reach] - seen_before) + kernel.partial * at_reach
+
+
+@pytest.mark.parametrize("name", KERNEL_SETS)
+@settings(**SETTINGS)
+@given(problem=count_tables(), seed=st.integers(0, 2**32 - 1))
+def test_kept_layout_gives_the_products_bit_for_bit(problem, seed, name):
+    """The layout a kernel keeps after its first product changes no later product by a bit."""
+    counts, v_ext, delta, as_csr = problem
+    rng = np.random.default_rng(seed)
+    for kernel in _kernels_of_every_action(KERNEL_SETS[name], counts, v_ext, delta, as_csr):
+        for _ in range(3):
+            x = rng.uniform(0.0, 2.0, size=kernel.shape[1]) * rng.choice([1.0, 1e3],
+                                                                          kernel.shape[1])
+            assert np.array_equal(kernel @ x, _product_recomputing_the_layout(kernel, x))
+        rows, before, at_reach = kernel._stored_before_reach()
+        assert not (rows.flags.writeable or before.flags.writeable or at_reach.flags.writeable)
+        assert not kernel._unseen_at_reach().flags.writeable
+
+
 @pytest.mark.parametrize("name", KERNEL_SETS)
 def test_memory_does_not_grow_with_the_samples_per_pair(name):
     """Same support, 10^3 and 10^9 samples per pair: equal bytes, though the explicit
