@@ -126,6 +126,7 @@ def _pour_walk(v_ext, descending):
     The policy iterations pour one vector twice (the values of every pair, then the new
     kernel; the last values again in the check): the answer for the last ``v_ext`` of
     each thread is kept and reused when the next one has the same bits and direction.
+    The kept arrays are read-only (a kernel built on them shares its ``order``).
     """
     last = getattr(_LAST_POUR, "walk", None)
     bits = v_ext.view(np.uint64)
@@ -140,6 +141,8 @@ def _pour_walk(v_ext, descending):
     cum_v = np.concatenate([[0.0], np.cumsum(np.where(infinite, 0.0, along))])
     cum_inf = np.concatenate([[0], np.cumsum(infinite)]).astype(np.int64)
     walk = (order, rank, cum_v, cum_inf)
+    for kept in walk:
+        kept.flags.writeable = False
     _LAST_POUR.walk = (descending, bits.copy(), walk)
     return walk
 
