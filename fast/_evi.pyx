@@ -420,9 +420,10 @@ def scan_dense(counts, Py_ssize_t max_nnz):
     their nonzero entries as CSR rows.
 
     Each row is read ``16`` entries at a time, and the OR of their bits skips a
-    block of zeros; the same pass tells a negative, ``-0.0``, infinite or NaN
-    entry from its bits and keeps the largest bit pattern, which orders the
-    finite counts ``>= +0.0`` as their values. Integer operations only, on an
+    block of zeros (``+0.0`` only) without a branch; the other blocks are read
+    again, and their entries' bits tell a negative, ``-0.0``, infinite or NaN
+    entry; the largest bit pattern orders the finite counts ``>= +0.0`` as
+    their values. Integer operations only, on an
     AVX2 build of the pass where the compiler and the CPU allow it
     (``fast/_scan.h``).
 

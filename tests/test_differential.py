@@ -224,6 +224,28 @@ def test_count_scans_agree(S, A, density, special, seed, cut):
         assert np.array_equal(cut_scan.largest, largest, equal_nan=True)
 
 
+@pytest.mark.parametrize("special", SPECIAL_COUNTS)
+def test_count_scan_of_rows_longer_than_a_run(special):
+    """Rows of more than 64 blocks of 16 entries are tested a run of blocks at a time: an
+    entry in the second run, or in the row's tail after the last whole block, is found
+    and checked like one in the first."""
+    S, A = 1100, 2
+    rng = np.random.default_rng(7)
+    counts = np.zeros((S, A, S + 1))
+    counts[0, 0, [3, 64 * 16 - 1, 64 * 16, S]] = [5.0, 6.0, 7.0, 8.0]
+    counts[S - 1, 1, rng.integers(0, S + 1, size=20)] = rng.integers(1, 9, size=20)
+    for where in ((1, 0, 64 * 16 + 5), (2, 1, S), (3, 0, 17)):
+        flagged = counts.copy()
+        flagged[where] = special
+        largest = NUMPY_KERNELS.scan_counts(flagged).largest
+        scan = COMPILED_KERNELS.scan_counts(flagged)
+        assert np.array_equal(scan.largest, largest, equal_nan=True)
+        expected = sp.csr_array(flagged.reshape(S * A, S + 1))
+        assert scan.indptr.tolist() == expected.indptr.tolist()
+        assert scan.cols.tolist() == expected.indices.tolist()
+        assert scan.data.view(np.uint64).tolist() == expected.data.view(np.uint64).tolist()
+
+
 @pytest.mark.parametrize("as_csr", [False, True], ids=["dense", "csr"])
 @settings(max_examples=LARGE_EXAMPLES, **SETTINGS)
 @given(problem=count_tables(*LARGE_STATES), seed=st.integers(0, 2**32 - 1))
