@@ -619,3 +619,134 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                     gap = trial
     free(work)
     return best, gap
+
+
+def pour_walk(const double[::1] v, const int64_t[::1] order, int64_t[::1] rank,
+              double[::1] cum_v, int64_t[::1] cum_inf):
+    """Write the position of every next state in ``order`` into ``rank``, and the prefix sums
+    of the finite values (``cum_v``) and counts of the infinite ones (``cum_inf``) along it,
+    both of length ``S+2`` and starting at 0: the additions of ``numpy.cumsum``, in order."""
+    cdef Py_ssize_t n = order.shape[0], t
+    cdef double value
+    with nogil:
+        cum_v[0] = 0.0
+        cum_inf[0] = 0
+        for t in range(n):
+            rank[order[t]] = t
+            value = v[order[t]]
+            if isinf(value):
+                cum_inf[t + 1] = cum_inf[t] + 1
+                value = 0.0
+            else:
+                cum_inf[t + 1] = cum_inf[t]
+            cum_v[t + 1] = value if t == 0 else cum_v[t] + value
+
+
+def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
+                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
+                 const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
+                 double[::1] along, double[::1] out):
+    """``out = kernel @ x`` for a ``PouredKernel`` and finite ``x``, with the operations of
+    ``reference.poured.PouredKernel._apply`` in its order (the prefix sums ``along`` of ``x``
+    along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
+    the reach and all of them, from 0 in index order; then ``stored + width * unseen +
+    partial * at_reach``), so the same floats."""
+    cdef Py_ssize_t n = reach.shape[0], n_next = order.shape[0], i, t
+    cdef int64_t k, at, reach_at
+    cdef double seen_before, stored, unseen, at_reach
+    cdef bint stored_there
+    with nogil:
+        along[0] = 0.0
+        for t in range(n_next):
+            along[t + 1] = x[order[t]] if t == 0 else along[t] + x[order[t]]
+        for i in range(n):
+            seen_before = 0.0
+            stored = 0.0
+            stored_there = False
+            reach_at = reach[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                at = rank[indices[k]]
+                if at < reach_at:
+                    seen_before = seen_before + x[indices[k]]
+                elif at == reach_at:
+                    stored_there = True
+                stored = stored + data[k] * x[indices[k]]
+            unseen = along[reach_at] - seen_before
+            if reach_at < n_next and not stored_there:
+                at_reach = x[order[reach_at]]
+            else:
+                at_reach = 0.0
+            out[i] = stored + width[i] * unseen + partial[i] * at_reach
+
+
+def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
+                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
+                 const int64_t[::1] reach, const double[::1] partial):
+    """Whether every state of a square ``PouredKernel`` reaches the goal on edges of positive
+    probability: its positive stored entries, its unseen next state at the reach when the
+    partial is positive, and the goal when the row moves there (as
+    ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
+    unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
+    cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
+    cdef int64_t k, j, goal_at = rank[S], target
+    cdef bint goal_stored, exits, stored_there
+    counts_array = np.zeros(S + 1, dtype=np.int64)
+    tails_array = np.empty(indices.shape[0] + S, dtype=np.int64)
+    heads_array = np.empty(indices.shape[0] + S, dtype=np.int64)
+    seen_array = np.zeros(S, dtype=np.int8)
+    queue_array = np.empty(S, dtype=np.int64)
+    cdef int64_t[::1] counts = counts_array, tails = tails_array, heads = heads_array
+    cdef int64_t[::1] queue = queue_array
+    cdef char[::1] seen = seen_array
+    cdef int64_t n_edges = 0
+    with nogil:
+        for i in range(S):
+            goal_stored = False
+            exits = False
+            stored_there = False
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if rank[j] == reach[i]:
+                    stored_there = True
+                if j == S:
+                    goal_stored = True
+                    if data[k] > 0.0:
+                        exits = True
+                elif data[k] > 0.0 and j != i:
+                    tails[n_edges] = i
+                    heads[n_edges] = j
+                    counts[j + 1] += 1
+                    n_edges = n_edges + 1
+            if not goal_stored and ((goal_at < reach[i] and width[i] > 0.0)
+                                    or (goal_at == reach[i] and partial[i] > 0.0)):
+                exits = True
+            if reach[i] <= S and not stored_there and partial[i] > 0.0:
+                target = order[reach[i]]
+                if target < S and target != i:
+                    tails[n_edges] = i
+                    heads[n_edges] = target
+                    counts[target + 1] += 1
+                    n_edges = n_edges + 1
+            if exits:
+                seen[i] = 1
+                queue[tail] = i
+                tail = tail + 1
+        for i in range(S):
+            counts[i + 1] += counts[i]
+    by_head_array = np.empty(n_edges, dtype=np.int64)
+    fill_array = counts_array[:S].copy()
+    cdef int64_t[::1] by_head = by_head_array, fill = fill_array
+    with nogil:
+        for k in range(n_edges):
+            by_head[fill[heads[k]]] = tails[k]
+            fill[heads[k]] += 1
+        while head < tail:
+            j = queue[head]
+            head = head + 1
+            for k in range(counts[j], counts[j + 1]):
+                i = by_head[k]
+                if not seen[i]:
+                    seen[i] = 1
+                    queue[tail] = i
+                    tail = tail + 1
+    return tail == S

@@ -135,11 +135,8 @@ def _pour_walk(v_ext, descending):
         return last[2]
     order = pour_order(v_ext, descending).astype(np.int64)
     rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    along = v_ext[order]
-    infinite = np.isinf(along)
-    cum_v = np.concatenate([[0.0], np.cumsum(np.where(infinite, 0.0, along))])
-    cum_inf = np.concatenate([[0], np.cumsum(infinite)]).astype(np.int64)
+    cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
+    _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
     walk = (order, rank, cum_v, cum_inf)
     for kept in walk:
         kept.flags.writeable = False
@@ -173,7 +170,43 @@ def pour_kernel(boxes, rows, v_ext, descending):
     pieces = _robust.pour_pieces(boxes.indptr, boxes.indices, boxes.lo, boxes.hi,
                                  boxes.hi_unseen, rows, rank, int(stored.max(initial=0)),
                                  sweep_threads(8 * int(stored.sum() + rows.size)))
-    return PouredKernel(order, *pieces, descending, check=False)
+    return CompiledPouredKernel.along(order, rank, pieces, descending)
+
+
+class CompiledPouredKernel(PouredKernel):
+    """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
+    :func:`fast._robust.poured_apply` (the same floats as the numpy ``_apply``)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def along(cls, order, rank, pieces, descending):
+        """The kernel of the :func:`fast._robust.pour_pieces` ``pieces`` along ``order``, whose
+        positions ``rank`` are known (unchecked, as ``check=False``)."""
+        kernel = cls.__new__(cls)
+        kernel._set(order, rank, *pieces, descending)
+        return kernel
+
+    def _apply(self, x, positive=False):
+        if positive:
+            return super()._apply(x, positive)
+        out = np.empty(self.shape[0])
+        _robust.poured_apply(self.order, self.rank, self.indptr, self.indices, self.data,
+                             self.width, self.reach, self.partial,
+                             np.ascontiguousarray(x, dtype=np.float64),
+                             np.empty(self.order.size + 1), out)
+        return out
+
+
+def _splits(kernel, costs):
+    """:func:`reference.chains._poured_splits`, with no search when every cost is positive and
+    :func:`fast._robust.reaches_goal` shows that every state reaches the goal (then no state
+    is infinite)."""
+    if np.all(costs > 0) and _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
+                                                  kernel.indices, kernel.data, kernel.width,
+                                                  kernel.reach, kernel.partial):
+        return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
+    return chains._poured_splits(kernel, costs)
 
 
 def poured_chain_values(kernel, costs, start):
@@ -183,7 +216,7 @@ def poured_chain_values(kernel, costs, start):
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
     ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
     (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
-    infinite, transient = chains._poured_splits(kernel, costs)
+    infinite, transient = _splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
         return values, chains._poured_residual(kernel, costs, values)
