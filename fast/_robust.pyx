@@ -343,8 +343,22 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
     ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
     the inactive rows and finite."""
+    cdef double unused
+    _system_dots(c, x, out, offdiagonal, NULL, &unused, NULL, &unused)
+    if flow != NULL:
+        _flow(c, x, flow)
+
+
+cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
+                       const double* u, double* u_out, const double* w,
+                       double* w_out) noexcept nogil:
+    """``out = M x`` as :func:`_system` (and ``offdiagonal = Q x`` unless NULL), with the dot
+    products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
+    NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
+    operations of :func:`_dot`, so the same floats while their additions overlap the
+    product's."""
     cdef int64_t S = c.S, i, k, j, t
-    cdef double acc, xj, ax, unseen
+    cdef double acc, unseen, u_acc = 0.0, w_acc = 0.0
     cdef double* cum = c.cum
     cum[0] = 0.0
     for t in range(S + 1):
@@ -353,24 +367,36 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     for i in range(S):
         if not c.active[i]:
             out[i] = x[i]
-            continue
-        acc = 0.0
-        for k in range(c.indptr[i], c.indptr[i + 1]):
-            j = c.indices[k]
-            if j < S:
-                acc = acc + c.weight[k] * x[j]
-        unseen = cum[c.reach[i]]
-        if c.self_before[i]:
-            unseen = unseen - x[i]
-        acc = acc + c.width[i] * unseen
-        j = c.partial_to[i]
-        if j >= 0:
-            acc = acc + c.partial[i] * x[j]
-        out[i] = c.diagonal[i] * x[i] - acc
-        if offdiagonal != NULL:
-            offdiagonal[i] = acc
-    if flow == NULL:
-        return
+        else:
+            acc = 0.0
+            for k in range(c.indptr[i], c.indptr[i + 1]):
+                j = c.indices[k]
+                if j < S:
+                    acc = acc + c.weight[k] * x[j]
+            unseen = cum[c.reach[i]]
+            if c.self_before[i]:
+                unseen = unseen - x[i]
+            acc = acc + c.width[i] * unseen
+            j = c.partial_to[i]
+            if j >= 0:
+                acc = acc + c.partial[i] * x[j]
+            out[i] = c.diagonal[i] * x[i] - acc
+            if offdiagonal != NULL:
+                offdiagonal[i] = acc
+        if u != NULL:
+            u_acc = u_acc + u[i] * out[i]
+        if w != NULL:
+            w_acc = w_acc + w[i] * out[i]
+    u_out[0] = u_acc
+    w_out[0] = w_acc
+
+
+cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double acc, ax, unseen
+    cdef double* cum = c.cum
+    cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
         ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
@@ -439,6 +465,7 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     cdef double* s = w + 5 * S
     cdef double* t = w + 6 * S
     cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
+    cdef double ss, ts, rr, rho_next, unused
     for i in range(S):
         e[i] = 0.0
         r[i] = rhs[i]
@@ -448,37 +475,42 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     limit = rtol * rtol * _dot(rhs, rhs, S)
     if limit < enough * enough:
         limit = enough * enough
+    rho = _dot(rhat, r, S)
     for it in range(maxiter):
-        rho = _dot(rhat, r, S)
         if rho == 0.0 or not isfinite(rho):
             return
         beta = (rho / rho_prev) * (alpha / omega)
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
             y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
-        _system(c, y, v, NULL, NULL)
-        den = _dot(rhat, v, S)
+        _system_dots(c, y, v, NULL, rhat, &den, NULL, &unused)
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
+        ss = 0.0
         for i in range(S):
             s[i] = r[i] - alpha * v[i]
             e[i] = e[i] + alpha * y[i]
-        if _dot(s, s, S) <= limit:
+            ss = ss + s[i] * s[i]
+        if ss <= limit:
             return
         for i in range(S):
             y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
-        _system(c, y, t, NULL, NULL)
-        tt = _dot(t, t, S)
+        _system_dots(c, y, t, NULL, t, &tt, s, &ts)
         if tt == 0.0 or not isfinite(tt):
             return
-        omega = _dot(t, s, S) / tt
+        omega = ts / tt
+        rr = 0.0
+        rho_next = 0.0
         for i in range(S):
             e[i] = e[i] + omega * y[i]
             r[i] = s[i] - omega * t[i]
-        if omega == 0.0 or _dot(r, r, S) <= limit:
+            rr = rr + r[i] * r[i]
+            rho_next = rho_next + rhat[i] * r[i]
+        if omega == 0.0 or rr <= limit:
             return
         rho_prev = rho
+        rho = rho_next
 
 
 def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
@@ -575,15 +607,18 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     c.diagonal = diagonal
     c.cum = work + 14 * S
     with nogil:
-        for i in range(S):
-            zero[i] = 0.0
         best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
-        trial = _backward_error(&c, &rhs[0], zero, residual, flow)
+        # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
+        # its residual is rhs and each active row with rhs != 0 scores |rhs| / |rhs| = 1.
+        trial = 0.0
+        for i in range(S):
+            if c.active[i] and rhs[i] != 0.0:
+                trial = 1.0
         if not best <= trial:
             best = trial
             for i in range(S):
                 x[i] = 0.0
-        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+                residual[i] = rhs[i]
         for round_ in range(rounds):
             if best <= rtol:
                 break
@@ -750,3 +785,43 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                     queue[tail] = i
                     tail = tail + 1
     return tail == S
+
+
+cdef inline bint _before(const double* v, int64_t a, int64_t b, bint descending) noexcept nogil:
+    """Whether next state ``a`` comes before ``b`` in the pour order of ``v`` (ties to the
+    lower index)."""
+    if v[a] == v[b]:
+        return a < b
+    return v[a] > v[b] if descending else v[a] < v[b]
+
+
+def repair_order(const double[::1] v, int64_t[::1] order, bint descending, int64_t budget):
+    """Sort ``order`` in place into the pour order of ``v`` (``reference.kernels.pour_order``:
+    decreasing ``v``, goal last, or increasing, goal first; ties to the lower index), by
+    insertion from the permutation it holds (the goal already in its place).
+
+    The order is a strict total order on the states, so the result is the one sorted
+    permutation, whatever the start. Returns ``False``, with ``order`` a permutation in
+    any order, when ``v`` holds a NaN or the insertions would move more than ``budget``
+    entries (an order far from sorted, left to a sort)."""
+    cdef Py_ssize_t n_next = v.shape[0], S = n_next - 1, first = 0 if descending else 1
+    cdef Py_ssize_t t, u
+    cdef int64_t key, moves = 0
+    cdef const double* values = &v[0]
+    cdef bint done = True
+    with nogil:
+        for t in range(n_next):
+            if values[t] != values[t]:
+                done = False
+        t = first + 1
+        while done and t < first + S:
+            key = order[t]
+            u = t - 1
+            while u >= first and _before(values, key, order[u], descending):
+                order[u + 1] = order[u]
+                u = u - 1
+                moves = moves + 1
+            order[u + 1] = key
+            done = moves <= budget
+            t = t + 1
+    return done

@@ -116,7 +116,12 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order computed on each thread (:func:`_pour_walk`)."""
+"""The last pour order computed on each thread, and the last one of each direction
+(:func:`_pour_walk`)."""
+
+REPAIR_MOVES = 16
+"""Most moves, per next state, of the insertion that repairs a kept pour order
+(:func:`fast._robust.repair_order`) before a sort takes over."""
 
 
 def _pour_walk(v_ext, descending):
@@ -126,14 +131,25 @@ def _pour_walk(v_ext, descending):
     The policy iterations pour one vector twice (the values of every pair, then the new
     kernel; the last values again in the check): the answer for the last ``v_ext`` of
     each thread is kept and reused when the next one has the same bits and direction.
-    The kept arrays are read-only (a kernel built on them shares its ``order``).
+    The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
+    the last order of the same direction on the thread, whose values moved little, is
+    repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
+    permutation as :func:`pour_order`), and sorted afresh when that would take more
+    than :data:`REPAIR_MOVES` moves a next state.
     """
     last = getattr(_LAST_POUR, "walk", None)
     bits = v_ext.view(np.uint64)
     if (last is not None and last[0] == descending and last[1].size == bits.size
             and np.array_equal(last[1], bits)):
         return last[2]
-    order = pour_order(v_ext, descending).astype(np.int64)
+    previous = getattr(_LAST_POUR, "orders", {}).get(descending)
+    order = None
+    if previous is not None and previous.size == v_ext.size:
+        order = previous.copy()
+        if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
+            order = None
+    if order is None:
+        order = pour_order(v_ext, descending).astype(np.int64)
     rank = np.empty(order.size, dtype=np.int64)
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
@@ -141,6 +157,7 @@ def _pour_walk(v_ext, descending):
     for kept in walk:
         kept.flags.writeable = False
     _LAST_POUR.walk = (descending, bits.copy(), walk)
+    _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
     return walk
 
 
