@@ -25,7 +25,10 @@ returns the pours themselves as the pieces of a
 ``reference.poured.PouredKernel`` (the stored entries' probabilities, and
 where along the order each pour stopped), ``O(S + stored)`` memory whatever
 the pour lengths. :func:`poured_solve` evaluates such a kernel: BiCGSTAB on
-its off-diagonal products, by prefix sums along its order, never expanded.
+its off-diagonal products, by prefix sums along its order, never expanded;
+:func:`poured_apply` is its product by a vector, :func:`reaches_goal` a search
+for the goal on its graph, and :func:`repair_order` and :func:`pour_walk` the
+pour order of a vector and the prefix sums along it.
 """
 
 import numpy as np

@@ -13,8 +13,10 @@ pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
 :class:`fast._parallel.ThreadChoice` picks. The certificates' pours reuse the order of
-the last vector poured on the thread when the next one has the same bits
-(:func:`_pour_walk`).
+the last vector poured on the thread when the next one has the same bits, and
+otherwise repair the last order of the same direction by insertion
+(:func:`_pour_walk`); their kernels' products run compiled
+(:class:`CompiledPouredKernel`).
 """
 
 import threading
@@ -205,6 +207,8 @@ class CompiledPouredKernel(PouredKernel):
         return kernel
 
     def _apply(self, x, positive=False):
+        """``kernel @ x`` for finite ``x`` (compiled; with ``positive``, the numpy count of
+        :meth:`reference.poured.PouredKernel._apply`)."""
         if positive:
             return super()._apply(x, positive)
         out = np.empty(self.shape[0])
@@ -227,8 +231,8 @@ def _splits(kernel, costs):
 
 
 def poured_chain_values(kernel, costs, start):
-    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`,
-    then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
+    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`
+    (:func:`_splits`), then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
     stored)`` products) on the transient states from ``start``, which also gives the
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
     ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
