@@ -25,7 +25,10 @@ returns the pours themselves as the pieces of a
 ``reference.poured.PouredKernel`` (the stored entries' probabilities, and
 where along the order each pour stopped), ``O(S + stored)`` memory whatever
 the pour lengths. :func:`poured_solve` evaluates such a kernel: BiCGSTAB on
-its off-diagonal products, by prefix sums along its order, never expanded.
+its off-diagonal products, by prefix sums along its order, never expanded;
+:func:`poured_apply` is its product by a vector, :func:`reaches_goal` a search
+for the goal on its graph, and :func:`repair_order` and :func:`pour_walk` the
+pour order of a vector and the prefix sums along it.
 """
 
 import numpy as np
@@ -343,8 +346,22 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
     ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
     the inactive rows and finite."""
+    cdef double unused
+    _system_dots(c, x, out, offdiagonal, NULL, &unused, NULL, &unused)
+    if flow != NULL:
+        _flow(c, x, flow)
+
+
+cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
+                       const double* u, double* u_out, const double* w,
+                       double* w_out) noexcept nogil:
+    """``out = M x`` as :func:`_system` (and ``offdiagonal = Q x`` unless NULL), with the dot
+    products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
+    NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
+    operations of :func:`_dot`, so the same floats while their additions overlap the
+    product's."""
     cdef int64_t S = c.S, i, k, j, t
-    cdef double acc, xj, ax, unseen
+    cdef double acc, unseen, u_acc = 0.0, w_acc = 0.0
     cdef double* cum = c.cum
     cum[0] = 0.0
     for t in range(S + 1):
@@ -353,24 +370,36 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     for i in range(S):
         if not c.active[i]:
             out[i] = x[i]
-            continue
-        acc = 0.0
-        for k in range(c.indptr[i], c.indptr[i + 1]):
-            j = c.indices[k]
-            if j < S:
-                acc = acc + c.weight[k] * x[j]
-        unseen = cum[c.reach[i]]
-        if c.self_before[i]:
-            unseen = unseen - x[i]
-        acc = acc + c.width[i] * unseen
-        j = c.partial_to[i]
-        if j >= 0:
-            acc = acc + c.partial[i] * x[j]
-        out[i] = c.diagonal[i] * x[i] - acc
-        if offdiagonal != NULL:
-            offdiagonal[i] = acc
-    if flow == NULL:
-        return
+        else:
+            acc = 0.0
+            for k in range(c.indptr[i], c.indptr[i + 1]):
+                j = c.indices[k]
+                if j < S:
+                    acc = acc + c.weight[k] * x[j]
+            unseen = cum[c.reach[i]]
+            if c.self_before[i]:
+                unseen = unseen - x[i]
+            acc = acc + c.width[i] * unseen
+            j = c.partial_to[i]
+            if j >= 0:
+                acc = acc + c.partial[i] * x[j]
+            out[i] = c.diagonal[i] * x[i] - acc
+            if offdiagonal != NULL:
+                offdiagonal[i] = acc
+        if u != NULL:
+            u_acc = u_acc + u[i] * out[i]
+        if w != NULL:
+            w_acc = w_acc + w[i] * out[i]
+    u_out[0] = u_acc
+    w_out[0] = w_acc
+
+
+cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double acc, ax, unseen
+    cdef double* cum = c.cum
+    cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
         ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
@@ -439,6 +468,7 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     cdef double* s = w + 5 * S
     cdef double* t = w + 6 * S
     cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
+    cdef double ss, ts, rr, rho_next, unused
     for i in range(S):
         e[i] = 0.0
         r[i] = rhs[i]
@@ -448,37 +478,42 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     limit = rtol * rtol * _dot(rhs, rhs, S)
     if limit < enough * enough:
         limit = enough * enough
+    rho = _dot(rhat, r, S)
     for it in range(maxiter):
-        rho = _dot(rhat, r, S)
         if rho == 0.0 or not isfinite(rho):
             return
         beta = (rho / rho_prev) * (alpha / omega)
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
             y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
-        _system(c, y, v, NULL, NULL)
-        den = _dot(rhat, v, S)
+        _system_dots(c, y, v, NULL, rhat, &den, NULL, &unused)
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
+        ss = 0.0
         for i in range(S):
             s[i] = r[i] - alpha * v[i]
             e[i] = e[i] + alpha * y[i]
-        if _dot(s, s, S) <= limit:
+            ss = ss + s[i] * s[i]
+        if ss <= limit:
             return
         for i in range(S):
             y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
-        _system(c, y, t, NULL, NULL)
-        tt = _dot(t, t, S)
+        _system_dots(c, y, t, NULL, t, &tt, s, &ts)
         if tt == 0.0 or not isfinite(tt):
             return
-        omega = _dot(t, s, S) / tt
+        omega = ts / tt
+        rr = 0.0
+        rho_next = 0.0
         for i in range(S):
             e[i] = e[i] + omega * y[i]
             r[i] = s[i] - omega * t[i]
-        if omega == 0.0 or _dot(r, r, S) <= limit:
+            rr = rr + r[i] * r[i]
+            rho_next = rho_next + rhat[i] * r[i]
+        if omega == 0.0 or rr <= limit:
             return
         rho_prev = rho
+        rho = rho_next
 
 
 def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
@@ -575,15 +610,18 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     c.diagonal = diagonal
     c.cum = work + 14 * S
     with nogil:
-        for i in range(S):
-            zero[i] = 0.0
         best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
-        trial = _backward_error(&c, &rhs[0], zero, residual, flow)
+        # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
+        # its residual is rhs and each active row with rhs != 0 scores |rhs| / |rhs| = 1.
+        trial = 0.0
+        for i in range(S):
+            if c.active[i] and rhs[i] != 0.0:
+                trial = 1.0
         if not best <= trial:
             best = trial
             for i in range(S):
                 x[i] = 0.0
-        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+                residual[i] = rhs[i]
         for round_ in range(rounds):
             if best <= rtol:
                 break
@@ -619,3 +657,174 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                     gap = trial
     free(work)
     return best, gap
+
+
+def pour_walk(const double[::1] v, const int64_t[::1] order, int64_t[::1] rank,
+              double[::1] cum_v, int64_t[::1] cum_inf):
+    """Write the position of every next state in ``order`` into ``rank``, and the prefix sums
+    of the finite values (``cum_v``) and counts of the infinite ones (``cum_inf``) along it,
+    both of length ``S+2`` and starting at 0: the additions of ``numpy.cumsum``, in order."""
+    cdef Py_ssize_t n = order.shape[0], t
+    cdef double value
+    with nogil:
+        cum_v[0] = 0.0
+        cum_inf[0] = 0
+        for t in range(n):
+            rank[order[t]] = t
+            value = v[order[t]]
+            if isinf(value):
+                cum_inf[t + 1] = cum_inf[t] + 1
+                value = 0.0
+            else:
+                cum_inf[t + 1] = cum_inf[t]
+            cum_v[t + 1] = value if t == 0 else cum_v[t] + value
+
+
+def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
+                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
+                 const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
+                 double[::1] along, double[::1] out):
+    """``out = kernel @ x`` for a ``PouredKernel`` and finite ``x``, with the operations of
+    ``reference.poured.PouredKernel._apply`` in its order (the prefix sums ``along`` of ``x``
+    along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
+    the reach and all of them, from 0 in index order; then ``stored + width * unseen +
+    partial * at_reach``), so the same floats."""
+    cdef Py_ssize_t n = reach.shape[0], n_next = order.shape[0], i, t
+    cdef int64_t k, at, reach_at
+    cdef double seen_before, stored, unseen, at_reach
+    cdef bint stored_there
+    with nogil:
+        along[0] = 0.0
+        for t in range(n_next):
+            along[t + 1] = x[order[t]] if t == 0 else along[t] + x[order[t]]
+        for i in range(n):
+            seen_before = 0.0
+            stored = 0.0
+            stored_there = False
+            reach_at = reach[i]
+            for k in range(indptr[i], indptr[i + 1]):
+                at = rank[indices[k]]
+                if at < reach_at:
+                    seen_before = seen_before + x[indices[k]]
+                elif at == reach_at:
+                    stored_there = True
+                stored = stored + data[k] * x[indices[k]]
+            unseen = along[reach_at] - seen_before
+            if reach_at < n_next and not stored_there:
+                at_reach = x[order[reach_at]]
+            else:
+                at_reach = 0.0
+            out[i] = stored + width[i] * unseen + partial[i] * at_reach
+
+
+def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
+                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
+                 const int64_t[::1] reach, const double[::1] partial):
+    """Whether every state of a square ``PouredKernel`` reaches the goal on edges of positive
+    probability: its positive stored entries, its unseen next state at the reach when the
+    partial is positive, and the goal when the row moves there (as
+    ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
+    unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
+    cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
+    cdef int64_t k, j, goal_at = rank[S], target
+    cdef bint goal_stored, exits, stored_there
+    counts_array = np.zeros(S + 1, dtype=np.int64)
+    tails_array = np.empty(indices.shape[0] + S, dtype=np.int64)
+    heads_array = np.empty(indices.shape[0] + S, dtype=np.int64)
+    seen_array = np.zeros(S, dtype=np.int8)
+    queue_array = np.empty(S, dtype=np.int64)
+    cdef int64_t[::1] counts = counts_array, tails = tails_array, heads = heads_array
+    cdef int64_t[::1] queue = queue_array
+    cdef char[::1] seen = seen_array
+    cdef int64_t n_edges = 0
+    with nogil:
+        for i in range(S):
+            goal_stored = False
+            exits = False
+            stored_there = False
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if rank[j] == reach[i]:
+                    stored_there = True
+                if j == S:
+                    goal_stored = True
+                    if data[k] > 0.0:
+                        exits = True
+                elif data[k] > 0.0 and j != i:
+                    tails[n_edges] = i
+                    heads[n_edges] = j
+                    counts[j + 1] += 1
+                    n_edges = n_edges + 1
+            if not goal_stored and ((goal_at < reach[i] and width[i] > 0.0)
+                                    or (goal_at == reach[i] and partial[i] > 0.0)):
+                exits = True
+            if reach[i] <= S and not stored_there and partial[i] > 0.0:
+                target = order[reach[i]]
+                if target < S and target != i:
+                    tails[n_edges] = i
+                    heads[n_edges] = target
+                    counts[target + 1] += 1
+                    n_edges = n_edges + 1
+            if exits:
+                seen[i] = 1
+                queue[tail] = i
+                tail = tail + 1
+        for i in range(S):
+            counts[i + 1] += counts[i]
+    by_head_array = np.empty(n_edges, dtype=np.int64)
+    fill_array = counts_array[:S].copy()
+    cdef int64_t[::1] by_head = by_head_array, fill = fill_array
+    with nogil:
+        for k in range(n_edges):
+            by_head[fill[heads[k]]] = tails[k]
+            fill[heads[k]] += 1
+        while head < tail:
+            j = queue[head]
+            head = head + 1
+            for k in range(counts[j], counts[j + 1]):
+                i = by_head[k]
+                if not seen[i]:
+                    seen[i] = 1
+                    queue[tail] = i
+                    tail = tail + 1
+    return tail == S
+
+
+cdef inline bint _before(const double* v, int64_t a, int64_t b, bint descending) noexcept nogil:
+    """Whether next state ``a`` comes before ``b`` in the pour order of ``v`` (ties to the
+    lower index)."""
+    if v[a] == v[b]:
+        return a < b
+    return v[a] > v[b] if descending else v[a] < v[b]
+
+
+def repair_order(const double[::1] v, int64_t[::1] order, bint descending, int64_t budget):
+    """Sort ``order`` in place into the pour order of ``v`` (``reference.kernels.pour_order``:
+    decreasing ``v``, goal last, or increasing, goal first; ties to the lower index), by
+    insertion from the permutation it holds (the goal already in its place).
+
+    The order is a strict total order on the states, so the result is the one sorted
+    permutation, whatever the start. Returns ``False``, with ``order`` a permutation in
+    any order, when ``v`` holds a NaN or the insertions would move more than ``budget``
+    entries (an order far from sorted, left to a sort)."""
+    cdef Py_ssize_t n_next = v.shape[0], S = n_next - 1, first = 0 if descending else 1
+    cdef Py_ssize_t t, u
+    cdef int64_t key, moves = 0
+    cdef const double* values = &v[0]
+    cdef bint done = True
+    with nogil:
+        for t in range(n_next):
+            if values[t] != values[t]:
+                done = False
+        t = first + 1
+        while done and t < first + S:
+            key = order[t]
+            u = t - 1
+            while u >= first and _before(values, key, order[u], descending):
+                order[u + 1] = order[u]
+                u = u - 1
+                moves = moves + 1
+            order[u + 1] = key
+            done = moves <= budget
+            t = t + 1
+    return done

@@ -13,8 +13,10 @@ pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
 :class:`fast._parallel.ThreadChoice` picks. The certificates' pours reuse the order of
-the last vector poured on the thread when the next one has the same bits
-(:func:`_pour_walk`).
+the last vector poured on the thread when the next one has the same bits, and
+otherwise repair the last order of the same direction by insertion
+(:func:`_pour_walk`); their kernels' products run compiled
+(:class:`CompiledPouredKernel`).
 """
 
 import threading
@@ -116,7 +118,12 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order computed on each thread (:func:`_pour_walk`)."""
+"""The last pour order computed on each thread, and the last one of each direction
+(:func:`_pour_walk`)."""
+
+REPAIR_MOVES = 16
+"""Most moves, per next state, of the insertion that repairs a kept pour order
+(:func:`fast._robust.repair_order`) before a sort takes over."""
 
 
 def _pour_walk(v_ext, descending):
@@ -126,24 +133,33 @@ def _pour_walk(v_ext, descending):
     The policy iterations pour one vector twice (the values of every pair, then the new
     kernel; the last values again in the check): the answer for the last ``v_ext`` of
     each thread is kept and reused when the next one has the same bits and direction.
-    The kept arrays are read-only (a kernel built on them shares its ``order``).
+    The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
+    the last order of the same direction on the thread, whose values moved little, is
+    repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
+    permutation as :func:`pour_order`), and sorted afresh when that would take more
+    than :data:`REPAIR_MOVES` moves a next state.
     """
     last = getattr(_LAST_POUR, "walk", None)
     bits = v_ext.view(np.uint64)
     if (last is not None and last[0] == descending and last[1].size == bits.size
             and np.array_equal(last[1], bits)):
         return last[2]
-    order = pour_order(v_ext, descending).astype(np.int64)
+    previous = getattr(_LAST_POUR, "orders", {}).get(descending)
+    order = None
+    if previous is not None and previous.size == v_ext.size:
+        order = previous.copy()
+        if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
+            order = None
+    if order is None:
+        order = pour_order(v_ext, descending).astype(np.int64)
     rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    along = v_ext[order]
-    infinite = np.isinf(along)
-    cum_v = np.concatenate([[0.0], np.cumsum(np.where(infinite, 0.0, along))])
-    cum_inf = np.concatenate([[0], np.cumsum(infinite)]).astype(np.int64)
+    cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
+    _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
     walk = (order, rank, cum_v, cum_inf)
     for kept in walk:
         kept.flags.writeable = False
     _LAST_POUR.walk = (descending, bits.copy(), walk)
+    _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
     return walk
 
 
@@ -173,17 +189,55 @@ def pour_kernel(boxes, rows, v_ext, descending):
     pieces = _robust.pour_pieces(boxes.indptr, boxes.indices, boxes.lo, boxes.hi,
                                  boxes.hi_unseen, rows, rank, int(stored.max(initial=0)),
                                  sweep_threads(8 * int(stored.sum() + rows.size)))
-    return PouredKernel(order, *pieces, descending, check=False)
+    return CompiledPouredKernel.along(order, rank, pieces, descending)
+
+
+class CompiledPouredKernel(PouredKernel):
+    """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
+    :func:`fast._robust.poured_apply` (the same floats as the numpy ``_apply``)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def along(cls, order, rank, pieces, descending):
+        """The kernel of the :func:`fast._robust.pour_pieces` ``pieces`` along ``order``, whose
+        positions ``rank`` are known (unchecked, as ``check=False``)."""
+        kernel = cls.__new__(cls)
+        kernel._set(order, rank, *pieces, descending)
+        return kernel
+
+    def _apply(self, x, positive=False):
+        """``kernel @ x`` for finite ``x`` (compiled; with ``positive``, the numpy count of
+        :meth:`reference.poured.PouredKernel._apply`)."""
+        if positive:
+            return super()._apply(x, positive)
+        out = np.empty(self.shape[0])
+        _robust.poured_apply(self.order, self.rank, self.indptr, self.indices, self.data,
+                             self.width, self.reach, self.partial,
+                             np.ascontiguousarray(x, dtype=np.float64),
+                             np.empty(self.order.size + 1), out)
+        return out
+
+
+def _splits(kernel, costs):
+    """:func:`reference.chains._poured_splits`, with no search when every cost is positive and
+    :func:`fast._robust.reaches_goal` shows that every state reaches the goal (then no state
+    is infinite)."""
+    if np.all(costs > 0) and _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
+                                                  kernel.indices, kernel.data, kernel.width,
+                                                  kernel.reach, kernel.partial):
+        return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
+    return chains._poured_splits(kernel, costs)
 
 
 def poured_chain_values(kernel, costs, start):
-    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`,
-    then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
+    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`
+    (:func:`_splits`), then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
     stored)`` products) on the transient states from ``start``, which also gives the
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
     ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
     (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
-    infinite, transient = chains._poured_splits(kernel, costs)
+    infinite, transient = _splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
         return values, chains._poured_residual(kernel, costs, values)

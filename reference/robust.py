@@ -365,13 +365,15 @@ def _slack(gap, values, costs):
 def _zero_states(boxes, policy, costs_pi, graph=None):
     """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
     value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` as
-    there)."""
+    there); none when every cost is positive (each state has its own)."""
     S = boxes.n_states
+    positive = costs_pi > 0
+    if positive.all():
+        return np.zeros(S, dtype=bool)
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     tails, heads, spread = graph[6:]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
-    positive = costs_pi > 0
     return ~_reaching(t, hd, np.append(positive, positive.any()))[:S]
 
 

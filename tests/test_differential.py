@@ -479,6 +479,49 @@ def test_a_reused_pour_order_never_serves_other_values(descending):
     agree(np.abs(zero_signed), descending)
 
 
+@settings(max_examples=POUR_EXAMPLES, **SETTINGS)
+@given(values=st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, np.inf]) | st.floats(0, 3),
+                       min_size=1, max_size=40),
+       seed=st.integers(0, 2**32 - 1), descending=st.booleans())
+def test_a_repaired_pour_order_is_the_sorted_one(values, seed, descending):
+    # From any permutation (the goal in its place), the insertion of fast._robust.repair_order
+    # ends at reference.kernels.pour_order's permutation (ties, -0.0 and inf included); past
+    # its budget of moves, or with a NaN, it says so.
+    v_ext = np.append(values, 0.0)
+    S = v_ext.size - 1
+    want = reference.kernels.pour_order(v_ext, descending)
+    states = np.random.default_rng(seed).permutation(S)
+    start = np.append(states, S) if descending else np.append(S, states)
+    order = start.copy()
+    assert fast._robust.repair_order(v_ext, order, descending, S * S)
+    assert np.array_equal(order, want)
+    inversions = sum(int(want.tolist().index(a) > want.tolist().index(b))
+                     for i, a in enumerate(start) for b in start[i + 1:])
+    if inversions:
+        assert not fast._robust.repair_order(v_ext, start.copy(), descending, inversions - 1)
+    v_ext[0] = np.nan
+    assert not fast._robust.repair_order(v_ext, start.copy(), descending, S * S)
+
+
+def test_a_pour_walk_sums_as_numpy():
+    # The compiled walk's prefix sums are numpy's cumsum bit for bit (a first value of -0.0
+    # stays -0.0), its counts of infinite values and its ranks the order's positions.
+    rng = np.random.default_rng(4)
+    v_ext = np.append(rng.random(300) * 10.0 ** rng.integers(-8, 8, 300), 0.0)
+    v_ext[rng.choice(300, size=7, replace=False)] = np.inf
+    for first in (-0.0, 1e-300, np.inf):
+        v_ext[17] = first
+        order = np.append(17, [j for j in rng.permutation(301) if j != 17]).astype(np.int64)
+        rank, cum_v = np.empty(301, dtype=np.int64), np.empty(302)
+        cum_inf = np.empty(302, dtype=np.int64)
+        fast._robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
+        along = v_ext[order]
+        want = np.concatenate([[0.0], np.cumsum(np.where(np.isinf(along), 0.0, along))])
+        assert np.array_equal(cum_v.view(np.uint64), want.view(np.uint64))
+        assert np.array_equal(cum_inf, np.concatenate([[0], np.cumsum(np.isinf(along))]))
+        assert np.array_equal(rank[order], np.arange(301))
+
+
 POUR_ROUNDING = 4 * np.finfo(np.float64).eps
 """Bound on how far the two backends' poured masses of one entry differ, per next state."""
 
