@@ -991,27 +991,20 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.by_rank = S < PREFETCH_MIN_STATES
 
 
-cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
-                                double* mass, const Order* o) noexcept nogil:
-    """Pour into the unseen next states at pour ranks ``start..stop-1``, all of width ``width``.
+cdef inline double _pour_last(Py_ssize_t start, Py_ssize_t length, double width, double mass,
+                              const Order* o) noexcept nogil:
+    """Value poured into the run of ``length`` unseen next states from pour rank ``start``, all
+    of width ``width``, that ``mass`` does not overflow (``length * width >= mass``).
 
-    They share one width, so the value of filling ``q`` of them is
-    ``width * (cum_v[start + q] - cum_v[start])``; the last one takes what
-    is left. Returns the value poured and lowers ``mass``.
+    They share one width, so the value of filling ``q = trunc(mass / width)``
+    of them is ``width * (cum_v[start + q] - cum_v[start])``; the next one
+    takes what is left (none when ``q`` reaches ``length``).
     """
-    cdef Py_ssize_t length = stop - start, q
+    cdef Py_ssize_t q = <Py_ssize_t>(mass / width)
     cdef double left
-    if length <= 0 or mass[0] <= 0.0:
-        return 0.0
-    if length * width < mass[0]:
-        mass[0] = mass[0] - length * width
-        return width * (o.cum_v[stop] - o.cum_v[start])
-    q = <Py_ssize_t>(mass[0] / width)
     if q >= length:
-        mass[0] = 0.0
-        return width * (o.cum_v[stop] - o.cum_v[start])
-    left = mass[0] - q * width
-    mass[0] = 0.0
+        return width * (o.cum_v[start + length] - o.cum_v[start])
+    left = mass - q * width
     return width * (o.cum_v[start + q] - o.cum_v[start]) + left * o.val[start + q]
 
 
@@ -1069,11 +1062,15 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     """Inner problem of one sparse pair: ``lo . v`` plus the greedy pour.
 
     Between two stored entries of the pour prefix lies a run of unseen states,
-    poured in one step by :func:`_pour_unseen`: ``O(k log k)`` for ``k``
-    stored entries, whatever the pour length.
+    poured in one step: whole (``width * (cum_v[r] - cum_v[start])``, the mass
+    lowered by ``length * width``) while that is below the mass, else by
+    :func:`_pour_last`, where the pour stops. ``O(k log k)`` for ``k`` stored
+    entries, whatever the pour length. The mass stays positive until the pour
+    stops (a float minus a smaller one is positive), and a run of no state
+    adds nothing: the value is never ``-0.0``, so skipping ``+ 0.0`` keeps it.
     """
-    cdef double acc, g
-    cdef Py_ssize_t m, t, r, start = 0
+    cdef double acc, g, w = gap_unseen
+    cdef Py_ssize_t m, t, r, length, start = 0
     cdef int64_t key
     if mass <= 0.0:
         return sparse_dot(lo, cols, nnz, o.v)
@@ -1081,16 +1078,24 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     for t in range(m):
         key = keys[t]
         r = <Py_ssize_t>(key >> KEY_SHIFT)
-        acc = acc + _pour_unseen(start, r, gap_unseen, &mass, o)
-        if mass <= 0.0:
-            return acc
+        length = r - start
+        if length > 0:
+            if not length * w < mass:
+                return acc + _pour_last(start, length, w, mass, o)
+            mass = mass - length * w
+            acc = acc + w * (o.cum_v[r] - o.cum_v[start])
         g = gap[key & KEY_MASK]
         if g >= mass:
             return acc + mass * o.val[r]
         acc = acc + g * o.val[r]
         mass = mass - g
         start = r + 1
-    return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
+    length = o.n - start
+    if length <= 0:
+        return acc
+    if not length * w < mass:
+        return acc + _pour_last(start, length, w, mass, o)
+    return acc + w * (o.cum_v[o.n] - o.cum_v[start])
 
 
 cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
