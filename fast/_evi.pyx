@@ -792,6 +792,8 @@ cdef enum:
     KEY_SHIFT = 32
     # Entries sorted by the network of :func:`_sort_net`.
     SORT_NET = 4
+    # Keys a CSR sweep keeps on the stack (more are allocated).
+    SCRATCH_LOCAL = 256
 
 cdef int64_t KEY_MASK = 0xFFFFFFFF
 # Key after every entry's: the padding of a run shorter than :data:`SORT_NET`.
@@ -1128,6 +1130,10 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     ``n_threads`` threads (a plain loop for one). Ties between actions go to
     the lowest index. Returns ``max_s |v_out(s) - v_ext(s)|``.
 
+    The keys of the threads' stored entries are kept on the stack when they
+    fit in :data:`SCRATCH_LOCAL` entries, else allocated; the whole sweep runs
+    in one release of the GIL.
+
     Raises
     ------
     MemoryError
@@ -1138,9 +1144,12 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     cdef double q
     cdef CsrSweep w = boxes.arrays
     cdef Order o
-    cdef int64_t* scratch = <int64_t*>malloc(threads * width * sizeof(int64_t))
-    if scratch == NULL:
-        raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    cdef int64_t local[SCRATCH_LOCAL]
+    cdef int64_t* scratch = local
+    if threads * width > SCRATCH_LOCAL:
+        scratch = <int64_t*>malloc(threads * width * sizeof(int64_t))
+        if scratch == NULL:
+            raise MemoryError("no memory left for the scratch space of an EVI sweep")
     w.costs = &costs[0, 0]
     w.v_out = &v_out[0]
     w.policy_out = &policy_out[0]
@@ -1148,20 +1157,19 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
         with nogil:
             _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, w.room, w.order_val,
                         w.order_idx, w.cum_v, w.rank)
-        boxes.ordered = o.n
-        if threads == 1:
-            with nogil:
+            if threads == 1:
                 for s in range(S):
                     _sweep_state(&w, &o, s, scratch)
-        else:
-            for s in prange(S, nogil=True, num_threads=threads, schedule="dynamic",
-                            chunksize=sweep_chunk(S, threads)):
-                tid = threadid()
-                _sweep_state(&w, &o, s, scratch + tid * width)
+            else:
+                for s in prange(S, num_threads=threads, schedule="dynamic",
+                                chunksize=sweep_chunk(S, threads)):
+                    tid = threadid()
+                    _sweep_state(&w, &o, s, scratch + tid * width)
+            q = residual(&v_out[0], &v_ext[0], S)
+        boxes.ordered = o.n
     finally:
-        free(scratch)
-    with nogil:
-        q = residual(&v_out[0], &v_ext[0], S)
+        if scratch != local:
+            free(scratch)
     return q
 
 
