@@ -143,9 +143,10 @@ def test_csr_sweep_from_the_previous_order_equals_a_fresh_sort(samples):
 def test_csr_sweep_sorts_every_number_of_stored_entries_in_the_prefix(samples):
     """The stored entries of a pair inside the pour prefix are sorted by rank whatever their
     number: none or one, up to four (the sorting network), up to 24 (insertion) and more
-    (heap sort). Each sweep matches the numpy kernels' dense pour, state by state."""
+    (heap sort). Each sweep matches the numpy kernels' dense pour, state by state, and is
+    the same bit for bit on two threads (whose keys no longer fit on the stack)."""
     rng = np.random.default_rng(samples)
-    S, A = 120, 2
+    S, A = 150, 2
     counts = np.zeros((S * A, S + 1))
     for i, row in enumerate(counts):
         size = (1, 2, 3, 4, 5, 8, 24, 25, 60, S + 1)[i % 10]
@@ -153,17 +154,22 @@ def test_csr_sweep_sorts_every_number_of_stored_entries_in_the_prefix(samples):
         row[support] = rng.multinomial(samples, rng.dirichlet(np.ones(size)))
     table = sp.csr_array(counts)
     costs = 0.2 + rng.random((S, A))
+    numpy_kernels = reference.kernels.NUMPY_KERNELS
+    expected_boxes = numpy_kernels.boxes(numpy_kernels.scan_counts(counts.reshape(S, A, S + 1)),
+                                         0.1)
     for step in range(6):
         v_ext = np.append(rng.random(S) * 4.0, 0.0)
+        expected, expected_policy = np.empty(S), np.empty(S, dtype=np.intp)
+        numpy_kernels.evi_sweep(expected_boxes, costs, v_ext, expected, expected_policy)
         outs = []
-        for kernels in (reference.kernels.NUMPY_KERNELS, fast.kernels.COMPILED_KERNELS):
-            boxes = kernels.boxes(table if kernels is fast.kernels.COMPILED_KERNELS
-                                  else kernels.scan_counts(counts.reshape(S, A, S + 1)), 0.1)
+        for threads in (1, 2):
+            boxes = fast.kernels.COMPILED_KERNELS.boxes(table, 0.1)
             v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-            kernels.evi_sweep(boxes, costs, v_ext, v_out, policy)
-            outs.append((v_out, policy))
-        assert np.allclose(outs[0][0], outs[1][0], rtol=1e-12, atol=1e-12)
-        assert np.array_equal(outs[0][1], outs[1][1])
+            _evi.sweep_csr(boxes.compiled, costs, v_ext, v_out, policy, threads)
+            assert np.allclose(v_out, expected, rtol=1e-12, atol=1e-12)
+            assert np.array_equal(policy, expected_policy)
+            outs.append((v_out.view(np.uint64), policy))
+        assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 
 
 @pytest.mark.parametrize("S, samples", [(7, 40), (200, 40), (200, 100000)])
