@@ -963,8 +963,10 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
 
     When an earlier sweep left ``known > 0`` of them in ``idx`` (with their
     ranks), :func:`_repair_order` starts from those; otherwise, or when it
-    gives up, the heap of :func:`_smallest_order` sorts (``O(S log prefix)``).
-    Either gives the one order of the pour (ties to the lower index). ``rank``
+    gives up, they are sorted afresh: by the radix sort of :func:`_radix_order`
+    (``O(S)``) when ``prefix`` is at least ``S / RADIX_SHARE``, else (or on a
+    NaN value) by the heap of :func:`_smallest_order` (``O(S log prefix)``).
+    Each gives the one order of the pour (ties to the lower index). ``rank``
     (``(S+1,)``) holds ``S+1`` outside the prefix, before and after.
     """
     cdef Py_ssize_t t, n = 0
