@@ -46,6 +46,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
 
 from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, pour_row, prefetch_values,
                       residual, sparse_dot, sweep_chunk)
@@ -636,6 +637,99 @@ cdef Py_ssize_t _smallest_order(const double* v, Py_ssize_t S, Py_ssize_t m, dou
     return n
 
 
+cdef enum:
+    # Bits of a key sorted by one pass of :func:`_radix_order`, its buckets, and its passes.
+    RADIX_BITS = 8
+    RADIX_BUCKETS = 256
+    RADIX_PASSES = 8
+    # :func:`_pour_order` sorts afresh by :func:`_radix_order` when the prefix is at least
+    # ``1 / RADIX_SHARE`` of the next states (below, the heap's ``O(S log prefix)`` is less).
+    RADIX_SHARE = 8
+
+
+cdef inline uint64_t _order_bits(double x) noexcept nogil:
+    """An integer that sorts as ``x`` (not a NaN): ``-0.0`` as ``+0.0`` (``x + 0.0``), then
+    the bits of a negative value flipped and the sign bit of the others set."""
+    cdef uint64_t b
+    x = x + 0.0
+    memcpy(&b, &x, sizeof(b))
+    return b ^ ((0 - (b >> 63)) | (<uint64_t>1 << 63))
+
+
+cdef bint _radix_order(const double* v, Py_ssize_t S, Py_ssize_t m, double* val,
+                       Py_ssize_t* idx) noexcept nogil:
+    """First ``m`` next states of the pour order of ``v`` (length ``S``), goal first, as
+    :func:`_smallest_order` writes them; returns False (and writes nothing) on a NaN value
+    or when its scratch space cannot be allocated.
+
+    A stable least-significant-digit radix sort of all ``S+1`` keys
+    (:func:`_order_bits`) from the goal and the states in ascending index, so
+    equal values keep the goal first and then ascending indices: ``O(S)``
+    a pass, and no branch on the values. A pass whose digit is the same for
+    every key moves nothing and is skipped.
+    """
+    cdef Py_ssize_t n = S + 1, t, p, d, total, c
+    cdef size_t bytes_keys = n * sizeof(uint64_t), bytes_ids = n * sizeof(Py_ssize_t)
+    cdef char* block = <char*>malloc(2 * (bytes_keys + bytes_ids))
+    cdef uint64_t* keys
+    cdef uint64_t* keys_to
+    cdef uint64_t* swap_k
+    cdef Py_ssize_t* ids
+    cdef Py_ssize_t* ids_to
+    cdef Py_ssize_t* swap_i
+    cdef Py_ssize_t count[RADIX_PASSES][RADIX_BUCKETS]
+    cdef uint64_t k
+    cdef bint nan = False
+    cdef double x
+    if block == NULL:
+        return False
+    keys = <uint64_t*>block
+    keys_to = keys + n
+    ids = <Py_ssize_t*>(block + 2 * bytes_keys)
+    ids_to = ids + n
+    keys[0] = _order_bits(0.0)
+    ids[0] = S
+    for t in range(S):
+        x = v[t]
+        nan = nan | (x != x)
+        keys[t + 1] = _order_bits(x)
+        ids[t + 1] = t
+    if nan:
+        free(block)
+        return False
+    memset(count, 0, sizeof(count))
+    for t in range(n):
+        k = keys[t]
+        for p in range(RADIX_PASSES):
+            count[p][(k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] += 1
+    for p in range(RADIX_PASSES):
+        if count[p][(keys[0] >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] == n:
+            continue
+        total = 0
+        for d in range(RADIX_BUCKETS):
+            c = count[p][d]
+            count[p][d] = total
+            total = total + c
+        for t in range(n):
+            k = keys[t]
+            d = (k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)
+            c = count[p][d]
+            count[p][d] = c + 1
+            keys_to[c] = k
+            ids_to[c] = ids[t]
+        swap_k = keys
+        keys = keys_to
+        keys_to = swap_k
+        swap_i = ids
+        ids = ids_to
+        ids_to = swap_i
+    for t in range(m if m < n else n):
+        idx[t] = ids[t]
+        val[t] = 0.0 if ids[t] == S else v[ids[t]]
+    free(block)
+    return True
+
+
 # ---------------------------------------------------------------------------
 # Sorting short runs of (rank, item) pairs
 
@@ -694,6 +788,81 @@ cdef void _sort_by_key(Py_ssize_t* keys, Py_ssize_t* items, Py_ssize_t n) noexce
         _sift_keys(keys, items, 0, end)
 
 
+cdef enum:
+    # Bits of a packed entry key below its rank, and the mask of its position.
+    KEY_SHIFT = 32
+    # Entries sorted by the network of :func:`_sort_net`.
+    SORT_NET = 4
+    # Keys a CSR sweep keeps on the stack (more are allocated).
+    SCRATCH_LOCAL = 256
+
+cdef int64_t KEY_MASK = 0xFFFFFFFF
+# Key after every entry's: the padding of a run shorter than :data:`SORT_NET`.
+cdef int64_t KEY_PAD = 0x7FFFFFFFFFFFFFFF
+
+
+cdef inline int64_t _entry_key(Py_ssize_t rank, Py_ssize_t position) noexcept nogil:
+    """Key of a stored entry: its rank in the pour order (below ``2**31``) above its position
+    in the pair's row (below ``2**32``), so keys sort by rank."""
+    return (<int64_t>rank << KEY_SHIFT) | position
+
+
+cdef inline void _exchange(int64_t* keys, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Put the smaller of ``keys[a]`` and ``keys[b]`` at ``a``, without a branch."""
+    cdef int64_t x = keys[a], y = keys[b]
+    keys[a] = x if x < y else y
+    keys[b] = y if x < y else x
+
+
+cdef inline void _sort_net(int64_t* keys) noexcept nogil:
+    """Sort ``keys[:4]`` by an optimal sorting network (five exchanges, no branch)."""
+    _exchange(keys, 0, 1)
+    _exchange(keys, 2, 3)
+    _exchange(keys, 0, 2)
+    _exchange(keys, 1, 3)
+    _exchange(keys, 1, 2)
+
+
+cdef void _sort_keys(int64_t* keys, Py_ssize_t n) noexcept nogil:
+    """Sort distinct ``keys[:n]`` ascending: insertion below :data:`SORT_SMALL`, heap sort
+    above (``O(n log n)``)."""
+    cdef Py_ssize_t i, j, end, root, child
+    cdef int64_t k
+    if n <= SORT_SMALL:
+        for i in range(1, n):
+            k = keys[i]
+            j = i
+            while j > 0 and keys[j - 1] > k:
+                keys[j] = keys[j - 1]
+                j = j - 1
+            keys[j] = k
+        return
+    end = n
+    i = n // 2
+    while end > 1:
+        if i > 0:
+            i = i - 1
+            root = i
+        else:
+            end = end - 1
+            k = keys[0]
+            keys[0] = keys[end]
+            keys[end] = k
+            root = 0
+        while True:
+            child = 2 * root + 1
+            if child >= end:
+                break
+            if child + 1 < end and keys[child] < keys[child + 1]:
+                child = child + 1
+            if keys[root] >= keys[child]:
+                break
+            k = keys[root]
+            keys[root] = keys[child]
+            keys[child] = k
+            root = child
+
+
 # ---------------------------------------------------------------------------
 # Sweeps
 
@@ -725,14 +894,17 @@ cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ss
     (under ``v``) joins it, then an insertion sort orders the lot, whose first
     ``n`` are the new prefix: the others come after ``n`` states, so after
     the prefix. ``O(S + n + inversions)``, the earlier order being nearly the
-    new one when ``v`` changes little. Gives up (0) when more than
-    ``room - n`` states join, when the sort would take more than ``9 n``
-    moves, or on a NaN value; the heap of :func:`_smallest_order` then sorts.
+    new one when ``v`` changes little. The states are scanned without a branch
+    on their values: each one is written after the kept ones and kept when it
+    joins. Gives up (0) when ``room - n`` states or more join, when the sort
+    would take more than ``9 n`` moves, or on a NaN value; :func:`_pour_order`
+    then sorts afresh.
     Works on keys (the goal as -1) and writes the goal back as ``S``; the
     states that leave the prefix get the rank ``S+1`` again.
     """
     cdef double last_v = 0.0, vi
     cdef Py_ssize_t last_k = 0, t, i, j, k, e = n, moves = 0, budget = 9 * n
+    cdef bint nan = False
     for t in range(n):
         j = idx[t]
         if j == S:
@@ -747,19 +919,22 @@ cdef Py_ssize_t _repair_order(const double* v, Py_ssize_t S, Py_ssize_t n, Py_ss
         if t == 0 or _before(last_v, last_k, vi, j):
             last_v = vi
             last_k = j
-    for i in range(-1, S):
-        vi = 0.0 if i < 0 else v[i]
-        if vi != vi:
-            return 0
-        if not _before(vi, i, last_v, last_k):
-            continue
-        if rank[S if i < 0 else i] < n:
-            continue
+    if rank[S] >= n and _before(0.0, -1, last_v, last_k):
+        val[e] = 0.0
+        idx[e] = -1
+        e = e + 1
         if e == room:
             return 0
+    for i in range(S):
+        vi = v[i]
+        nan = nan | (vi != vi)
         val[e] = vi
         idx[e] = i
-        e = e + 1
+        e = e + ((rank[i] >= n) & ((vi < last_v) | ((vi == last_v) & (i < last_k))))
+        if e == room:
+            return 0
+    if nan:
+        return 0
     for t in range(1, e):
         vi = val[t]
         k = idx[t]
@@ -789,8 +964,10 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
 
     When an earlier sweep left ``known > 0`` of them in ``idx`` (with their
     ranks), :func:`_repair_order` starts from those; otherwise, or when it
-    gives up, the heap of :func:`_smallest_order` sorts (``O(S log prefix)``).
-    Either gives the one order of the pour (ties to the lower index). ``rank``
+    gives up, they are sorted afresh: by the radix sort of :func:`_radix_order`
+    (``O(S)``) when ``prefix`` is at least ``S / RADIX_SHARE``, else (or on a
+    NaN value) by the heap of :func:`_smallest_order` (``O(S log prefix)``).
+    Each gives the one order of the pour (ties to the lower index). ``rank``
     (``(S+1,)``) holds ``S+1`` outside the prefix, before and after.
     """
     cdef Py_ssize_t t, n = 0
@@ -799,7 +976,10 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     if n == 0:
         for t in range(S + 1):
             rank[t] = <int>(S + 1)
-        n = _smallest_order(v_ext, S, prefix, val, idx)
+        if prefix * RADIX_SHARE >= S and _radix_order(v_ext, S, prefix, val, idx):
+            n = min(prefix, S + 1)
+        else:
+            n = _smallest_order(v_ext, S, prefix, val, idx)
     cum_v[0] = 0.0
     for t in range(n):
         cum_v[t + 1] = cum_v[t] + val[t]
@@ -816,55 +996,53 @@ cdef void _pour_order(Order* o, const double* v_ext, Py_ssize_t S, Py_ssize_t pr
     o.by_rank = S < PREFETCH_MIN_STATES
 
 
-cdef inline double _pour_unseen(Py_ssize_t start, Py_ssize_t stop, double width,
-                                double* mass, const Order* o) noexcept nogil:
-    """Pour into the unseen next states at pour ranks ``start..stop-1``, all of width ``width``.
+cdef inline double _pour_last(Py_ssize_t start, Py_ssize_t length, double width, double mass,
+                              const Order* o) noexcept nogil:
+    """Value poured into the run of ``length`` unseen next states from pour rank ``start``, all
+    of width ``width``, that ``mass`` does not overflow (``length * width >= mass``).
 
-    They share one width, so the value of filling ``q`` of them is
-    ``width * (cum_v[start + q] - cum_v[start])``; the last one takes what
-    is left. Returns the value poured and lowers ``mass``.
+    They share one width, so the value of filling ``q = trunc(mass / width)``
+    of them is ``width * (cum_v[start + q] - cum_v[start])``; the next one
+    takes what is left (none when ``q`` reaches ``length``).
     """
-    cdef Py_ssize_t length = stop - start, q
+    cdef Py_ssize_t q = <Py_ssize_t>(mass / width)
     cdef double left
-    if length <= 0 or mass[0] <= 0.0:
-        return 0.0
-    if length * width < mass[0]:
-        mass[0] = mass[0] - length * width
-        return width * (o.cum_v[stop] - o.cum_v[start])
-    q = <Py_ssize_t>(mass[0] / width)
     if q >= length:
-        mass[0] = 0.0
-        return width * (o.cum_v[stop] - o.cum_v[start])
-    left = mass[0] - q * width
-    mass[0] = 0.0
+        return width * (o.cum_v[start + length] - o.cum_v[start])
+    left = mass - q * width
     return width * (o.cum_v[start + q] - o.cum_v[start]) + left * o.val[start + q]
 
 
 cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssize_t nnz,
-                                       const Order* o, double* lo_dot, Py_ssize_t* ranks,
-                                       Py_ssize_t* items) noexcept nogil:
+                                       const Order* o, double* lo_dot,
+                                       int64_t* keys) noexcept nogil:
     """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
-    prefix, sorted by rank (``ranks``, with their positions in ``items``); returns how many.
+    prefix as keys ``rank << 32 | position`` (:func:`_entry_key`), sorted; returns how many.
 
     Below :data:`fast._linalg.PREFETCH_MIN_STATES` states (``o.by_rank``),
     where the ranks stay in the cache, an entry is inside when its rank is
     below the prefix's length (the rank of a state outside is ``S+1``); every
-    entry's rank is written (one outside is overwritten by the next), so no
+    entry's key is written (one outside is overwritten by the next), so no
     branch depends on it. Above, the rank would be one more random read per
     entry: an entry is inside unless its value, already read, comes after the
-    prefix's last state, and only then is its rank read.
+    prefix's last state, and only then is its rank read. ``keys`` holds at
+    least ``max(nnz, SORT_NET)`` entries; up to :data:`SORT_NET` entries are
+    sorted by :func:`_sort_net` (the first ones are set to
+    :data:`KEY_PAD` before, and an outside entry's key left after the last
+    inside one is larger than all of theirs), more by :func:`_sort_keys`.
     """
     cdef const double* v = o.v
     cdef const int* rank = o.rank
     cdef double acc = 0.0, vj, last_v = o.last_v
     cdef Py_ssize_t k, j, r, m = 0, n = o.n, last_k = o.last_k, goal = o.goal
+    for k in range(SORT_NET):
+        keys[k] = KEY_PAD
     if o.by_rank:
         for k in range(nnz):
             j = cols[k]
             acc = acc + lo[k] * v[j]
             r = rank[j]
-            ranks[m] = r
-            items[m] = k
+            keys[m] = _entry_key(r, k)
             m = m + (r < n)
     else:
         for k in range(nnz):
@@ -872,45 +1050,61 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
             vj = v[j]
             acc = acc + lo[k] * vj
             if not _before(last_v, last_k, vj, _key(j, goal)):
-                ranks[m] = rank[j]
-                items[m] = k
+                keys[m] = _entry_key(rank[j], k)
                 m = m + 1
     lo_dot[0] = acc
     if m > 1:
-        _sort_by_key(ranks, items, m)
+        if m <= SORT_NET:
+            _sort_net(keys)
+        else:
+            _sort_keys(keys, m)
     return m
 
 
 cdef inline double _inner_csr(const int* cols, const double* lo, const double* gap,
                               Py_ssize_t nnz, double gap_unseen, double mass, const Order* o,
-                              Py_ssize_t* ranks, Py_ssize_t* items) noexcept nogil:
+                              int64_t* keys) noexcept nogil:
     """Inner problem of one sparse pair: ``lo . v`` plus the greedy pour.
 
     Between two stored entries of the pour prefix lies a run of unseen states,
-    poured in one step by :func:`_pour_unseen`: ``O(k log k)`` for ``k``
-    stored entries, whatever the pour length.
+    poured in one step: whole (``width * (cum_v[r] - cum_v[start])``, the mass
+    lowered by ``length * width``) while that is below the mass, else by
+    :func:`_pour_last`, where the pour stops. ``O(k log k)`` for ``k`` stored
+    entries, whatever the pour length. The mass stays positive until the pour
+    stops (a float minus a smaller one is positive), and a run of no state
+    adds nothing: the value is never ``-0.0``, so skipping ``+ 0.0`` keeps it.
     """
-    cdef double acc, g
-    cdef Py_ssize_t m, t, r, start = 0
+    cdef double acc, g, w = gap_unseen
+    cdef Py_ssize_t m, t, r, length, start = 0
+    cdef int64_t key
     if mass <= 0.0:
         return sparse_dot(lo, cols, nnz, o.v)
-    m = _seen_in_prefix(cols, lo, nnz, o, &acc, ranks, items)
+    m = _seen_in_prefix(cols, lo, nnz, o, &acc, keys)
     for t in range(m):
-        r = ranks[t]
-        acc = acc + _pour_unseen(start, r, gap_unseen, &mass, o)
-        if mass <= 0.0:
-            return acc
-        g = gap[items[t]]
+        key = keys[t]
+        r = <Py_ssize_t>(key >> KEY_SHIFT)
+        length = r - start
+        if length > 0:
+            if not length * w < mass:
+                return acc + _pour_last(start, length, w, mass, o)
+            mass = mass - length * w
+            acc = acc + w * (o.cum_v[r] - o.cum_v[start])
+        g = gap[key & KEY_MASK]
         if g >= mass:
             return acc + mass * o.val[r]
         acc = acc + g * o.val[r]
         mass = mass - g
         start = r + 1
-    return acc + _pour_unseen(start, o.n, gap_unseen, &mass, o)
+    length = o.n - start
+    if length <= 0:
+        return acc
+    if not length * w < mass:
+        return acc + _pour_last(start, length, w, mass, o)
+    return acc + w * (o.cum_v[o.n] - o.cum_v[start])
 
 
 cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
-                              Py_ssize_t* scratch) noexcept nogil:
+                              int64_t* keys) noexcept nogil:
     """``v_out(s)`` and ``policy_out(s)`` of one state (ties to the lowest action)."""
     cdef Py_ssize_t a, i, best_a = 0, A = w.n_actions
     cdef const int64_t* ptr = w.indptr + s * A
@@ -921,7 +1115,7 @@ cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
         i = s * A + a
         q = w.costs[i] + _inner_csr(w.cols + ptr[a], w.lo + ptr[a], w.gap + ptr[a],
                                     ptr[a + 1] - ptr[a], w.gap_unseen[i], w.mass[i], o,
-                                    scratch, scratch + w.widest)
+                                    keys)
         if q < best:
             best = q
             best_a = a
@@ -939,19 +1133,26 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     ``n_threads`` threads (a plain loop for one). Ties between actions go to
     the lowest index. Returns ``max_s |v_out(s) - v_ext(s)|``.
 
+    The keys of the threads' stored entries are kept on the stack when they
+    fit in :data:`SCRATCH_LOCAL` entries, else allocated; the whole sweep runs
+    in one release of the GIL.
+
     Raises
     ------
     MemoryError
         If the threads' scratch space cannot be allocated.
     """
-    cdef Py_ssize_t S = costs.shape[0], s, tid, width = boxes.widest
+    cdef Py_ssize_t S = costs.shape[0], s, tid, width = max(boxes.widest, SORT_NET)
     cdef int threads = max(n_threads, 1)
     cdef double q
     cdef CsrSweep w = boxes.arrays
     cdef Order o
-    cdef Py_ssize_t* scratch = <Py_ssize_t*>malloc(threads * 2 * width * sizeof(Py_ssize_t))
-    if scratch == NULL:
-        raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    cdef int64_t local[SCRATCH_LOCAL]
+    cdef int64_t* scratch = local
+    if threads * width > SCRATCH_LOCAL:
+        scratch = <int64_t*>malloc(threads * width * sizeof(int64_t))
+        if scratch == NULL:
+            raise MemoryError("no memory left for the scratch space of an EVI sweep")
     w.costs = &costs[0, 0]
     w.v_out = &v_out[0]
     w.policy_out = &policy_out[0]
@@ -959,20 +1160,19 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
         with nogil:
             _pour_order(&o, &v_ext[0], S, boxes.prefix, boxes.ordered, w.room, w.order_val,
                         w.order_idx, w.cum_v, w.rank)
-        boxes.ordered = o.n
-        if threads == 1:
-            with nogil:
+            if threads == 1:
                 for s in range(S):
                     _sweep_state(&w, &o, s, scratch)
-        else:
-            for s in prange(S, nogil=True, num_threads=threads, schedule="dynamic",
-                            chunksize=sweep_chunk(S, threads)):
-                tid = threadid()
-                _sweep_state(&w, &o, s, scratch + tid * 2 * width)
+            else:
+                for s in prange(S, num_threads=threads, schedule="dynamic",
+                                chunksize=sweep_chunk(S, threads)):
+                    tid = threadid()
+                    _sweep_state(&w, &o, s, scratch + tid * width)
+            q = residual(&v_out[0], &v_ext[0], S)
+        boxes.ordered = o.n
     finally:
-        free(scratch)
-    with nogil:
-        q = residual(&v_out[0], &v_ext[0], S)
+        if scratch != local:
+            free(scratch)
     return q
 
 

@@ -137,3 +137,70 @@ def test_csr_sweep_from_the_previous_order_equals_a_fresh_sort(samples):
         rank = np.full(S + 1, S + 1)
         rank[order] = np.arange(n)
         assert np.array_equal(boxes.compiled.rank, rank)
+
+
+@pytest.mark.parametrize("samples", [20, 400000])
+def test_csr_sweep_sorts_every_number_of_stored_entries_in_the_prefix(samples):
+    """The stored entries of a pair inside the pour prefix are sorted by rank whatever their
+    number: none or one, up to four (the sorting network), up to 24 (insertion) and more
+    (heap sort). Each sweep matches the numpy kernels' dense pour, state by state, and is
+    the same bit for bit on two threads (whose keys no longer fit on the stack)."""
+    rng = np.random.default_rng(samples)
+    S, A = 150, 2
+    counts = np.zeros((S * A, S + 1))
+    for i, row in enumerate(counts):
+        size = (1, 2, 3, 4, 5, 8, 24, 25, 60, S + 1)[i % 10]
+        support = rng.choice(S + 1, size=size, replace=False)
+        row[support] = rng.multinomial(samples, rng.dirichlet(np.ones(size)))
+    table = sp.csr_array(counts)
+    costs = 0.2 + rng.random((S, A))
+    numpy_kernels = reference.kernels.NUMPY_KERNELS
+    expected_boxes = numpy_kernels.boxes(numpy_kernels.scan_counts(counts.reshape(S, A, S + 1)),
+                                         0.1)
+    for step in range(6):
+        v_ext = np.append(rng.random(S) * 4.0, 0.0)
+        expected, expected_policy = np.empty(S), np.empty(S, dtype=np.intp)
+        numpy_kernels.evi_sweep(expected_boxes, costs, v_ext, expected, expected_policy)
+        outs = []
+        for threads in (1, 2):
+            boxes = fast.kernels.COMPILED_KERNELS.boxes(table, 0.1)
+            v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+            _evi.sweep_csr(boxes.compiled, costs, v_ext, v_out, policy, threads)
+            assert np.allclose(v_out, expected, rtol=1e-12, atol=1e-12)
+            assert np.array_equal(policy, expected_policy)
+            outs.append((v_out.view(np.uint64), policy))
+        assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
+
+
+@pytest.mark.parametrize("S, samples", [(7, 40), (200, 40), (200, 100000)])
+def test_csr_pour_order_sorted_afresh_keeps_the_stable_order(S, samples):
+    """Boxes that never swept sort the pour prefix afresh (by the radix sort when the prefix
+    is at least an eighth of the states, else by the heap): zeros of both signs tie with the
+    goal and with each other, negative and repeated values, all in the order of the stable
+    sort of ``v`` with the goal first, and the ranks ``S+1`` outside the prefix."""
+    rng = np.random.default_rng(S + samples)
+    A = 2
+    counts = np.zeros((S * A, S + 1))
+    for row in counts:
+        support = rng.choice(S + 1, size=min(4, S + 1), replace=False)
+        row[support] = rng.multinomial(samples, rng.dirichlet(np.ones(support.size)))
+    table = sp.csr_array(counts)
+    costs = 0.2 + rng.random((S, A))
+    kernels = fast.kernels.COMPILED_KERNELS
+    shapes = [rng.choice([0.0, -0.0, 1.5, -2.0, 1e-300, -1e-300, np.inf], size=S),
+              np.round(rng.normal(size=S), 1), rng.random(S) * 1e6 - 5e5,
+              -rng.random(S), np.zeros(S), -np.zeros(S)]
+    for v in shapes:
+        v_ext = np.append(v, 0.0)
+        boxes = kernels.boxes(table, 0.1)
+        n = min(boxes.compiled.prefix, S + 1)
+        v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        with np.errstate(invalid="ignore"):
+            _evi.sweep_csr(boxes.compiled, costs, v_ext, v_out, policy, 1)
+        order = reference.kernels.goal_first_order(v_ext)[:n]
+        assert np.array_equal(boxes.compiled.order_idx[:n], order)
+        assert np.array_equal(boxes.compiled.order_val[:n].view(np.uint64),
+                              v_ext[order].view(np.uint64))
+        rank = np.full(S + 1, S + 1)
+        rank[order] = np.arange(n)
+        assert np.array_equal(boxes.compiled.rank, rank)
