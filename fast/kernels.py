@@ -61,7 +61,8 @@ class Boxes:
         if sp.issparse(counts):
             S = counts.shape[1] - 1
             self.compiled = _evi.boxes_from_csr(
-                counts.indptr.astype(np.int64), counts.indices.astype(np.int32, copy=False),
+                counts.indptr.astype(np.int64, copy=False),
+                counts.indices.astype(np.int32, copy=False),
                 counts.data, S, counts.shape[0] // S, delta)
         else:
             self.compiled = _evi.boxes_from_scan(counts, delta)

@@ -130,8 +130,8 @@ def _check_pairs(pairs, n, n_states, n_actions):
             f"shape {pairs.shape} and dtype {pairs.dtype}."
         )
     pairs = pairs.astype(np.int64)
-    outside = pairs[(pairs < 0) | (pairs >= n_pairs)]
-    if outside.size:
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_pairs):
+        outside = pairs[(pairs < 0) | (pairs >= n_pairs)]
         raise ParameterError(
             f"`pairs` must be pair indices s*A + a in 0..{n_pairs - 1}; got {_listing(outside)}."
         )
@@ -148,7 +148,7 @@ def _check_pairs(pairs, n, n_states, n_actions):
     if n.dtype == np.uint64 and n.size and n.max() > INT64_MAX:
         raise ParameterError(f"`n` must be at most 2^63 - 1; got {int(n.max())}.")
     n = np.broadcast_to(n, pairs.shape).astype(np.int64)
-    if (n < 0).any():
+    if n.size and n.min() < 0:
         raise ParameterError(f"`n` must be >= 0; got {_listing(n[n < 0])}.")
     return pairs, n
 
@@ -236,6 +236,7 @@ class TabularGenerativeModel(_CountingModel):
             raise ParameterError(f"`ssp` must be an SSP; got {type(ssp).__name__}.")
         super().__init__(ssp.n_states, ssp.n_actions)
         self.ssp = ssp
+        self._last_layout = None
 
     def sample(self, s, a, n, rng):
         """Draw ``n`` next states of ``(s, a)`` as one multinomial draw (``n`` calls).
@@ -314,24 +315,45 @@ class TabularGenerativeModel(_CountingModel):
             Positive counts; those of ``pairs[i]`` sum to ``n[i]``.
         """
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        offsets, next_states, runs = self._layout(pairs)
+        draws = np.empty(offsets[-1], dtype=np.int64)
+        for lo, hi, pvals in runs:
+            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
+        np.add.at(self.calls.reshape(-1), pairs, n)
+        keep = draws > 0
+        indptr = np.concatenate([[0], np.cumsum(keep)])[offsets]
+        return indptr, next_states[keep], draws[keep]
+
+    def _layout(self, pairs):
+        """Where the supports of ``pairs`` lie in the draws of :meth:`sample_pairs`.
+
+        ``(offsets, next_states, runs)``: the draws of ``pairs[i]`` are entries
+        ``offsets[i]:offsets[i+1]``, of the next states ``next_states`` (int64);
+        ``runs`` lists ``(lo, hi, pvals)`` for every run ``pairs[lo:hi]`` of
+        supports of one length ``k``, with their probabilities normalised, shape
+        ``(hi - lo, k)``. The layout of the last ``pairs`` is kept (read-only)
+        and reused when the next ones are the same: SEARCH asks for every pair
+        at every top-up.
+        """
+        last = self._last_layout
+        if last is not None and np.array_equal(last[0], pairs):
+            return last[1]
         kernel = self._kernel
         starts = kernel.indptr[pairs].astype(np.int64)
         lengths = kernel.indptr[pairs + 1] - starts
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        entry_pair = np.repeat(np.arange(pairs.size), lengths)
-        entries = np.arange(offsets[-1]) + (starts - offsets[:-1])[entry_pair]
+        entries = np.arange(offsets[-1]) + np.repeat(starts - offsets[:-1], lengths)
         probs = kernel.data[entries]
-        draws = np.empty(offsets[-1], dtype=np.int64)
         run_starts = np.flatnonzero(np.diff(lengths, prepend=-1))
+        runs = []
         for lo, hi in zip(run_starts, np.append(run_starts[1:], pairs.size)):
             block = probs[offsets[lo]:offsets[hi]].reshape(hi - lo, lengths[lo])
-            pvals = block / block.sum(axis=1, keepdims=True)
-            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
-        np.add.at(self.calls.reshape(-1), pairs, n)
-        keep = draws > 0
-        kept = np.bincount(entry_pair[keep], minlength=pairs.size)
-        indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
-        return indptr, kernel.indices[entries[keep]].astype(np.int64), draws[keep]
+            runs.append((lo, hi, block / block.sum(axis=1, keepdims=True)))
+        layout = (offsets, kernel.indices[entries].astype(np.int64), runs)
+        for array in (offsets, layout[1], *(pvals for *_, pvals in runs)):
+            array.flags.writeable = False
+        self._last_layout = (pairs.copy(), layout)
+        return layout
 
 
 class SimulatorGenerativeModel(_CountingModel):
@@ -615,6 +637,7 @@ class SampleStore:
         shape = (self.n_states * self.n_actions, self.n_states + 1)
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
+        self._gamma_hat = None
         self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
         self._calls_made = 0
         self._calls_redrawn = 0
@@ -654,8 +677,12 @@ class SampleStore:
 
     @property
     def Gamma_hat(self):
-        """Largest empirical support ``Gamma_hat`` (counted over ``S'``)."""
-        return int(np.diff(self.counts_csr().indptr).max())
+        """Largest empirical support ``Gamma_hat`` (counted over ``S'``), computed once per
+        version of the counts."""
+        csr = self.counts_csr()
+        if self._gamma_hat is None or self._gamma_hat[0] is not csr:
+            self._gamma_hat = (csr, int(np.diff(csr.indptr).max()))
+        return self._gamma_hat[1]
 
     def check_model(self, model, where="the checkpoint"):
         """Raise unless ``model`` is the model whose samples this store holds.
@@ -796,11 +823,11 @@ class SampleStore:
                 f"non-decreasing from 0 to {counts.size}; got {_listing(indptr.ravel())} for "
                 f"{where}."
             )
-        cumulative = np.concatenate([[0], np.cumsum(counts)])
-        short = np.flatnonzero(cumulative[indptr[1:]] - cumulative[indptr[:-1]] != n)
+        totals = np.diff(np.concatenate([[0], np.cumsum(counts)])[indptr])
+        short = np.flatnonzero(totals != n)
         if short.size:
             i = int(short[0])
-            got = int(cumulative[indptr[i + 1]] - cumulative[indptr[i]])
+            got = int(totals[i])
             raise GenerativeModelError(
                 f"the model returned {got} sample(s) where {int(n[i])} were asked, for "
                 f"{self._where(pairs[i])}; the counts of every pair must sum to the number "
@@ -823,13 +850,13 @@ class SampleStore:
                 f"the model must return `next_states` and `counts` as 1-d arrays of one "
                 f"length; got shapes {next_states.shape} and {counts.shape} for {where}."
             )
-        outside = next_states[(next_states < 0) | (next_states > self.n_states)]
-        if outside.size:
+        if next_states.size and (next_states.min() < 0 or next_states.max() > self.n_states):
+            outside = next_states[(next_states < 0) | (next_states > self.n_states)]
             raise GenerativeModelError(
                 f"the model returned next states outside 0..{self.n_states}: "
                 f"{_listing(outside)}, for {where}."
             )
-        if (counts < 0).any():
+        if counts.size and counts.min() < 0:
             raise GenerativeModelError(
                 f"the model returned negative counts {_listing(counts[counts < 0])} for {where}."
             )
@@ -937,11 +964,28 @@ class SampleStore:
         if self._pending:
             rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
             self._pending = []
-            seen = counts > 0
-            increment = _increment(rows[seen], next_states[seen], counts[seen],
-                                   self._csr.shape)
-            self._csr = self._csr + increment
+            self._csr = _summed(self._csr, _increment(rows, next_states, counts,
+                                                      self._csr.shape))
         return self._csr
+
+    def count_table(self):
+        """The counts as :func:`~reference._checks.count_table` returns them, unchecked.
+
+        The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
+        without its checks: the store built its counts from answers it checked
+        (next states in ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1``
+        calls), so they hold nothing to refuse.
+
+        Returns
+        -------
+        scipy.sparse.csr_array of float64, shape (S*A, S+1)
+            Canonical (indices sorted, no duplicates, no explicit zeros), int64
+            ``indptr`` and ``indices`` (shared with :meth:`counts_csr`: do not modify
+            them); a new matrix at every call.
+        """
+        csr = self.counts_csr()
+        return sp.csr_array((csr.data.astype(np.float64), csr.indices.astype(np.int64, copy=False),
+                             csr.indptr.astype(np.int64, copy=False)), shape=csr.shape)
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
@@ -1188,15 +1232,17 @@ def _header_int(header, key, where, low):
 def _increment(rows, cols, counts, shape):
     """The CSR matrix of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``, summed.
 
-    Entries in canonical order (rows ascending, columns strictly ascending
-    within a row), as a top-up queues them, give the CSR arrays directly;
+    Entries with ``counts[i] = 0`` are left out. Entries in canonical order
+    (rows ascending, columns strictly ascending within a row), as a top-up
+    queues them, give the CSR arrays directly (``cols`` and ``counts`` are
+    kept, not copied);
     others go through :class:`scipy.sparse.coo_array`. Both give the same
     matrix: int64 data, indices and ``indptr``, canonical.
 
     Parameters
     ----------
     rows, cols, counts : ndarray of int64, shape (k,)
-        ``0 <= rows < shape[0]``, ``0 <= cols < shape[1]``, ``counts > 0``.
+        ``0 <= rows < shape[0]``, ``0 <= cols < shape[1]``, ``counts >= 0``.
     shape : tuple of int
         ``(M, N)``.
 
@@ -1204,12 +1250,35 @@ def _increment(rows, cols, counts, shape):
     -------
     scipy.sparse.csr_array of int64, shape (M, N)
     """
+    if not counts.all():
+        seen = counts > 0
+        rows, cols, counts = rows[seen], cols[seen], counts[seen]
     same_row = rows[1:] == rows[:-1]
     if rows.size and ((rows[1:] > rows[:-1]) | (same_row & (cols[1:] > cols[:-1]))).all():
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
         return sp.csr_array((counts, cols, indptr), shape=shape)
     return sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
+
+
+def _summed(csr, increment):
+    """``csr + increment`` for canonical CSR matrices of counts: scipy's sum, array for array.
+
+    Two sums need no sparse addition: onto no counts (the first increment is the
+    sum), and of two matrices storing the same entries (every pair saw again
+    exactly the next states it had seen, as the large top-ups of SEARCH do once
+    the supports are found), whose counts then add on the structure of ``csr``.
+    Each is taken only when the arrays it keeps have the index dtype of scipy's
+    sum, the wider of the two.
+    """
+    wider = np.promote_types(csr.indices.dtype, increment.indices.dtype)
+    if not csr.nnz and increment.indices.dtype == wider:
+        return increment
+    if (csr.indices.dtype == wider and np.array_equal(csr.indptr, increment.indptr)
+            and np.array_equal(csr.indices, increment.indices)):
+        return sp.csr_array((csr.data + increment.data, csr.indices, csr.indptr),
+                            shape=csr.shape)
+    return csr + increment
 
 
 def _checked_counts(indptr, indices, data, shape):
