@@ -964,8 +964,8 @@ class SampleStore:
         if self._pending:
             rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
             self._pending = []
-            self._csr = _summed(self._csr, _increment(rows, next_states, counts,
-                                                      self._csr.shape))
+            self._csr = _summed(self._csr,
+                                *_increment(rows, next_states, counts, self._csr.shape))
         return self._csr
 
     def count_table(self):
@@ -1230,14 +1230,14 @@ def _header_int(header, key, where, low):
 
 
 def _increment(rows, cols, counts, shape):
-    """The CSR matrix of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``, summed.
+    """The canonical CSR arrays of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``,
+    summed.
 
     Entries with ``counts[i] = 0`` are left out. Entries in canonical order
     (rows ascending, columns strictly ascending within a row), as a top-up
-    queues them, give the CSR arrays directly (``cols`` and ``counts`` are
-    kept, not copied);
-    others go through :class:`scipy.sparse.coo_array`. Both give the same
-    matrix: int64 data, indices and ``indptr``, canonical.
+    queues them, give the arrays directly (``cols`` and ``counts`` are kept,
+    not copied); others go through :class:`scipy.sparse.coo_array`. Both give
+    the arrays of one matrix: int64 data, canonical.
 
     Parameters
     ----------
@@ -1248,7 +1248,9 @@ def _increment(rows, cols, counts, shape):
 
     Returns
     -------
-    scipy.sparse.csr_array of int64, shape (M, N)
+    indptr : ndarray, shape (M + 1,)
+    indices, data : ndarray, shape (nnz,)
+        ``data`` int64; the index arrays int64 (canonical order) or as scipy builds them.
     """
     if not counts.all():
         seen = counts > 0
@@ -1257,28 +1259,28 @@ def _increment(rows, cols, counts, shape):
     if rows.size and ((rows[1:] > rows[:-1]) | (same_row & (cols[1:] > cols[:-1]))).all():
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
-        return sp.csr_array((counts, cols, indptr), shape=shape)
-    return sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
+        return indptr, cols, counts
+    csr = sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
+    return csr.indptr, csr.indices, csr.data
 
 
-def _summed(csr, increment):
-    """``csr + increment`` for canonical CSR matrices of counts: scipy's sum, array for array.
+def _summed(csr, indptr, indices, data):
+    """``csr`` plus the canonical CSR arrays of an increment: scipy's sum, array for array.
 
-    Two sums need no sparse addition: onto no counts (the first increment is the
-    sum), and of two matrices storing the same entries (every pair saw again
-    exactly the next states it had seen, as the large top-ups of SEARCH do once
-    the supports are found), whose counts then add on the structure of ``csr``.
-    Each is taken only when the arrays it keeps have the index dtype of scipy's
-    sum, the wider of the two.
+    Two sums need no sparse addition: onto no counts (the increment is the sum),
+    and of an increment storing exactly the entries of ``csr`` (every pair saw
+    again exactly the next states it had seen, as the large top-ups of SEARCH do
+    once the supports are found), whose counts then add on the structure of
+    ``csr``. Each is taken only when the arrays it keeps have the index dtype of
+    scipy's sum, the wider of the two.
     """
-    wider = np.promote_types(csr.indices.dtype, increment.indices.dtype)
-    if not csr.nnz and increment.indices.dtype == wider:
-        return increment
-    if (csr.indices.dtype == wider and np.array_equal(csr.indptr, increment.indptr)
-            and np.array_equal(csr.indices, increment.indices)):
-        return sp.csr_array((csr.data + increment.data, csr.indices, csr.indptr),
-                            shape=csr.shape)
-    return csr + increment
+    wider = np.promote_types(csr.indices.dtype, indices.dtype)
+    if not csr.nnz and indices.dtype == wider:
+        return sp.csr_array((data, indices, indptr), shape=csr.shape)
+    if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
+            and np.array_equal(csr.indices, indices)):
+        return sp.csr_array((csr.data + data, csr.indices, csr.indptr), shape=csr.shape)
+    return csr + sp.csr_array((data, indices, indptr), shape=csr.shape)
 
 
 def _checked_counts(indptr, indices, data, shape):

@@ -67,9 +67,10 @@ class Run:
     parameters and samples of this model (:func:`_check_same_run`). Every
     batch of calls is recorded in the checkpoint's ledger before it is drawn
     (:meth:`~reference.generative.SampleStore.track_calls`), so the calls of a
-    round lost before its checkpoint are counted on resume. ``round_type`` is
-    the record class of the history (rebuilt from a checkpoint by keyword):
-    :class:`Round` for the paper's algorithms.
+    round lost before its checkpoint are counted on resume. The store of a run
+    without a checkpoint is never saved, so it holds no model fingerprint.
+    ``round_type`` is the record class of the history (rebuilt from a checkpoint
+    by keyword): :class:`Round` for the paper's algorithms.
     """
 
     def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
@@ -82,8 +83,8 @@ class Run:
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
             self.history = _saved_rounds(checkpoint, meta.get("history"), round_type)
         else:
-            self.store = SampleStore(model.n_states, model.n_actions,
-                                     fingerprint=model_fingerprint(model))
+            fingerprint = None if checkpoint is None else model_fingerprint(model)
+            self.store = SampleStore(model.n_states, model.n_actions, fingerprint=fingerprint)
             self.rng = make_rng(seed)
             self.history = []
             if checkpoint is not None:
