@@ -705,10 +705,11 @@ class SampleStore:
         s, a = divmod(int(pair), self.n_actions)
         return f"the pair (s, a) = ({s}, {a})" + (f" in {self.context}" if self.context else "")
 
-    def _merge(self, rows, next_states, counts):
-        """Queue checked samples: ``counts[i]`` more of ``next_states[i]`` in row ``rows[i]``."""
-        self._pending.append((rows, next_states, counts))
-        np.add.at(self._n_pair.reshape(-1), rows, counts)
+    def _merge(self, pairs, lengths, next_states, counts, totals):
+        """Queue checked samples, in arrays the store owns: ``pairs[i]`` saw the next
+        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all."""
+        self._pending.append((pairs, lengths, next_states, counts))
+        np.add.at(self._n_pair.reshape(-1), pairs, totals)
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
@@ -727,9 +728,11 @@ class SampleStore:
         """
         s, a = _check_pair(s, a, self.n_states, self.n_actions)
         next_states, counts = _check_samples(next_states, counts, self.n_states)
-        self._record_calls(check_call_budget(self._calls_made, exact_sum(counts)))
-        rows = np.full(next_states.size, s * self.n_actions + a, dtype=np.int64)
-        self._merge(rows, next_states, counts)
+        total = exact_sum(counts)
+        self._record_calls(check_call_budget(self._calls_made, total))
+        self._merge(np.array([s * self.n_actions + a], dtype=np.int64),
+                    np.array([next_states.size], dtype=np.int64), next_states.copy(),
+                    counts.copy(), np.array([total], dtype=np.int64))
 
     def draw(self, model, s, a, n, rng):
         """Draw ``n`` samples of ``(s, a)`` from ``model`` and store them.
@@ -782,7 +785,10 @@ class SampleStore:
             non-negative integer counts summing to ``n[i]`` for every pair;
             the message names the pair and :attr:`context`.
         """
-        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        self._draw(model, *_check_pairs(pairs, n, self.n_states, self.n_actions), rng)
+
+    def _draw(self, model, pairs, n, rng):
+        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them."""
         total = exact_sum(n)
         if total == 0:
             return
@@ -801,10 +807,13 @@ class SampleStore:
                     except Exception as exc:
                         raise self._model_raised(exc, f"sampling {self._where(pair)}") from exc
                     nxt, cnt = self._check_answer(answer, pair, n_i)
-                    drawn.append((np.full(nxt.size, pair, dtype=np.int64), nxt, cnt))
+                    drawn.append((pair, nxt.size, nxt, cnt, n_i))
         finally:
             if drawn:
-                self._merge(*(np.concatenate(part) for part in zip(*drawn)))
+                pairs, lengths, next_states, counts, totals = zip(*drawn)
+                self._merge(np.array(pairs, dtype=np.int64), np.array(lengths, dtype=np.int64),
+                            np.concatenate(next_states), np.concatenate(counts),
+                            np.array(totals, dtype=np.int64))
 
     def _draw_batched(self, sample_pairs, pairs, n, rng):
         where = (f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}")
@@ -833,7 +842,7 @@ class SampleStore:
                 f"{self._where(pairs[i])}; the counts of every pair must sum to the number "
                 "asked."
             )
-        self._merge(np.repeat(pairs, lengths), next_states, counts)
+        self._merge(pairs.copy(), lengths, next_states, counts, totals)
 
     def _model_raised(self, exc, what):
         if isinstance(exc, GenerativeModelError):
@@ -884,7 +893,8 @@ class SampleStore:
         """Bring every pair to at least ``target`` samples, pairs in order ``(s, a)``.
 
         One :meth:`draw_pairs` over the pairs below ``target``, each drawing
-        ``target - N(s, a)``.
+        ``target - N(s, a)`` (pairs and numbers the store made, so not checked
+        again).
 
         Parameters
         ----------
@@ -911,7 +921,7 @@ class SampleStore:
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)
         pairs = np.flatnonzero(below)
-        self.draw_pairs(model, pairs, target - held[pairs], rng)
+        self._draw(model, pairs, target - held[pairs], rng)
         return need_total
 
     def track_calls(self, path):
@@ -962,10 +972,10 @@ class SampleStore:
             new matrix); do not modify it.
         """
         if self._pending:
-            rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
+            batch = self._pending[0] if len(self._pending) == 1 else (
+                np.concatenate(part) for part in zip(*self._pending))
             self._pending = []
-            self._csr = _summed(self._csr,
-                                *_increment(rows, next_states, counts, self._csr.shape))
+            self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape))
         return self._csr
 
     def count_table(self):
@@ -984,8 +994,11 @@ class SampleStore:
             them); a new matrix at every call.
         """
         csr = self.counts_csr()
-        return sp.csr_array((csr.data.astype(np.float64), csr.indices.astype(np.int64, copy=False),
-                             csr.indptr.astype(np.int64, copy=False)), shape=csr.shape)
+        table = sp.csr_array(csr)
+        table.data = csr.data.astype(np.float64)
+        table.indices = csr.indices.astype(np.int64, copy=False)
+        table.indptr = csr.indptr.astype(np.int64, copy=False)
+        return table
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
@@ -1229,20 +1242,23 @@ def _header_int(header, key, where, low):
     return value
 
 
-def _increment(rows, cols, counts, shape):
-    """The canonical CSR arrays of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``,
-    summed.
+def _increment(pairs, lengths, cols, counts, shape):
+    """The canonical CSR arrays of queued samples, summed: ``pairs[i]`` saw the next
+    ``lengths[i]`` entries of ``cols``, ``counts`` times each.
 
-    Entries with ``counts[i] = 0`` are left out. Entries in canonical order
-    (rows ascending, columns strictly ascending within a row), as a top-up
-    queues them, give the arrays directly (``cols`` and ``counts`` are kept,
-    not copied); others go through :class:`scipy.sparse.coo_array`. Both give
-    the arrays of one matrix: int64 data, canonical.
+    Samples in canonical order (pairs strictly ascending, columns strictly
+    ascending within a pair, no zero count), as a top-up queues them, give the
+    arrays directly (``cols`` and ``counts`` are kept, not copied); others go
+    through :class:`scipy.sparse.coo_array`, which sums repeated entries, and
+    zero counts are left out. Both give the arrays of one matrix: int64 data,
+    canonical.
 
     Parameters
     ----------
-    rows, cols, counts : ndarray of int64, shape (k,)
-        ``0 <= rows < shape[0]``, ``0 <= cols < shape[1]``, ``counts >= 0``.
+    pairs, lengths : ndarray of int64, shape (m,)
+        ``0 <= pairs < shape[0]``, ``lengths >= 0`` summing to ``k``.
+    cols, counts : ndarray of int64, shape (k,)
+        ``0 <= cols < shape[1]``, ``counts >= 0``.
     shape : tuple of int
         ``(M, N)``.
 
@@ -1252,15 +1268,16 @@ def _increment(rows, cols, counts, shape):
     indices, data : ndarray, shape (nnz,)
         ``data`` int64; the index arrays int64 (canonical order) or as scipy builds them.
     """
-    if not counts.all():
-        seen = counts > 0
-        rows, cols, counts = rows[seen], cols[seen], counts[seen]
-    same_row = rows[1:] == rows[:-1]
-    if rows.size and ((rows[1:] > rows[:-1]) | (same_row & (cols[1:] > cols[:-1]))).all():
+    ends = np.cumsum(lengths)
+    rising = cols[1:] > cols[:-1]
+    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
+    if counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all():
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
-        return indptr, cols, counts
-    csr = sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
+        indptr[pairs + 1] = lengths
+        return np.cumsum(indptr, out=indptr), cols, counts
+    rows = np.repeat(pairs, lengths)
+    seen = counts > 0
+    csr = sp.coo_array((counts[seen], (rows[seen], cols[seen])), shape=shape).tocsr()
     return csr.indptr, csr.indices, csr.data
 
 
@@ -1279,7 +1296,9 @@ def _summed(csr, indptr, indices, data):
         return sp.csr_array((data, indices, indptr), shape=csr.shape)
     if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
             and np.array_equal(csr.indices, indices)):
-        return sp.csr_array((csr.data + data, csr.indices, csr.indptr), shape=csr.shape)
+        summed = sp.csr_array(csr)
+        summed.data = csr.data + data
+        return summed
     return csr + sp.csr_array((data, indices, indptr), shape=csr.shape)
 
 
