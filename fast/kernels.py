@@ -61,7 +61,8 @@ class Boxes:
         if sp.issparse(counts):
             S = counts.shape[1] - 1
             self.compiled = _evi.boxes_from_csr(
-                counts.indptr.astype(np.int64), counts.indices.astype(np.int32, copy=False),
+                counts.indptr.astype(np.int64, copy=False),
+                counts.indices.astype(np.int32, copy=False),
                 counts.data, S, counts.shape[0] // S, delta)
         else:
             self.compiled = _evi.boxes_from_scan(counts, delta)
@@ -88,7 +89,7 @@ def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
     :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
     along the full pour order (sorted once, ``O(S log S)``)."""
-    order = goal_first_order(v_ext).astype(np.int64)
+    order = goal_first_order(v_ext).astype(np.int64, copy=False)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return PouredKernel(order, *_evi.kernel_pieces(boxes.compiled, policy, rank), check=False)

@@ -810,9 +810,11 @@ def check_counts_log_term(table, delta, largest=math.nan):
     delta : float in (0, 1)
     largest : float, optional
         The largest entry of dense counts (:func:`largest_count`), NaN when
-        unknown. Every pair's total is below ``2 (S+1) largest`` however it is
-        summed, so when that bound keeps ``S A N^+ / delta`` finite the counts
-        pass without being read again; otherwise their totals decide.
+        unknown (CSR counts are read for it: their stored entries only). Every
+        pair's total is below ``2 k largest`` however it is summed, with ``k``
+        the entries of the longest row (``S+1`` when dense), so when that bound
+        keeps ``S A N^+ / delta`` finite the counts pass without their totals;
+        otherwise their totals decide.
 
     Raises
     ------
@@ -822,14 +824,16 @@ def check_counts_log_term(table, delta, largest=math.nan):
     if sp.issparse(table):
         S = table.shape[1] - 1
         A = table.shape[0] // S
-        largest_total = table.sum(axis=1).max() if table.nnz else 0.0
+        width = int(np.diff(table.indptr).max())
+        largest = float(table.data.max()) if table.nnz else 0.0
     else:
         S, A = table.shape[:2]
-        bound = 2.0 * (S + 1) * float(largest)
-        if bound >= 0.0 and math.isfinite(float(S) * A * max(1.0, bound) / float(delta)):
-            return
-        largest_total = table.sum(axis=2).max()
-    check_log_term(S, A, largest_total, delta)
+        width = S + 1
+    bound = 2.0 * width * float(largest)
+    if bound >= 0.0 and math.isfinite(float(S) * A * max(1.0, bound) / float(delta)):
+        return
+    totals = table.sum(axis=1) if sp.issparse(table) else table.sum(axis=2)
+    check_log_term(S, A, totals.max(), delta)
 
 
 def check_call_budget(made, more):

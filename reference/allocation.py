@@ -40,14 +40,25 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=
 
         with natural logarithms. Callers use ``ceil(phi)``.
     """
-    X = check_real("X", X, 0.0, None, low_open=True)
-    y = check_real("y", y, 0.0, None, low_open=True)
-    eps = check_real("eps", eps, 0.0, None, low_open=True)
-    delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    S = check_int("n_states", n_states, low=1)
-    A = check_int("n_actions", n_actions, low=1)
-    G = check_int("Gamma_hat", Gamma_hat, low=0)
-    alpha = check_real("alpha", alpha, 0.0, None, low_open=True)
+    return _phi(*_checked(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha))
+
+
+def _checked(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha):
+    """The arguments of :func:`allocation_function`, checked, as floats and ints."""
+    return (
+        check_real("X", X, 0.0, None, low_open=True),
+        check_real("y", y, 0.0, None, low_open=True),
+        check_real("eps", eps, 0.0, None, low_open=True),
+        check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True),
+        check_int("n_states", n_states, low=1),
+        check_int("n_actions", n_actions, low=1),
+        check_int("Gamma_hat", Gamma_hat, low=0),
+        check_real("alpha", alpha, 0.0, None, low_open=True),
+    )
+
+
+def _phi(X, y, eps, delta, S, A, G, alpha):
+    """:func:`allocation_function` of checked arguments (:func:`_checked`)."""
     l1 = math.log(X * S * A / (y * eps * delta))
     l2 = math.log(X * S * A / (y * delta))
     return alpha * (
@@ -61,7 +72,8 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     ``phi`` depends on ``Gamma_hat``, which depends on the samples
     (docs/semantics.md, "Allocation function"): compute the target with the
     current ``Gamma_hat``, top up every pair (in order ``(s, a)``), recompute,
-    and repeat until every pair has at least the target. This terminates
+    and repeat until every pair has at least the target. The arguments are
+    checked once, as :func:`allocation_function` checks them. This terminates
     because ``Gamma_hat`` never decreases and is at most ``S + 1``.
 
     Parameters
@@ -82,10 +94,11 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     Gamma_hat : int
         The ``Gamma_hat`` it was computed with.
     """
-    S, A = store.n_states, store.n_actions
+    X, y, eps, delta, S, A, _, alpha = _checked(X, y, eps, delta, store.n_states,
+                                                store.n_actions, store.Gamma_hat, alpha)
     while True:
         Gamma_hat = store.Gamma_hat
-        target = math.ceil(allocation_function(X, y, eps, delta, S, A, Gamma_hat, alpha))
+        target = math.ceil(_phi(X, y, eps, delta, S, A, Gamma_hat, alpha))
         if store.n_pair.min() >= target:
             return target, Gamma_hat
         store.top_up(model, target, rng)

@@ -450,7 +450,32 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
     """
-    counts, scanned = read_counts(kernels, counts)
+    return iterate(kernels, *read_counts(kernels, counts), costs, delta, mu, max_iter)
+
+
+def iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
+    """:func:`extended_value_iteration` on counts already read (:func:`read_counts`).
+
+    The other arguments are checked here as in :func:`extended_value_iteration`.
+    :func:`reference.runs.converged_evi` calls it with the table of a
+    :class:`~reference.generative.SampleStore` (:meth:`SampleStore.count_table
+    <reference.generative.SampleStore.count_table>`), whose counts the store built
+    from answers it checked: they are not checked again.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+    counts : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array
+        Checked counts, as :func:`read_counts` returns them.
+    scanned : object
+        What ``kernels.boxes`` takes, as :func:`read_counts` returns it.
+    costs, delta, mu, max_iter
+        As in :func:`extended_value_iteration`.
+
+    Returns
+    -------
+    EVIResult
+    """
     if sp.issparse(counts):
         S, A = counts.shape[1] - 1, counts.shape[0] // (counts.shape[1] - 1)
         largest = np.nan

@@ -130,8 +130,8 @@ def _check_pairs(pairs, n, n_states, n_actions):
             f"shape {pairs.shape} and dtype {pairs.dtype}."
         )
     pairs = pairs.astype(np.int64)
-    outside = pairs[(pairs < 0) | (pairs >= n_pairs)]
-    if outside.size:
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= n_pairs):
+        outside = pairs[(pairs < 0) | (pairs >= n_pairs)]
         raise ParameterError(
             f"`pairs` must be pair indices s*A + a in 0..{n_pairs - 1}; got {_listing(outside)}."
         )
@@ -148,7 +148,7 @@ def _check_pairs(pairs, n, n_states, n_actions):
     if n.dtype == np.uint64 and n.size and n.max() > INT64_MAX:
         raise ParameterError(f"`n` must be at most 2^63 - 1; got {int(n.max())}.")
     n = np.broadcast_to(n, pairs.shape).astype(np.int64)
-    if (n < 0).any():
+    if n.size and n.min() < 0:
         raise ParameterError(f"`n` must be >= 0; got {_listing(n[n < 0])}.")
     return pairs, n
 
@@ -236,6 +236,7 @@ class TabularGenerativeModel(_CountingModel):
             raise ParameterError(f"`ssp` must be an SSP; got {type(ssp).__name__}.")
         super().__init__(ssp.n_states, ssp.n_actions)
         self.ssp = ssp
+        self._last_layout = None
 
     def sample(self, s, a, n, rng):
         """Draw ``n`` next states of ``(s, a)`` as one multinomial draw (``n`` calls).
@@ -314,24 +315,45 @@ class TabularGenerativeModel(_CountingModel):
             Positive counts; those of ``pairs[i]`` sum to ``n[i]``.
         """
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        offsets, next_states, runs = self._layout(pairs)
+        draws = np.empty(offsets[-1], dtype=np.int64)
+        for lo, hi, pvals in runs:
+            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
+        np.add.at(self.calls.reshape(-1), pairs, n)
+        keep = draws > 0
+        indptr = np.concatenate([[0], np.cumsum(keep)])[offsets]
+        return indptr, next_states[keep], draws[keep]
+
+    def _layout(self, pairs):
+        """Where the supports of ``pairs`` lie in the draws of :meth:`sample_pairs`.
+
+        ``(offsets, next_states, runs)``: the draws of ``pairs[i]`` are entries
+        ``offsets[i]:offsets[i+1]``, of the next states ``next_states`` (int64);
+        ``runs`` lists ``(lo, hi, pvals)`` for every run ``pairs[lo:hi]`` of
+        supports of one length ``k``, with their probabilities normalised, shape
+        ``(hi - lo, k)``. The layout of the last ``pairs`` is kept (read-only)
+        and reused when the next ones are the same: SEARCH asks for every pair
+        at every top-up.
+        """
+        last = self._last_layout
+        if last is not None and np.array_equal(last[0], pairs):
+            return last[1]
         kernel = self._kernel
         starts = kernel.indptr[pairs].astype(np.int64)
         lengths = kernel.indptr[pairs + 1] - starts
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        entry_pair = np.repeat(np.arange(pairs.size), lengths)
-        entries = np.arange(offsets[-1]) + (starts - offsets[:-1])[entry_pair]
+        entries = np.arange(offsets[-1]) + np.repeat(starts - offsets[:-1], lengths)
         probs = kernel.data[entries]
-        draws = np.empty(offsets[-1], dtype=np.int64)
         run_starts = np.flatnonzero(np.diff(lengths, prepend=-1))
+        runs = []
         for lo, hi in zip(run_starts, np.append(run_starts[1:], pairs.size)):
             block = probs[offsets[lo]:offsets[hi]].reshape(hi - lo, lengths[lo])
-            pvals = block / block.sum(axis=1, keepdims=True)
-            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
-        np.add.at(self.calls.reshape(-1), pairs, n)
-        keep = draws > 0
-        kept = np.bincount(entry_pair[keep], minlength=pairs.size)
-        indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
-        return indptr, kernel.indices[entries[keep]].astype(np.int64), draws[keep]
+            runs.append((lo, hi, block / block.sum(axis=1, keepdims=True)))
+        layout = (offsets, kernel.indices[entries].astype(np.int64), runs)
+        for array in (offsets, layout[1], *(pvals for *_, pvals in runs)):
+            array.flags.writeable = False
+        self._last_layout = (pairs.copy(), layout)
+        return layout
 
 
 class SimulatorGenerativeModel(_CountingModel):
@@ -615,6 +637,7 @@ class SampleStore:
         shape = (self.n_states * self.n_actions, self.n_states + 1)
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
+        self._gamma_hat = None
         self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
         self._calls_made = 0
         self._calls_redrawn = 0
@@ -654,8 +677,12 @@ class SampleStore:
 
     @property
     def Gamma_hat(self):
-        """Largest empirical support ``Gamma_hat`` (counted over ``S'``)."""
-        return int(np.diff(self.counts_csr().indptr).max())
+        """Largest empirical support ``Gamma_hat`` (counted over ``S'``), computed once per
+        version of the counts."""
+        csr = self.counts_csr()
+        if self._gamma_hat is None or self._gamma_hat[0] is not csr:
+            self._gamma_hat = (csr, int(np.diff(csr.indptr).max()))
+        return self._gamma_hat[1]
 
     def check_model(self, model, where="the checkpoint"):
         """Raise unless ``model`` is the model whose samples this store holds.
@@ -678,10 +705,11 @@ class SampleStore:
         s, a = divmod(int(pair), self.n_actions)
         return f"the pair (s, a) = ({s}, {a})" + (f" in {self.context}" if self.context else "")
 
-    def _merge(self, rows, next_states, counts):
-        """Queue checked samples: ``counts[i]`` more of ``next_states[i]`` in row ``rows[i]``."""
-        self._pending.append((rows, next_states, counts))
-        np.add.at(self._n_pair.reshape(-1), rows, counts)
+    def _merge(self, pairs, lengths, next_states, counts, totals):
+        """Queue checked samples, in arrays the store owns: ``pairs[i]`` saw the next
+        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all."""
+        self._pending.append((pairs, lengths, next_states, counts))
+        np.add.at(self._n_pair.reshape(-1), pairs, totals)
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
@@ -700,9 +728,11 @@ class SampleStore:
         """
         s, a = _check_pair(s, a, self.n_states, self.n_actions)
         next_states, counts = _check_samples(next_states, counts, self.n_states)
-        self._record_calls(check_call_budget(self._calls_made, exact_sum(counts)))
-        rows = np.full(next_states.size, s * self.n_actions + a, dtype=np.int64)
-        self._merge(rows, next_states, counts)
+        total = exact_sum(counts)
+        self._record_calls(check_call_budget(self._calls_made, total))
+        self._merge(np.array([s * self.n_actions + a], dtype=np.int64),
+                    np.array([next_states.size], dtype=np.int64), next_states.copy(),
+                    counts.copy(), np.array([total], dtype=np.int64))
 
     def draw(self, model, s, a, n, rng):
         """Draw ``n`` samples of ``(s, a)`` from ``model`` and store them.
@@ -755,7 +785,10 @@ class SampleStore:
             non-negative integer counts summing to ``n[i]`` for every pair;
             the message names the pair and :attr:`context`.
         """
-        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        self._draw(model, *_check_pairs(pairs, n, self.n_states, self.n_actions), rng)
+
+    def _draw(self, model, pairs, n, rng):
+        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them."""
         total = exact_sum(n)
         if total == 0:
             return
@@ -774,10 +807,13 @@ class SampleStore:
                     except Exception as exc:
                         raise self._model_raised(exc, f"sampling {self._where(pair)}") from exc
                     nxt, cnt = self._check_answer(answer, pair, n_i)
-                    drawn.append((np.full(nxt.size, pair, dtype=np.int64), nxt, cnt))
+                    drawn.append((pair, nxt.size, nxt, cnt, n_i))
         finally:
             if drawn:
-                self._merge(*(np.concatenate(part) for part in zip(*drawn)))
+                pairs, lengths, next_states, counts, totals = zip(*drawn)
+                self._merge(np.array(pairs, dtype=np.int64), np.array(lengths, dtype=np.int64),
+                            np.concatenate(next_states), np.concatenate(counts),
+                            np.array(totals, dtype=np.int64))
 
     def _draw_batched(self, sample_pairs, pairs, n, rng):
         where = (f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}")
@@ -796,17 +832,17 @@ class SampleStore:
                 f"non-decreasing from 0 to {counts.size}; got {_listing(indptr.ravel())} for "
                 f"{where}."
             )
-        cumulative = np.concatenate([[0], np.cumsum(counts)])
-        short = np.flatnonzero(cumulative[indptr[1:]] - cumulative[indptr[:-1]] != n)
+        totals = np.diff(np.concatenate([[0], np.cumsum(counts)])[indptr])
+        short = np.flatnonzero(totals != n)
         if short.size:
             i = int(short[0])
-            got = int(cumulative[indptr[i + 1]] - cumulative[indptr[i]])
+            got = int(totals[i])
             raise GenerativeModelError(
                 f"the model returned {got} sample(s) where {int(n[i])} were asked, for "
                 f"{self._where(pairs[i])}; the counts of every pair must sum to the number "
                 "asked."
             )
-        self._merge(np.repeat(pairs, lengths), next_states, counts)
+        self._merge(pairs.copy(), lengths, next_states, counts, totals)
 
     def _model_raised(self, exc, what):
         if isinstance(exc, GenerativeModelError):
@@ -823,13 +859,13 @@ class SampleStore:
                 f"the model must return `next_states` and `counts` as 1-d arrays of one "
                 f"length; got shapes {next_states.shape} and {counts.shape} for {where}."
             )
-        outside = next_states[(next_states < 0) | (next_states > self.n_states)]
-        if outside.size:
+        if next_states.size and (next_states.min() < 0 or next_states.max() > self.n_states):
+            outside = next_states[(next_states < 0) | (next_states > self.n_states)]
             raise GenerativeModelError(
                 f"the model returned next states outside 0..{self.n_states}: "
                 f"{_listing(outside)}, for {where}."
             )
-        if (counts < 0).any():
+        if counts.size and counts.min() < 0:
             raise GenerativeModelError(
                 f"the model returned negative counts {_listing(counts[counts < 0])} for {where}."
             )
@@ -857,7 +893,8 @@ class SampleStore:
         """Bring every pair to at least ``target`` samples, pairs in order ``(s, a)``.
 
         One :meth:`draw_pairs` over the pairs below ``target``, each drawing
-        ``target - N(s, a)``.
+        ``target - N(s, a)`` (pairs and numbers the store made, so not checked
+        again).
 
         Parameters
         ----------
@@ -884,7 +921,7 @@ class SampleStore:
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)
         pairs = np.flatnonzero(below)
-        self.draw_pairs(model, pairs, target - held[pairs], rng)
+        self._draw(model, pairs, target - held[pairs], rng)
         return need_total
 
     def track_calls(self, path):
@@ -935,13 +972,33 @@ class SampleStore:
             new matrix); do not modify it.
         """
         if self._pending:
-            rows, next_states, counts = (np.concatenate(part) for part in zip(*self._pending))
+            batch = self._pending[0] if len(self._pending) == 1 else (
+                np.concatenate(part) for part in zip(*self._pending))
             self._pending = []
-            seen = counts > 0
-            increment = _increment(rows[seen], next_states[seen], counts[seen],
-                                   self._csr.shape)
-            self._csr = self._csr + increment
+            self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape))
         return self._csr
+
+    def count_table(self):
+        """The counts as :func:`~reference._checks.count_table` returns them, unchecked.
+
+        The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
+        without its checks: the store built its counts from answers it checked
+        (next states in ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1``
+        calls), so they hold nothing to refuse.
+
+        Returns
+        -------
+        scipy.sparse.csr_array of float64, shape (S*A, S+1)
+            Canonical (indices sorted, no duplicates, no explicit zeros), int64
+            ``indptr`` and ``indices`` (shared with :meth:`counts_csr`: do not modify
+            them); a new matrix at every call.
+        """
+        csr = self.counts_csr()
+        table = sp.csr_array(csr)
+        table.data = csr.data.astype(np.float64)
+        table.indices = csr.indices.astype(np.int64, copy=False)
+        table.indptr = csr.indptr.astype(np.int64, copy=False)
+        return table
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
@@ -1185,31 +1242,64 @@ def _header_int(header, key, where, low):
     return value
 
 
-def _increment(rows, cols, counts, shape):
-    """The CSR matrix of the int64 entries ``counts[i]`` at ``(rows[i], cols[i])``, summed.
+def _increment(pairs, lengths, cols, counts, shape):
+    """The canonical CSR arrays of queued samples, summed: ``pairs[i]`` saw the next
+    ``lengths[i]`` entries of ``cols``, ``counts`` times each.
 
-    Entries in canonical order (rows ascending, columns strictly ascending
-    within a row), as a top-up queues them, give the CSR arrays directly;
-    others go through :class:`scipy.sparse.coo_array`. Both give the same
-    matrix: int64 data, indices and ``indptr``, canonical.
+    Samples in canonical order (pairs strictly ascending, columns strictly
+    ascending within a pair, no zero count), as a top-up queues them, give the
+    arrays directly (``cols`` and ``counts`` are kept, not copied); others go
+    through :class:`scipy.sparse.coo_array`, which sums repeated entries, and
+    zero counts are left out. Both give the arrays of one matrix: int64 data,
+    canonical.
 
     Parameters
     ----------
-    rows, cols, counts : ndarray of int64, shape (k,)
-        ``0 <= rows < shape[0]``, ``0 <= cols < shape[1]``, ``counts > 0``.
+    pairs, lengths : ndarray of int64, shape (m,)
+        ``0 <= pairs < shape[0]``, ``lengths >= 0`` summing to ``k``.
+    cols, counts : ndarray of int64, shape (k,)
+        ``0 <= cols < shape[1]``, ``counts >= 0``.
     shape : tuple of int
         ``(M, N)``.
 
     Returns
     -------
-    scipy.sparse.csr_array of int64, shape (M, N)
+    indptr : ndarray, shape (M + 1,)
+    indices, data : ndarray, shape (nnz,)
+        ``data`` int64; the index arrays int64 (canonical order) or as scipy builds them.
     """
-    same_row = rows[1:] == rows[:-1]
-    if rows.size and ((rows[1:] > rows[:-1]) | (same_row & (cols[1:] > cols[:-1]))).all():
+    ends = np.cumsum(lengths)
+    rising = cols[1:] > cols[:-1]
+    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
+    if counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all():
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
-        return sp.csr_array((counts, cols, indptr), shape=shape)
-    return sp.coo_array((counts, (rows, cols)), shape=shape).tocsr()
+        indptr[pairs + 1] = lengths
+        return np.cumsum(indptr, out=indptr), cols, counts
+    rows = np.repeat(pairs, lengths)
+    seen = counts > 0
+    csr = sp.coo_array((counts[seen], (rows[seen], cols[seen])), shape=shape).tocsr()
+    return csr.indptr, csr.indices, csr.data
+
+
+def _summed(csr, indptr, indices, data):
+    """``csr`` plus the canonical CSR arrays of an increment: scipy's sum, array for array.
+
+    Two sums need no sparse addition: onto no counts (the increment is the sum),
+    and of an increment storing exactly the entries of ``csr`` (every pair saw
+    again exactly the next states it had seen, as the large top-ups of SEARCH do
+    once the supports are found), whose counts then add on the structure of
+    ``csr``. Each is taken only when the arrays it keeps have the index dtype of
+    scipy's sum, the wider of the two.
+    """
+    wider = np.promote_types(csr.indices.dtype, indices.dtype)
+    if not csr.nnz and indices.dtype == wider:
+        return sp.csr_array((data, indices, indptr), shape=csr.shape)
+    if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
+            and np.array_equal(csr.indices, indices)):
+        summed = sp.csr_array(csr)
+        summed.data = csr.data + data
+        return summed
+    return csr + sp.csr_array((data, indices, indptr), shape=csr.shape)
 
 
 def _checked_counts(indptr, indices, data, shape):

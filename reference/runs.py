@@ -67,9 +67,10 @@ class Run:
     parameters and samples of this model (:func:`_check_same_run`). Every
     batch of calls is recorded in the checkpoint's ledger before it is drawn
     (:meth:`~reference.generative.SampleStore.track_calls`), so the calls of a
-    round lost before its checkpoint are counted on resume. ``round_type`` is
-    the record class of the history (rebuilt from a checkpoint by keyword):
-    :class:`Round` for the paper's algorithms.
+    round lost before its checkpoint are counted on resume. The store of a run
+    without a checkpoint is never saved, so it holds no model fingerprint.
+    ``round_type`` is the record class of the history (rebuilt from a checkpoint
+    by keyword): :class:`Round` for the paper's algorithms.
     """
 
     def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
@@ -82,8 +83,8 @@ class Run:
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
             self.history = _saved_rounds(checkpoint, meta.get("history"), round_type)
         else:
-            self.store = SampleStore(model.n_states, model.n_actions,
-                                     fingerprint=model_fingerprint(model))
+            fingerprint = None if checkpoint is None else model_fingerprint(model)
+            self.store = SampleStore(model.n_states, model.n_actions, fingerprint=fingerprint)
             self.rng = make_rng(seed)
             self.history = []
             if checkpoint is not None:
@@ -183,9 +184,14 @@ def run_params(algorithm, model, costs, eps, delta, theta, alpha, seed):
 
 
 def converged_evi(kernels, run, costs, delta, mu, max_iter, where):
-    """EVI on the run's samples; a :class:`ConvergenceError` naming ``where`` if it fails."""
-    out = kernels.call(evi.extended_value_iteration, run.store.counts_csr(), costs, delta, mu,
-                       max_iter)
+    """EVI on the run's samples; a :class:`ConvergenceError` naming ``where`` if it fails.
+
+    The counts are the store's table (:meth:`~reference.generative.SampleStore.count_table`):
+    the store built them from answers it checked, so EVI does not check them again
+    (:func:`reference.evi.iterate`); the other arguments it checks as always.
+    """
+    table = run.store.count_table()
+    out = evi.iterate(kernels, table, table, costs, delta, mu, max_iter)
     if not out.converged:
         raise ConvergenceError(
             f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "

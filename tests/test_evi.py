@@ -245,17 +245,44 @@ def test_evi_refuses_bad_counts_alike_on_both_backends(kind, n_states):
     assert "(1, 0" in raised[0][1] or "overflows float64" in raised[0][1]
 
 
-def test_evi_guard_of_the_logarithm_near_its_limit(backend):
-    """Where the bound from the largest count, ``2 (S+1) max N``, would overflow
-    ``S A N^+ / delta`` but the pairs' totals do not, the totals decide: no error."""
-    counts = np.ones((2, 2, 3))
-    counts[1, 0, 2] = 1e12
+@pytest.mark.parametrize("as_csr", [False, True])
+def test_evi_guard_of_the_logarithm_near_its_limit(backend, as_csr):
+    """Where the bound from the largest count, ``2 k max N`` (``k`` the entries of the
+    longest row: ``S+1`` dense, 3 stored here), would overflow ``S A N^+ / delta`` but the
+    pairs' totals do not, the totals decide: no error."""
+    dense = np.ones((2, 2, 3))
+    dense[1, 0, 2] = 1e12
+    counts = sp.csr_array(dense.reshape(4, 3)) if as_csr else dense
     delta = 2.5e-296
     assert np.isfinite(4 * (1e12 + 2) / delta) and not np.isfinite(4 * 2 * 3 * 1e12 / delta)
     out = backend.extended_value_iteration(counts, np.ones((2, 2)), delta, 0.1)
     assert out.converged
     with pytest.raises(backend.NumericRangeError, match="overflows float64"):
         backend.extended_value_iteration(counts, np.ones((2, 2)), delta / 2, 0.1)
+
+
+@pytest.mark.parametrize("ssp_index", range(5))
+def test_evi_on_a_run_store_is_evi_on_its_checked_counts(backend, ssp_index):
+    """``converged_evi`` runs EVI on the store's unchecked table (``iterate``): the result is
+    the public EVI's on the same counts, checked, field for field and bit for bit."""
+    import importlib
+    from types import SimpleNamespace
+
+    from reference.runs import converged_evi
+
+    kernels = importlib.import_module(f"{backend.__name__}.kernels")
+    kernels = getattr(kernels, "COMPILED_KERNELS", None) or kernels.NUMPY_KERNELS
+    ssp = _instances(backend)[ssp_index]
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(backend.TabularGenerativeModel(ssp), 30, np.random.default_rng(ssp_index))
+    mu = 0.01
+    got = converged_evi(kernels, SimpleNamespace(store=store), ssp.costs, 0.1, mu, 10**5, "a test")
+    want = backend.extended_value_iteration(store.counts_csr(), ssp.costs, 0.1, mu)
+    for name in ("v_tilde", "policy", "n_iter", "residual", "converged", "message"):
+        assert np.array_equal(getattr(got, name), getattr(want, name))
+    assert np.array_equal(got.p_tilde.toarray(), want.p_tilde.toarray())
+    with pytest.raises(backend.NumericRangeError, match="overflows float64"):
+        converged_evi(kernels, SimpleNamespace(store=store), ssp.costs, 1e-320, mu, 10, "a test")
 
 
 def test_evi_reads_negative_zero_counts_as_zeros(backend):

@@ -325,6 +325,76 @@ class _Answers:
         return self.answer
 
 
+def test_sample_pairs_reuses_the_layout_only_for_the_same_pairs(backend):
+    """The layout kept from the last call serves the next call with the same pairs, and no
+    other: pairs changed in place by the caller, other pairs, then the first ones again all
+    make the draws of ``sample`` pair after pair."""
+    ssp = _ragged_ssp(backend, 5, True, 30)
+    S, A = ssp.n_states, ssp.n_actions
+    batched, looped = backend.TabularGenerativeModel(ssp), backend.TabularGenerativeModel(ssp)
+    rng_batched, rng_looped = _twin_generators(5)
+    pairs = np.arange(S * A)
+    asked = []
+    for change in (None, None, "in place", "other", "first"):
+        if change == "in place":
+            pairs[:5] = pairs[5:10]
+        elif change == "other":
+            pairs = np.arange(S * A)[::-2].copy()
+        elif change == "first":
+            pairs = np.arange(S * A)
+        asked.append(pairs.copy())
+        n = np.full(pairs.size, 40)
+        indptr, next_states, counts = batched.sample_pairs(pairs, n, rng_batched)
+        for i, pair in enumerate(asked[-1]):
+            nxt, cnt = looped.sample(*divmod(int(pair), A), 40, rng_looped)
+            assert np.array_equal(next_states[indptr[i]:indptr[i + 1]], nxt)
+            assert np.array_equal(counts[indptr[i]:indptr[i + 1]], cnt)
+    assert np.array_equal(batched.calls, looped.calls)
+    assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
+
+
+def test_store_sums_a_repeated_support_as_scipy_does(backend):
+    """Counts read after samples of exactly the stored entries (added on the stored
+    structure) and after samples of new ones (a sparse addition) are scipy's sum, array for
+    array and dtype for dtype; the matrices returned before stay as they were."""
+    S, A = 3, 2
+    store = backend.SampleStore(S, A)
+    expected = sp.csr_array((S * A, S + 1), dtype=np.int64)
+    returned = []
+    for pair, cols, counts in [(0, [1, 3], [2, 5]), (0, [1, 3], [1, 1]), (0, [1, 3], [4, 4]),
+                               (1, [0], [7]), (0, [1, 3], [1, 2]), (1, [0], [3])]:
+        store.add(*divmod(pair, A), cols, counts)
+        rows = np.full(len(cols), pair)
+        expected = expected + sp.csr_array((counts, (rows, cols)), shape=expected.shape)
+        got = store.counts_csr()
+        for part in ("data", "indices", "indptr"):
+            assert getattr(got, part).dtype == getattr(expected, part).dtype
+            assert np.array_equal(getattr(got, part), getattr(expected, part))
+        assert got.has_canonical_format
+        returned.append((got, expected.toarray()))
+    for got, dense in returned:
+        assert np.array_equal(got.toarray(), dense)
+    assert store.Gamma_hat == 2
+
+
+def test_store_count_table_is_the_checked_table(backend):
+    """``count_table`` gives, unchecked, the arrays the checks give for the store's counts."""
+    from reference._checks import count_table
+
+    ssp = _ragged_ssp(backend, 7, True, 20)
+    store = backend.SampleStore(ssp.n_states, ssp.n_actions)
+    model = backend.TabularGenerativeModel(ssp)
+    rng = np.random.default_rng(7)
+    store.add(0, 0, [ssp.n_states, 0, 0], [0, 2, 3])
+    for target in (1, 9, 30):
+        store.top_up(model, target, rng)
+        table, checked = store.count_table(), count_table(store.counts_csr())
+        for part in ("data", "indices", "indptr"):
+            assert getattr(table, part).dtype == getattr(checked, part).dtype
+            assert np.array_equal(getattr(table, part), getattr(checked, part))
+        assert table.shape == checked.shape
+
+
 _ENTRY = st.tuples(st.integers(0, 3), st.integers(0, 3))
 _BATCH = st.lists(st.tuples(st.integers(0, 5), st.lists(_ENTRY, max_size=4)), max_size=5)
 
