@@ -234,6 +234,23 @@ cdef struct CsrSweep:
     Py_ssize_t room
 
 
+cdef struct DenseSweep:
+    # The arrays of one sweep on dense boxes, as plain pointers.
+    const int64_t* lo_ptr
+    const int* lo_cols
+    const double* lo_vals
+    const double* gap    # (S, A, S+1), C order
+    const double* mass   # (S, A)
+    const double* costs  # (S, A)
+    const double* v      # v_ext, (S+1,)
+    const Py_ssize_t* order
+    double* v_out
+    Py_ssize_t* policy_out
+    Py_ssize_t n_actions
+    Py_ssize_t n_next
+    bint bounded         # no value of v_ext is negative
+
+
 cdef class DenseBoxes:
     """Boxes of dense counts: widths ``gap (S, A, S+1)``, lower ends as CSR, leftover mass.
 
@@ -1246,15 +1263,56 @@ cdef inline double _pour_dense(const double* gap, double mass, const double* v,
     return acc
 
 
+cdef inline void _dense_state(const DenseSweep* d, Py_ssize_t s, double* lo_dot) noexcept nogil:
+    """``v_out(s)`` and ``policy_out(s)`` of one state on dense boxes (ties to the lowest
+    action), skipping the pour of actions that cannot win as :func:`_sweep_state` does:
+    here the pour adds products of widths, or of the mass, with values, none negative,
+    so ``c(s, a) + lo . v`` is a lower bound with no slack."""
+    cdef Py_ssize_t a, i, best_a, first = 0, A = d.n_actions
+    cdef const double* costs = d.costs + s * A
+    cdef double q, best, lowest = INFINITY
+    for a in range(A):
+        i = s * A + a
+        lo_dot[a] = sparse_dot(d.lo_vals + d.lo_ptr[i], d.lo_cols + d.lo_ptr[i],
+                               d.lo_ptr[i + 1] - d.lo_ptr[i], d.v)
+        q = costs[a] + lo_dot[a]
+        if d.bounded and q < lowest:
+            lowest = q
+            first = a
+    i = s * A + first
+    best = costs[first] + (lo_dot[first] + _pour_dense(d.gap + i * d.n_next, d.mass[i], d.v,
+                                                       d.order, d.n_next))
+    best_a = first
+    for a in range(A):
+        if a == first:
+            continue
+        i = s * A + a
+        if d.bounded and costs[a] + lo_dot[a] > best:
+            continue
+        q = costs[a] + (lo_dot[a] + _pour_dense(d.gap + i * d.n_next, d.mass[i], d.v, d.order,
+                                                d.n_next))
+        if q < best or (q == best and a < best_a):
+            best = q
+            best_a = a
+    d.v_out[s] = best
+    d.policy_out[s] = best_a
+
+
 def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
                 double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """One EVI sweep on dense boxes; sorts ``v`` fully, returns ``max_s |v_out(s) - v_ext(s)|``.
 
-    Ties between actions go to the lowest index.
+    Ties between actions go to the lowest index; an action that cannot win is
+    not poured (:func:`_dense_state`).
+
+    Raises
+    ------
+    MemoryError
+        If the threads' scratch space cannot be allocated.
     """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], S1 = S + 1
-    cdef Py_ssize_t s, a, i, best_a
-    cdef double q, best
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], S1 = S + 1, s, tid
+    cdef int threads = max(n_threads, 1)
+    cdef double q
     cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
     cdef const int[::1] lo_cols = boxes.lo_cols
     cdef const double[::1] lo_vals = boxes.lo_vals
@@ -1262,26 +1320,41 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
     cdef const double[:, ::1] mass = boxes.mass
     cdef Py_ssize_t[::1] order = boxes.order
     cdef double[::1] val = np.empty(S1)
-    with nogil:
-        _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=sweep_chunk(S, n_threads)):
-        best = INFINITY
-        best_a = 0
-        for a in range(A):
-            i = s * A + a
-            with cython.boundscheck(False):
-                q = costs[s, a] + (sparse_dot(&lo_vals[lo_ptr[i]], &lo_cols[lo_ptr[i]],
-                                              lo_ptr[i + 1] - lo_ptr[i], &v_ext[0])
-                                   + _pour_dense(&gap[s, a, 0], mass[s, a], &v_ext[0], &order[0],
-                                                 S1))
-            if q < best:
-                best = q
-                best_a = a
-        v_out[s] = best
-        policy_out[s] = best_a
-    with nogil:
-        q = residual(&v_out[0], &v_ext[0], S)
+    cdef double local[SCRATCH_LOCAL]
+    cdef double* scratch = local
+    cdef DenseSweep d
+    if threads * A > SCRATCH_LOCAL:
+        scratch = <double*>malloc(threads * A * sizeof(double))
+        if scratch == NULL:
+            raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    d.lo_ptr = &lo_ptr[0]
+    d.lo_cols = &lo_cols[0] if lo_cols.shape[0] else NULL
+    d.lo_vals = &lo_vals[0] if lo_vals.shape[0] else NULL
+    d.gap = &gap[0, 0, 0]
+    d.mass = &mass[0, 0]
+    d.costs = &costs[0, 0]
+    d.v = &v_ext[0]
+    d.order = &order[0]
+    d.v_out = &v_out[0]
+    d.policy_out = &policy_out[0]
+    d.n_actions = A
+    d.n_next = S1
+    try:
+        with nogil:
+            _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
+            d.bounded = val[0] >= 0.0
+            if threads == 1:
+                for s in range(S):
+                    _dense_state(&d, s, scratch)
+            else:
+                for s in prange(S, num_threads=threads, schedule="dynamic",
+                                chunksize=sweep_chunk(S, threads)):
+                    tid = threadid()
+                    _dense_state(&d, s, scratch + tid * A)
+            q = residual(&v_out[0], &v_ext[0], S)
+    finally:
+        if scratch != local:
+            free(scratch)
     return q
 
 
