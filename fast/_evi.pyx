@@ -1136,14 +1136,15 @@ cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
     no value is negative (the smallest value of the order is at least zero),
     the pour only adds to it, so ``c(s, a) + lo . v`` (less
     :func:`_pour_slack`) is a lower bound of the action's value: the action
-    with the smallest bound is solved first, and another action only when its
-    bound is not above the best value found, the others being worse. The
-    result is the minimum over all actions, the same floats.
+    with the smallest bound is solved first, then the others in index order,
+    each only when its bound is not above the best value found (a skipped one
+    is worse). The best value and the lowest action reaching it are kept: the
+    choice and the floats of solving every action in index order.
     """
-    cdef Py_ssize_t a, i, best_a, A = w.n_actions, first = 0
+    cdef Py_ssize_t a, i, k, best_a = 0, A = w.n_actions, first = 0
     cdef const int64_t* ptr = w.indptr + s * A
     cdef const double* costs = w.costs + s * A
-    cdef double q, best, lowest = INFINITY
+    cdef double q, best = INFINITY, lowest = INFINITY
     cdef bint bounded = o.val[0] >= 0.0
     if w.n_states >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < w.n_states:
         prefetch_values(w.cols, ptr + PREFETCH_AHEAD * A, A, o.v)
@@ -1153,14 +1154,8 @@ cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
         if bounded and q < lowest:
             lowest = q
             first = a
-    i = s * A + first
-    best = costs[first] + _inner_csr(w.cols + ptr[first], w.gap + ptr[first],
-                                     ptr[first + 1] - ptr[first], lo_dot[first],
-                                     w.gap_unseen[i], w.mass[i], o, keys)
-    best_a = first
-    for a in range(A):
-        if a == first:
-            continue
+    for k in range(A):
+        a = first if k == 0 else (k - 1 if k <= first else k)
         i = s * A + a
         if bounded and costs[a] + (lo_dot[a] - _pour_slack(w.mass[i], o.last_v)) > best:
             continue
@@ -1268,9 +1263,9 @@ cdef inline void _dense_state(const DenseSweep* d, Py_ssize_t s, double* lo_dot)
     action), skipping the pour of actions that cannot win as :func:`_sweep_state` does:
     here the pour adds products of widths, or of the mass, with values, none negative,
     so ``c(s, a) + lo . v`` is a lower bound with no slack."""
-    cdef Py_ssize_t a, i, best_a, first = 0, A = d.n_actions
+    cdef Py_ssize_t a, i, k, best_a = 0, first = 0, A = d.n_actions
     cdef const double* costs = d.costs + s * A
-    cdef double q, best, lowest = INFINITY
+    cdef double q, best = INFINITY, lowest = INFINITY
     for a in range(A):
         i = s * A + a
         lo_dot[a] = sparse_dot(d.lo_vals + d.lo_ptr[i], d.lo_cols + d.lo_ptr[i],
@@ -1279,13 +1274,8 @@ cdef inline void _dense_state(const DenseSweep* d, Py_ssize_t s, double* lo_dot)
         if d.bounded and q < lowest:
             lowest = q
             first = a
-    i = s * A + first
-    best = costs[first] + (lo_dot[first] + _pour_dense(d.gap + i * d.n_next, d.mass[i], d.v,
-                                                       d.order, d.n_next))
-    best_a = first
-    for a in range(A):
-        if a == first:
-            continue
+    for k in range(A):
+        a = first if k == 0 else (k - 1 if k <= first else k)
         i = s * A + a
         if d.bounded and costs[a] + lo_dot[a] > best:
             continue
