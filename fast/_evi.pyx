@@ -234,6 +234,23 @@ cdef struct CsrSweep:
     Py_ssize_t room
 
 
+cdef struct DenseSweep:
+    # The arrays of one sweep on dense boxes, as plain pointers.
+    const int64_t* lo_ptr
+    const int* lo_cols
+    const double* lo_vals
+    const double* gap    # (S, A, S+1), C order
+    const double* mass   # (S, A)
+    const double* costs  # (S, A)
+    const double* v      # v_ext, (S+1,)
+    const Py_ssize_t* order
+    double* v_out
+    Py_ssize_t* policy_out
+    Py_ssize_t n_actions
+    Py_ssize_t n_next
+    bint bounded         # no value of v_ext is negative
+
+
 cdef class DenseBoxes:
     """Boxes of dense counts: widths ``gap (S, A, S+1)``, lower ends as CSR, leftover mass.
 
@@ -1013,11 +1030,10 @@ cdef inline double _pour_last(Py_ssize_t start, Py_ssize_t length, double width,
     return width * (o.cum_v[start + q] - o.cum_v[start]) + left * o.val[start + q]
 
 
-cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssize_t nnz,
-                                       const Order* o, double* lo_dot,
+cdef inline Py_ssize_t _seen_in_prefix(const int* cols, Py_ssize_t nnz, const Order* o,
                                        int64_t* keys) noexcept nogil:
-    """``lo . v`` of one pair (into ``lo_dot``), and its stored entries inside the pour
-    prefix as keys ``rank << 32 | position`` (:func:`_entry_key`), sorted; returns how many.
+    """The stored entries of one pair inside the pour prefix, as keys ``rank << 32 |
+    position`` (:func:`_entry_key`), sorted; returns how many.
 
     Below :data:`fast._linalg.PREFETCH_MIN_STATES` states (``o.by_rank``),
     where the ranks stay in the cache, an entry is inside when its rank is
@@ -1033,26 +1049,21 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
     """
     cdef const double* v = o.v
     cdef const int* rank = o.rank
-    cdef double acc = 0.0, vj, last_v = o.last_v
+    cdef double last_v = o.last_v
     cdef Py_ssize_t k, j, r, m = 0, n = o.n, last_k = o.last_k, goal = o.goal
     for k in range(SORT_NET):
         keys[k] = KEY_PAD
     if o.by_rank:
         for k in range(nnz):
-            j = cols[k]
-            acc = acc + lo[k] * v[j]
-            r = rank[j]
+            r = rank[cols[k]]
             keys[m] = _entry_key(r, k)
             m = m + (r < n)
     else:
         for k in range(nnz):
             j = cols[k]
-            vj = v[j]
-            acc = acc + lo[k] * vj
-            if not _before(last_v, last_k, vj, _key(j, goal)):
+            if not _before(last_v, last_k, v[j], _key(j, goal)):
                 keys[m] = _entry_key(rank[j], k)
                 m = m + 1
-    lo_dot[0] = acc
     if m > 1:
         if m <= SORT_NET:
             _sort_net(keys)
@@ -1061,10 +1072,10 @@ cdef inline Py_ssize_t _seen_in_prefix(const int* cols, const double* lo, Py_ssi
     return m
 
 
-cdef inline double _inner_csr(const int* cols, const double* lo, const double* gap,
-                              Py_ssize_t nnz, double gap_unseen, double mass, const Order* o,
+cdef inline double _inner_csr(const int* cols, const double* gap, Py_ssize_t nnz,
+                              double lo_dot, double gap_unseen, double mass, const Order* o,
                               int64_t* keys) noexcept nogil:
-    """Inner problem of one sparse pair: ``lo . v`` plus the greedy pour.
+    """Inner problem of one sparse pair: ``lo . v`` (given, ``lo_dot``) plus the greedy pour.
 
     Between two stored entries of the pour prefix lies a run of unseen states,
     poured in one step: whole (``width * (cum_v[r] - cum_v[start])``, the mass
@@ -1074,12 +1085,12 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     stops (a float minus a smaller one is positive), and a run of no state
     adds nothing: the value is never ``-0.0``, so skipping ``+ 0.0`` keeps it.
     """
-    cdef double acc, g, w = gap_unseen
+    cdef double acc = lo_dot, g, w = gap_unseen
     cdef Py_ssize_t m, t, r, length, start = 0
     cdef int64_t key
     if mass <= 0.0:
-        return sparse_dot(lo, cols, nnz, o.v)
-    m = _seen_in_prefix(cols, lo, nnz, o, &acc, keys)
+        return acc
+    m = _seen_in_prefix(cols, nnz, o, keys)
     for t in range(m):
         key = keys[t]
         r = <Py_ssize_t>(key >> KEY_SHIFT)
@@ -1103,20 +1114,54 @@ cdef inline double _inner_csr(const int* cols, const double* lo, const double* g
     return acc + w * (o.cum_v[o.n] - o.cum_v[start])
 
 
+cdef inline double _pour_slack(double mass, double last_v) noexcept nogil:
+    """How far below ``lo . v`` the greedy pour can round, when no value is negative.
+
+    Every step of the pour adds a product of a width or of the mass with a
+    value of the prefix, each at least zero then, and the sum only grows
+    (rounding is monotone), but for one: the unseen rest ``mass - q w`` of
+    :func:`_pour_last`, which rounding can make negative. With ``u = 2**-53``
+    and ``q <= (mass / w) (1 + u)``, the rest is at least ``-mass ((1 + u)**3
+    - 1)`` and its product with a value of the prefix (at most ``last_v``) at
+    least ``-2**-50 mass last_v``; twice that covers the rounding of this bound.
+    """
+    return mass * last_v * (2.0 ** -49)
+
+
 cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
-                              int64_t* keys) noexcept nogil:
-    """``v_out(s)`` and ``policy_out(s)`` of one state (ties to the lowest action)."""
-    cdef Py_ssize_t a, i, best_a = 0, A = w.n_actions
+                              int64_t* keys, double* lo_dot) noexcept nogil:
+    """``v_out(s)`` and ``policy_out(s)`` of one state (ties to the lowest action).
+
+    ``lo . v`` of every action comes first (into ``lo_dot``, ``(A,)``). When
+    no value is negative (the smallest value of the order is at least zero),
+    the pour only adds to it, so ``c(s, a) + lo . v`` (less
+    :func:`_pour_slack`) is a lower bound of the action's value: the action
+    with the smallest bound is solved first, then the others in index order,
+    each only when its bound is not above the best value found (a skipped one
+    is worse). The best value and the lowest action reaching it are kept: the
+    choice and the floats of solving every action in index order.
+    """
+    cdef Py_ssize_t a, i, k, best_a = 0, A = w.n_actions, first = 0
     cdef const int64_t* ptr = w.indptr + s * A
-    cdef double q, best = INFINITY
+    cdef const double* costs = w.costs + s * A
+    cdef double q, best = INFINITY, lowest = INFINITY
+    cdef bint bounded = o.val[0] >= 0.0
     if w.n_states >= PREFETCH_MIN_STATES and s + PREFETCH_AHEAD < w.n_states:
         prefetch_values(w.cols, ptr + PREFETCH_AHEAD * A, A, o.v)
     for a in range(A):
+        lo_dot[a] = sparse_dot(w.lo + ptr[a], w.cols + ptr[a], ptr[a + 1] - ptr[a], o.v)
+        q = costs[a] + lo_dot[a]
+        if bounded and q < lowest:
+            lowest = q
+            first = a
+    for k in range(A):
+        a = first if k == 0 else (k - 1 if k <= first else k)
         i = s * A + a
-        q = w.costs[i] + _inner_csr(w.cols + ptr[a], w.lo + ptr[a], w.gap + ptr[a],
-                                    ptr[a + 1] - ptr[a], w.gap_unseen[i], w.mass[i], o,
-                                    keys)
-        if q < best:
+        if bounded and costs[a] + (lo_dot[a] - _pour_slack(w.mass[i], o.last_v)) > best:
+            continue
+        q = costs[a] + _inner_csr(w.cols + ptr[a], w.gap + ptr[a], ptr[a + 1] - ptr[a],
+                                  lo_dot[a], w.gap_unseen[i], w.mass[i], o, keys)
+        if q < best or (q == best and a < best_a):
             best = q
             best_a = a
     w.v_out[s] = best
@@ -1133,9 +1178,10 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
     ``n_threads`` threads (a plain loop for one). Ties between actions go to
     the lowest index. Returns ``max_s |v_out(s) - v_ext(s)|``.
 
-    The keys of the threads' stored entries are kept on the stack when they
-    fit in :data:`SCRATCH_LOCAL` entries, else allocated; the whole sweep runs
-    in one release of the GIL.
+    Each thread's scratch space (the keys of a pair's stored entries, and
+    ``lo . v`` of a state's actions) is kept on the stack when all of them fit
+    in :data:`SCRATCH_LOCAL` entries, else allocated; the whole sweep runs in
+    one release of the GIL.
 
     Raises
     ------
@@ -1143,14 +1189,15 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
         If the threads' scratch space cannot be allocated.
     """
     cdef Py_ssize_t S = costs.shape[0], s, tid, width = max(boxes.widest, SORT_NET)
+    cdef Py_ssize_t stride = width + boxes.n_actions
     cdef int threads = max(n_threads, 1)
     cdef double q
     cdef CsrSweep w = boxes.arrays
     cdef Order o
     cdef int64_t local[SCRATCH_LOCAL]
     cdef int64_t* scratch = local
-    if threads * width > SCRATCH_LOCAL:
-        scratch = <int64_t*>malloc(threads * width * sizeof(int64_t))
+    if threads * stride > SCRATCH_LOCAL:
+        scratch = <int64_t*>malloc(threads * stride * sizeof(int64_t))
         if scratch == NULL:
             raise MemoryError("no memory left for the scratch space of an EVI sweep")
     w.costs = &costs[0, 0]
@@ -1162,12 +1209,13 @@ def sweep_csr(CsrBoxes boxes, const double[:, ::1] costs, const double[::1] v_ex
                         w.order_idx, w.cum_v, w.rank)
             if threads == 1:
                 for s in range(S):
-                    _sweep_state(&w, &o, s, scratch)
+                    _sweep_state(&w, &o, s, scratch, <double*>(scratch + width))
             else:
                 for s in prange(S, num_threads=threads, schedule="dynamic",
                                 chunksize=sweep_chunk(S, threads)):
                     tid = threadid()
-                    _sweep_state(&w, &o, s, scratch + tid * width)
+                    _sweep_state(&w, &o, s, scratch + tid * stride,
+                                 <double*>(scratch + tid * stride + width))
             q = residual(&v_out[0], &v_ext[0], S)
         boxes.ordered = o.n
     finally:
@@ -1210,15 +1258,51 @@ cdef inline double _pour_dense(const double* gap, double mass, const double* v,
     return acc
 
 
+cdef inline void _dense_state(const DenseSweep* d, Py_ssize_t s, double* lo_dot) noexcept nogil:
+    """``v_out(s)`` and ``policy_out(s)`` of one state on dense boxes (ties to the lowest
+    action), skipping the pour of actions that cannot win as :func:`_sweep_state` does:
+    here the pour adds products of widths, or of the mass, with values, none negative,
+    so ``c(s, a) + lo . v`` is a lower bound with no slack."""
+    cdef Py_ssize_t a, i, k, best_a = 0, first = 0, A = d.n_actions
+    cdef const double* costs = d.costs + s * A
+    cdef double q, best = INFINITY, lowest = INFINITY
+    for a in range(A):
+        i = s * A + a
+        lo_dot[a] = sparse_dot(d.lo_vals + d.lo_ptr[i], d.lo_cols + d.lo_ptr[i],
+                               d.lo_ptr[i + 1] - d.lo_ptr[i], d.v)
+        q = costs[a] + lo_dot[a]
+        if d.bounded and q < lowest:
+            lowest = q
+            first = a
+    for k in range(A):
+        a = first if k == 0 else (k - 1 if k <= first else k)
+        i = s * A + a
+        if d.bounded and costs[a] + lo_dot[a] > best:
+            continue
+        q = costs[a] + (lo_dot[a] + _pour_dense(d.gap + i * d.n_next, d.mass[i], d.v, d.order,
+                                                d.n_next))
+        if q < best or (q == best and a < best_a):
+            best = q
+            best_a = a
+    d.v_out[s] = best
+    d.policy_out[s] = best_a
+
+
 def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] v_ext,
                 double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """One EVI sweep on dense boxes; sorts ``v`` fully, returns ``max_s |v_out(s) - v_ext(s)|``.
 
-    Ties between actions go to the lowest index.
+    Ties between actions go to the lowest index; an action that cannot win is
+    not poured (:func:`_dense_state`).
+
+    Raises
+    ------
+    MemoryError
+        If the threads' scratch space cannot be allocated.
     """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], S1 = S + 1
-    cdef Py_ssize_t s, a, i, best_a
-    cdef double q, best
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], S1 = S + 1, s, tid
+    cdef int threads = max(n_threads, 1)
+    cdef double q
     cdef const int64_t[::1] lo_ptr = boxes.lo_ptr
     cdef const int[::1] lo_cols = boxes.lo_cols
     cdef const double[::1] lo_vals = boxes.lo_vals
@@ -1226,26 +1310,41 @@ def sweep_dense(DenseBoxes boxes, const double[:, ::1] costs, const double[::1] 
     cdef const double[:, ::1] mass = boxes.mass
     cdef Py_ssize_t[::1] order = boxes.order
     cdef double[::1] val = np.empty(S1)
-    with nogil:
-        _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
-    for s in prange(S, nogil=True, num_threads=n_threads, schedule="dynamic",
-                    chunksize=sweep_chunk(S, n_threads)):
-        best = INFINITY
-        best_a = 0
-        for a in range(A):
-            i = s * A + a
-            with cython.boundscheck(False):
-                q = costs[s, a] + (sparse_dot(&lo_vals[lo_ptr[i]], &lo_cols[lo_ptr[i]],
-                                              lo_ptr[i + 1] - lo_ptr[i], &v_ext[0])
-                                   + _pour_dense(&gap[s, a, 0], mass[s, a], &v_ext[0], &order[0],
-                                                 S1))
-            if q < best:
-                best = q
-                best_a = a
-        v_out[s] = best
-        policy_out[s] = best_a
-    with nogil:
-        q = residual(&v_out[0], &v_ext[0], S)
+    cdef double local[SCRATCH_LOCAL]
+    cdef double* scratch = local
+    cdef DenseSweep d
+    if threads * A > SCRATCH_LOCAL:
+        scratch = <double*>malloc(threads * A * sizeof(double))
+        if scratch == NULL:
+            raise MemoryError("no memory left for the scratch space of an EVI sweep")
+    d.lo_ptr = &lo_ptr[0]
+    d.lo_cols = &lo_cols[0] if lo_cols.shape[0] else NULL
+    d.lo_vals = &lo_vals[0] if lo_vals.shape[0] else NULL
+    d.gap = &gap[0, 0, 0]
+    d.mass = &mass[0, 0]
+    d.costs = &costs[0, 0]
+    d.v = &v_ext[0]
+    d.order = &order[0]
+    d.v_out = &v_out[0]
+    d.policy_out = &policy_out[0]
+    d.n_actions = A
+    d.n_next = S1
+    try:
+        with nogil:
+            _smallest_order(&v_ext[0], S, S1, &val[0], &order[0])
+            d.bounded = val[0] >= 0.0
+            if threads == 1:
+                for s in range(S):
+                    _dense_state(&d, s, scratch)
+            else:
+                for s in prange(S, num_threads=threads, schedule="dynamic",
+                                chunksize=sweep_chunk(S, threads)):
+                    tid = threadid()
+                    _dense_state(&d, s, scratch + tid * A)
+            q = residual(&v_out[0], &v_ext[0], S)
+    finally:
+        if scratch != local:
+            free(scratch)
     return q
 
 

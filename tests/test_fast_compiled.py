@@ -172,6 +172,65 @@ def test_csr_sweep_sorts_every_number_of_stored_entries_in_the_prefix(samples):
         assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][1], outs[1][1])
 
 
+def _action_values(sweep, boxes, costs, v_ext):
+    """``c(s, a) + inner(s, a, v)`` of every pair, each from a compiled sweep whose other
+    actions cost ``1e300`` (so the sweep's minimum is that pair's value, the same floats)."""
+    S, A = costs.shape
+    q = np.empty((S, A))
+    for a in range(A):
+        forced = np.full_like(costs, 1e300)
+        forced[:, a] = costs[:, a]
+        v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        sweep(boxes.compiled, forced, v_ext, v_out, policy, 1)
+        assert np.all(policy == a)
+        q[:, a] = v_out
+    return q
+
+
+@pytest.mark.parametrize("storage", ["csr", "dense"])
+@pytest.mark.parametrize("samples", [25, 5000, 500000])
+def test_evi_sweep_skips_only_actions_that_cannot_win(samples, storage):
+    """A compiled EVI sweep pours for an action only when ``c(s, a) + lo . v`` can still beat
+    the best value of its state; the skipped ones cannot. Whatever it skipped, each state's
+    value is, bit for bit, the minimum of every action's own value, and the policy the
+    lowest action reaching it: on CSR and dense boxes, with repeated actions (ties), values
+    of both signs (no skipping below zero), all zero (every bound exact), on one thread
+    and two."""
+    rng = np.random.default_rng(samples)
+    S, A = 60, 6
+    counts = np.zeros((S, A, S + 1))
+    for s in range(S):
+        for a in range(A):
+            size = S + 1 if storage == "dense" else int(rng.integers(1, 8))
+            support = rng.choice(S + 1, size=size, replace=False)
+            counts[s, a, support] = rng.multinomial(samples, rng.dirichlet(np.ones(size)))
+    counts[:, 4] = counts[:, 1]
+    costs = rng.choice([0.2, 0.5, 1.0], size=(S, A))
+    costs[:, 4] = costs[:, 1]
+    kernels = fast.kernels.COMPILED_KERNELS
+    if storage == "csr":
+        table, sweep = sp.csr_array(counts.reshape(S * A, S + 1)), _evi.sweep_csr
+    else:
+        table, sweep = counts, _evi.sweep_dense
+
+    def boxes():
+        made = kernels.boxes(table if storage == "csr" else kernels.scan_counts(table), 0.1)
+        assert made.sparse == (storage == "csr")
+        return made
+
+    shapes = [rng.random(S) * 5.0, np.round(rng.random(S) * 3.0, 1), rng.normal(size=S),
+              np.zeros(S), rng.random(S) * 1e-3 + 2.0]
+    for v in shapes:
+        v_ext = np.append(v, 0.0)
+        q = _action_values(sweep, boxes(), costs, v_ext)
+        for threads in (1, 2):
+            v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+            sweep(boxes().compiled, costs, v_ext, v_out, policy, threads)
+            assert np.array_equal(v_out.view(np.uint64), q.min(axis=1).view(np.uint64))
+            assert np.array_equal(policy, q.argmin(axis=1))
+        assert not np.any(policy == 4)
+
+
 @pytest.mark.parametrize("S, samples", [(7, 40), (200, 40), (200, 100000)])
 def test_csr_pour_order_sorted_afresh_keeps_the_stable_order(S, samples):
     """Boxes that never swept sort the pour prefix afresh (by the radix sort when the prefix
