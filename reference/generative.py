@@ -315,6 +315,15 @@ class TabularGenerativeModel(_CountingModel):
             Positive counts; those of ``pairs[i]`` sum to ``n[i]``.
         """
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        return self._sample_checked(pairs, n, rng)
+
+    def _sample_checked(self, pairs, n, rng):
+        """:meth:`sample_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them.
+
+        Its answer needs no check: the next states of every pair are the stored
+        entries of its row of the (checked, canonical) kernel that were drawn, so
+        they ascend in ``0..S``, with positive int64 counts summing to ``n[i]``.
+        """
         offsets, next_states, runs = self._layout(pairs)
         draws = np.empty(offsets[-1], dtype=np.int64)
         for lo, hi, pvals in runs:
@@ -618,7 +627,9 @@ class SampleStore:
 
     Every sampling goes through :meth:`draw_pairs`, which checks the model's
     answers (the counts of each pair sum to the number asked, next states
-    in ``0..S``, integer dtypes) and refuses, before drawing, a batch that
+    in ``0..S``, integer dtypes; not those of the ``sample_pairs`` of a
+    :class:`TabularGenerativeModel`, correct by construction, see
+    :meth:`TabularGenerativeModel._sample_checked`) and refuses, before drawing, a batch that
     would bring the calls made past ``2^63 - 1``. :attr:`calls_made` counts
     every call asked of the model, including those of a round lost when a
     run was killed before its checkpoint (see :meth:`track_calls`).
@@ -705,10 +716,11 @@ class SampleStore:
         s, a = divmod(int(pair), self.n_actions)
         return f"the pair (s, a) = ({s}, {a})" + (f" in {self.context}" if self.context else "")
 
-    def _merge(self, pairs, lengths, next_states, counts, totals):
+    def _merge(self, pairs, lengths, next_states, counts, totals, canonical=False):
         """Queue checked samples, in arrays the store owns: ``pairs[i]`` saw the next
-        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all."""
-        self._pending.append((pairs, lengths, next_states, counts))
+        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all;
+        ``canonical`` when they are known to be in canonical order (see :func:`_increment`)."""
+        self._pending.append((pairs, lengths, next_states, counts, canonical))
         np.add.at(self._n_pair.reshape(-1), pairs, totals)
 
     def add(self, s, a, next_states, counts):
@@ -795,6 +807,9 @@ class SampleStore:
         made = check_call_budget(self._calls_made, total)
         self._record_calls(made)
         sample_pairs = getattr(model, "sample_pairs", None)
+        if getattr(sample_pairs, "__func__", None) is TabularGenerativeModel.sample_pairs:
+            self._draw_tabular(model, pairs, n, rng)
+            return
         if sample_pairs is not None:
             self._draw_batched(sample_pairs, pairs, n, rng)
             return
@@ -815,8 +830,23 @@ class SampleStore:
                             np.concatenate(next_states), np.concatenate(counts),
                             np.array(totals, dtype=np.int64))
 
+    def _draw_tabular(self, model, pairs, n, rng):
+        """:meth:`_draw_batched` of the ``sample_pairs`` of a :class:`TabularGenerativeModel`
+        (not overridden), whose answer the model makes correct (see
+        :meth:`TabularGenerativeModel._sample_checked`): it is merged unchecked, and in
+        canonical order when ``pairs`` ascend."""
+        try:
+            indptr, next_states, counts = model._sample_checked(pairs, n, rng)
+        except Exception as exc:
+            raise self._model_raised(exc, f"sampling {self._batch(pairs)}") from exc
+        self._merge(pairs.copy(), np.diff(indptr), next_states, counts, n,
+                    canonical=bool((pairs[1:] > pairs[:-1]).all()))
+
+    def _batch(self, pairs):
+        return f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}"
+
     def _draw_batched(self, sample_pairs, pairs, n, rng):
-        where = (f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}")
+        where = self._batch(pairs)
         try:
             answer = sample_pairs(pairs, n, rng)
             indptr, next_states, counts = answer
@@ -972,8 +1002,10 @@ class SampleStore:
             new matrix); do not modify it.
         """
         if self._pending:
-            batch = self._pending[0] if len(self._pending) == 1 else (
-                np.concatenate(part) for part in zip(*self._pending))
+            batch = self._pending[0]
+            if len(self._pending) > 1:
+                *parts, _ = zip(*self._pending)
+                batch = (*(np.concatenate(part) for part in parts), False)
             self._pending = []
             self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape))
         return self._csr
@@ -983,8 +1015,9 @@ class SampleStore:
 
         The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
         without its checks: the store built its counts from answers it checked
-        (next states in ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1``
-        calls), so they hold nothing to refuse.
+        or that a :class:`TabularGenerativeModel` makes correct (next states in
+        ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1`` calls), so they
+        hold nothing to refuse.
 
         Returns
         -------
@@ -1242,13 +1275,14 @@ def _header_int(header, key, where, low):
     return value
 
 
-def _increment(pairs, lengths, cols, counts, shape):
+def _increment(pairs, lengths, cols, counts, canonical, shape):
     """The canonical CSR arrays of queued samples, summed: ``pairs[i]`` saw the next
     ``lengths[i]`` entries of ``cols``, ``counts`` times each.
 
     Samples in canonical order (pairs strictly ascending, columns strictly
     ascending within a pair, no zero count), as a top-up queues them, give the
-    arrays directly (``cols`` and ``counts`` are kept, not copied); others go
+    arrays directly (``cols`` and ``counts`` are kept, not copied); they are
+    checked for it unless ``canonical`` says so already. Others go
     through :class:`scipy.sparse.coo_array`, which sums repeated entries, and
     zero counts are left out. Both give the arrays of one matrix: int64 data,
     canonical.
@@ -1259,6 +1293,8 @@ def _increment(pairs, lengths, cols, counts, shape):
         ``0 <= pairs < shape[0]``, ``lengths >= 0`` summing to ``k``.
     cols, counts : ndarray of int64, shape (k,)
         ``0 <= cols < shape[1]``, ``counts >= 0``.
+    canonical : bool
+        Whether the samples are known to be in canonical order.
     shape : tuple of int
         ``(M, N)``.
 
@@ -1268,10 +1304,7 @@ def _increment(pairs, lengths, cols, counts, shape):
     indices, data : ndarray, shape (nnz,)
         ``data`` int64; the index arrays int64 (canonical order) or as scipy builds them.
     """
-    ends = np.cumsum(lengths)
-    rising = cols[1:] > cols[:-1]
-    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
-    if counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all():
+    if canonical or _in_canonical_order(pairs, lengths, cols, counts):
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
         indptr[pairs + 1] = lengths
         return np.cumsum(indptr, out=indptr), cols, counts
@@ -1279,6 +1312,14 @@ def _increment(pairs, lengths, cols, counts, shape):
     seen = counts > 0
     csr = sp.coo_array((counts[seen], (rows[seen], cols[seen])), shape=shape).tocsr()
     return csr.indptr, csr.indices, csr.data
+
+
+def _in_canonical_order(pairs, lengths, cols, counts):
+    """Whether queued samples (as :func:`_increment` takes them) are in canonical order."""
+    ends = np.cumsum(lengths)
+    rising = cols[1:] > cols[:-1]
+    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
+    return bool(counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all())
 
 
 def _summed(csr, indptr, indices, data):
