@@ -323,6 +323,7 @@ class TabularGenerativeModel(_CountingModel):
         Its answer needs no check: the next states of every pair are the stored
         entries of its row of the (checked, canonical) kernel that were drawn, so
         they ascend in ``0..S``, with positive int64 counts summing to ``n[i]``.
+        When every next state was drawn, the answer is the layout's (copied).
         """
         offsets, next_states, runs = self._layout(pairs)
         draws = np.empty(offsets[-1], dtype=np.int64)
@@ -330,6 +331,8 @@ class TabularGenerativeModel(_CountingModel):
             draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
         np.add.at(self.calls.reshape(-1), pairs, n)
         keep = draws > 0
+        if keep.all():
+            return offsets.copy(), next_states.copy(), draws
         indptr = np.concatenate([[0], np.cumsum(keep)])[offsets]
         return indptr, next_states[keep], draws[keep]
 
@@ -797,11 +800,12 @@ class SampleStore:
             non-negative integer counts summing to ``n[i]`` for every pair;
             the message names the pair and :attr:`context`.
         """
-        self._draw(model, *_check_pairs(pairs, n, self.n_states, self.n_actions), rng)
+        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        self._draw(model, pairs, n, exact_sum(n), rng)
 
-    def _draw(self, model, pairs, n, rng):
-        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them."""
-        total = exact_sum(n)
+    def _draw(self, model, pairs, n, total, rng):
+        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them,
+        ``total`` samples in all."""
         if total == 0:
             return
         made = check_call_budget(self._calls_made, total)
@@ -951,7 +955,7 @@ class SampleStore:
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)
         pairs = np.flatnonzero(below)
-        self._draw(model, pairs, target - held[pairs], rng)
+        self._draw(model, pairs, target - held[pairs], need_total, rng)
         return need_total
 
     def track_calls(self, path):

@@ -241,6 +241,25 @@ def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
     assert stores[0].counts_csr().has_canonical_format
 
 
+def test_sample_pairs_answers_in_arrays_of_its_own_when_every_next_state_is_drawn(backend):
+    """With every next state drawn, the answer is the draws of ``sample`` pair after pair,
+    in arrays the caller may change without changing the next answer."""
+    ssp = backend.garnet(20, 3, 4, seed=2)
+    S, A = ssp.n_states, ssp.n_actions
+    batched, looped = backend.TabularGenerativeModel(ssp), backend.TabularGenerativeModel(ssp)
+    rng_batched, rng_looped = _twin_generators(2)
+    pairs = np.arange(S * A)
+    for _ in range(2):
+        indptr, next_states, counts = batched.sample_pairs(pairs, 10**6, rng_batched)
+        assert np.array_equal(np.diff(indptr), [ssp.row(*divmod(p, A))[0].size for p in pairs])
+        for i, pair in enumerate(pairs):
+            nxt, cnt = looped.sample(*divmod(int(pair), A), 10**6, rng_looped)
+            assert np.array_equal(next_states[indptr[i]:indptr[i + 1]], nxt)
+            assert np.array_equal(counts[indptr[i]:indptr[i + 1]], cnt)
+        indptr[:], next_states[:] = 0, -1
+    assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
+
+
 class _Wrapped:
     """A model that is not a ``TabularGenerativeModel``: the store checks its answers."""
 
