@@ -7,6 +7,7 @@ every algorithm is the number of such calls, counted exactly (docs/semantics.md,
 ``n`` calls.
 """
 
+import copy
 import functools
 import hashlib
 import json
@@ -1031,11 +1032,9 @@ class SampleStore:
             them); a new matrix at every call.
         """
         csr = self.counts_csr()
-        table = sp.csr_array(csr)
-        table.data = csr.data.astype(np.float64)
-        table.indices = csr.indices.astype(np.int64, copy=False)
-        table.indptr = csr.indptr.astype(np.int64, copy=False)
-        return table
+        return _with_arrays(csr, csr.indptr.astype(np.int64, copy=False),
+                            csr.indices.astype(np.int64, copy=False),
+                            csr.data.astype(np.float64))
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
@@ -1338,13 +1337,30 @@ def _summed(csr, indptr, indices, data):
     """
     wider = np.promote_types(csr.indices.dtype, indices.dtype)
     if not csr.nnz and indices.dtype == wider:
-        return sp.csr_array((data, indices, indptr), shape=csr.shape)
+        return _built(csr, indptr, indices, data)
     if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
             and np.array_equal(csr.indices, indices)):
-        summed = sp.csr_array(csr)
-        summed.data = csr.data + data
-        return summed
-    return csr + sp.csr_array((data, indices, indptr), shape=csr.shape)
+        return _with_arrays(csr, csr.indptr, csr.indices, csr.data + data)
+    return csr + _built(csr, indptr, indices, data)
+
+
+def _built(like, indptr, indices, data):
+    """``scipy.sparse.csr_array((data, indices, indptr), shape=like.shape)`` of canonical
+    arrays, ``like`` canonical too: int64 index arrays, which the constructor keeps as they
+    are, by :func:`_with_arrays`; others by the constructor."""
+    if indptr.dtype == indices.dtype == np.int64:
+        return _with_arrays(like, indptr, indices, data)
+    return sp.csr_array((data, indices, indptr), shape=like.shape)
+
+
+def _with_arrays(csr, indptr, indices, data):
+    """A shallow copy of the canonical ``csr`` holding the canonical arrays given instead of
+    its own, as ``scipy.sparse.csr_array(csr)`` and setting them would give, without the
+    constructor's checks: the store made the arrays, so they hold nothing to refuse, and
+    the flags ``csr`` may have cached (sorted and canonical indices) are true of them too."""
+    out = copy.copy(csr)
+    out.indptr, out.indices, out.data = indptr, indices, data
+    return out
 
 
 def _checked_counts(indptr, indices, data, shape):
