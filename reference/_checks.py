@@ -58,12 +58,12 @@ def check_real(name, value, low=None, high=None, low_open=False, high_open=False
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"`{name}` must be a real number; got {_describe(value)}.")
     x = float(value)
-    inside = np.isfinite(x) or (allow_inf and high is None and x == np.inf)
+    inside = math.isfinite(x) or (allow_inf and high is None and x == math.inf)
     if low is not None:
         inside = inside and (x > low if low_open else x >= low)
     if high is not None:
         inside = inside and (x < high if high_open else x <= high)
-    if not inside or np.isnan(x):
+    if not inside or math.isnan(x):
         left = "(" if low_open or low is None else "["
         if high is None:
             right = "]" if allow_inf else ")"

@@ -7,6 +7,7 @@ every algorithm is the number of such calls, counted exactly (docs/semantics.md,
 ``n`` calls.
 """
 
+import copy
 import functools
 import hashlib
 import json
@@ -315,12 +316,24 @@ class TabularGenerativeModel(_CountingModel):
             Positive counts; those of ``pairs[i]`` sum to ``n[i]``.
         """
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        return self._sample_checked(pairs, n, rng)
+
+    def _sample_checked(self, pairs, n, rng):
+        """:meth:`sample_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them.
+
+        Its answer needs no check: the next states of every pair are the stored
+        entries of its row of the (checked, canonical) kernel that were drawn, so
+        they ascend in ``0..S``, with positive int64 counts summing to ``n[i]``.
+        When every next state was drawn, the answer is the layout's (copied).
+        """
         offsets, next_states, runs = self._layout(pairs)
         draws = np.empty(offsets[-1], dtype=np.int64)
         for lo, hi, pvals in runs:
             draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
         np.add.at(self.calls.reshape(-1), pairs, n)
         keep = draws > 0
+        if keep.all():
+            return offsets.copy(), next_states.copy(), draws
         indptr = np.concatenate([[0], np.cumsum(keep)])[offsets]
         return indptr, next_states[keep], draws[keep]
 
@@ -618,7 +631,9 @@ class SampleStore:
 
     Every sampling goes through :meth:`draw_pairs`, which checks the model's
     answers (the counts of each pair sum to the number asked, next states
-    in ``0..S``, integer dtypes) and refuses, before drawing, a batch that
+    in ``0..S``, integer dtypes; not those of the ``sample_pairs`` of a
+    :class:`TabularGenerativeModel`, correct by construction, see
+    :meth:`TabularGenerativeModel._sample_checked`) and refuses, before drawing, a batch that
     would bring the calls made past ``2^63 - 1``. :attr:`calls_made` counts
     every call asked of the model, including those of a round lost when a
     run was killed before its checkpoint (see :meth:`track_calls`).
@@ -705,10 +720,11 @@ class SampleStore:
         s, a = divmod(int(pair), self.n_actions)
         return f"the pair (s, a) = ({s}, {a})" + (f" in {self.context}" if self.context else "")
 
-    def _merge(self, pairs, lengths, next_states, counts, totals):
+    def _merge(self, pairs, lengths, next_states, counts, totals, canonical=False):
         """Queue checked samples, in arrays the store owns: ``pairs[i]`` saw the next
-        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all."""
-        self._pending.append((pairs, lengths, next_states, counts))
+        ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all;
+        ``canonical`` when they are known to be in canonical order (see :func:`_increment`)."""
+        self._pending.append((pairs, lengths, next_states, counts, canonical))
         np.add.at(self._n_pair.reshape(-1), pairs, totals)
 
     def add(self, s, a, next_states, counts):
@@ -785,16 +801,20 @@ class SampleStore:
             non-negative integer counts summing to ``n[i]`` for every pair;
             the message names the pair and :attr:`context`.
         """
-        self._draw(model, *_check_pairs(pairs, n, self.n_states, self.n_actions), rng)
+        pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
+        self._draw(model, pairs, n, exact_sum(n), rng)
 
-    def _draw(self, model, pairs, n, rng):
-        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them."""
-        total = exact_sum(n)
+    def _draw(self, model, pairs, n, total, rng):
+        """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them,
+        ``total`` samples in all."""
         if total == 0:
             return
         made = check_call_budget(self._calls_made, total)
         self._record_calls(made)
         sample_pairs = getattr(model, "sample_pairs", None)
+        if getattr(sample_pairs, "__func__", None) is TabularGenerativeModel.sample_pairs:
+            self._draw_tabular(model, pairs, n, rng)
+            return
         if sample_pairs is not None:
             self._draw_batched(sample_pairs, pairs, n, rng)
             return
@@ -815,8 +835,23 @@ class SampleStore:
                             np.concatenate(next_states), np.concatenate(counts),
                             np.array(totals, dtype=np.int64))
 
+    def _draw_tabular(self, model, pairs, n, rng):
+        """:meth:`_draw_batched` of the ``sample_pairs`` of a :class:`TabularGenerativeModel`
+        (not overridden), whose answer the model makes correct (see
+        :meth:`TabularGenerativeModel._sample_checked`): it is merged unchecked, and in
+        canonical order when ``pairs`` ascend."""
+        try:
+            indptr, next_states, counts = model._sample_checked(pairs, n, rng)
+        except Exception as exc:
+            raise self._model_raised(exc, f"sampling {self._batch(pairs)}") from exc
+        self._merge(pairs.copy(), np.diff(indptr), next_states, counts, n,
+                    canonical=bool((pairs[1:] > pairs[:-1]).all()))
+
+    def _batch(self, pairs):
+        return f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}"
+
     def _draw_batched(self, sample_pairs, pairs, n, rng):
-        where = (f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}")
+        where = self._batch(pairs)
         try:
             answer = sample_pairs(pairs, n, rng)
             indptr, next_states, counts = answer
@@ -921,7 +956,7 @@ class SampleStore:
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)
         pairs = np.flatnonzero(below)
-        self._draw(model, pairs, target - held[pairs], rng)
+        self._draw(model, pairs, target - held[pairs], need_total, rng)
         return need_total
 
     def track_calls(self, path):
@@ -972,8 +1007,10 @@ class SampleStore:
             new matrix); do not modify it.
         """
         if self._pending:
-            batch = self._pending[0] if len(self._pending) == 1 else (
-                np.concatenate(part) for part in zip(*self._pending))
+            batch = self._pending[0]
+            if len(self._pending) > 1:
+                *parts, _ = zip(*self._pending)
+                batch = (*(np.concatenate(part) for part in parts), False)
             self._pending = []
             self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape))
         return self._csr
@@ -983,8 +1020,9 @@ class SampleStore:
 
         The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
         without its checks: the store built its counts from answers it checked
-        (next states in ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1``
-        calls), so they hold nothing to refuse.
+        or that a :class:`TabularGenerativeModel` makes correct (next states in
+        ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1`` calls), so they
+        hold nothing to refuse.
 
         Returns
         -------
@@ -994,11 +1032,9 @@ class SampleStore:
             them); a new matrix at every call.
         """
         csr = self.counts_csr()
-        table = sp.csr_array(csr)
-        table.data = csr.data.astype(np.float64)
-        table.indices = csr.indices.astype(np.int64, copy=False)
-        table.indptr = csr.indptr.astype(np.int64, copy=False)
-        return table
+        return _with_arrays(csr, csr.indptr.astype(np.int64, copy=False),
+                            csr.indices.astype(np.int64, copy=False),
+                            csr.data.astype(np.float64))
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.
@@ -1242,13 +1278,14 @@ def _header_int(header, key, where, low):
     return value
 
 
-def _increment(pairs, lengths, cols, counts, shape):
+def _increment(pairs, lengths, cols, counts, canonical, shape):
     """The canonical CSR arrays of queued samples, summed: ``pairs[i]`` saw the next
     ``lengths[i]`` entries of ``cols``, ``counts`` times each.
 
     Samples in canonical order (pairs strictly ascending, columns strictly
     ascending within a pair, no zero count), as a top-up queues them, give the
-    arrays directly (``cols`` and ``counts`` are kept, not copied); others go
+    arrays directly (``cols`` and ``counts`` are kept, not copied); they are
+    checked for it unless ``canonical`` says so already. Others go
     through :class:`scipy.sparse.coo_array`, which sums repeated entries, and
     zero counts are left out. Both give the arrays of one matrix: int64 data,
     canonical.
@@ -1259,6 +1296,8 @@ def _increment(pairs, lengths, cols, counts, shape):
         ``0 <= pairs < shape[0]``, ``lengths >= 0`` summing to ``k``.
     cols, counts : ndarray of int64, shape (k,)
         ``0 <= cols < shape[1]``, ``counts >= 0``.
+    canonical : bool
+        Whether the samples are known to be in canonical order.
     shape : tuple of int
         ``(M, N)``.
 
@@ -1268,10 +1307,7 @@ def _increment(pairs, lengths, cols, counts, shape):
     indices, data : ndarray, shape (nnz,)
         ``data`` int64; the index arrays int64 (canonical order) or as scipy builds them.
     """
-    ends = np.cumsum(lengths)
-    rising = cols[1:] > cols[:-1]
-    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
-    if counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all():
+    if canonical or _in_canonical_order(pairs, lengths, cols, counts):
         indptr = np.zeros(shape[0] + 1, dtype=np.int64)
         indptr[pairs + 1] = lengths
         return np.cumsum(indptr, out=indptr), cols, counts
@@ -1279,6 +1315,14 @@ def _increment(pairs, lengths, cols, counts, shape):
     seen = counts > 0
     csr = sp.coo_array((counts[seen], (rows[seen], cols[seen])), shape=shape).tocsr()
     return csr.indptr, csr.indices, csr.data
+
+
+def _in_canonical_order(pairs, lengths, cols, counts):
+    """Whether queued samples (as :func:`_increment` takes them) are in canonical order."""
+    ends = np.cumsum(lengths)
+    rising = cols[1:] > cols[:-1]
+    rising[ends[(ends > 0) & (ends < cols.size)] - 1] = True
+    return bool(counts.all() and rising.all() and (pairs[1:] > pairs[:-1]).all())
 
 
 def _summed(csr, indptr, indices, data):
@@ -1293,13 +1337,30 @@ def _summed(csr, indptr, indices, data):
     """
     wider = np.promote_types(csr.indices.dtype, indices.dtype)
     if not csr.nnz and indices.dtype == wider:
-        return sp.csr_array((data, indices, indptr), shape=csr.shape)
+        return _built(csr, indptr, indices, data)
     if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
             and np.array_equal(csr.indices, indices)):
-        summed = sp.csr_array(csr)
-        summed.data = csr.data + data
-        return summed
-    return csr + sp.csr_array((data, indices, indptr), shape=csr.shape)
+        return _with_arrays(csr, csr.indptr, csr.indices, csr.data + data)
+    return csr + _built(csr, indptr, indices, data)
+
+
+def _built(like, indptr, indices, data):
+    """``scipy.sparse.csr_array((data, indices, indptr), shape=like.shape)`` of canonical
+    arrays, ``like`` canonical too: int64 index arrays, which the constructor keeps as they
+    are, by :func:`_with_arrays`; others by the constructor."""
+    if indptr.dtype == indices.dtype == np.int64:
+        return _with_arrays(like, indptr, indices, data)
+    return sp.csr_array((data, indices, indptr), shape=like.shape)
+
+
+def _with_arrays(csr, indptr, indices, data):
+    """A shallow copy of the canonical ``csr`` holding the canonical arrays given instead of
+    its own, as ``scipy.sparse.csr_array(csr)`` and setting them would give, without the
+    constructor's checks: the store made the arrays, so they hold nothing to refuse, and
+    the flags ``csr`` may have cached (sorted and canonical indices) are true of them too."""
+    out = copy.copy(csr)
+    out.indptr, out.indices, out.data = indptr, indices, data
+    return out
 
 
 def _checked_counts(indptr, indices, data, shape):

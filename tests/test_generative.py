@@ -241,6 +241,90 @@ def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
     assert stores[0].counts_csr().has_canonical_format
 
 
+def test_sample_pairs_answers_in_arrays_of_its_own_when_every_next_state_is_drawn(backend):
+    """With every next state drawn, the answer is the draws of ``sample`` pair after pair,
+    in arrays the caller may change without changing the next answer."""
+    ssp = backend.garnet(20, 3, 4, seed=2)
+    S, A = ssp.n_states, ssp.n_actions
+    batched, looped = backend.TabularGenerativeModel(ssp), backend.TabularGenerativeModel(ssp)
+    rng_batched, rng_looped = _twin_generators(2)
+    pairs = np.arange(S * A)
+    for _ in range(2):
+        indptr, next_states, counts = batched.sample_pairs(pairs, 10**6, rng_batched)
+        assert np.array_equal(np.diff(indptr), [ssp.row(*divmod(p, A))[0].size for p in pairs])
+        for i, pair in enumerate(pairs):
+            nxt, cnt = looped.sample(*divmod(int(pair), A), 10**6, rng_looped)
+            assert np.array_equal(next_states[indptr[i]:indptr[i + 1]], nxt)
+            assert np.array_equal(counts[indptr[i]:indptr[i + 1]], cnt)
+        indptr[:], next_states[:] = 0, -1
+    assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
+
+
+class _Wrapped:
+    """A model that is not a ``TabularGenerativeModel``: the store checks its answers."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.n_states, self.n_actions = inner.n_states, inner.n_actions
+
+    def sample_pairs(self, pairs, n, rng):
+        return self.inner.sample_pairs(pairs, n, rng)
+
+
+def _same_counts(first, second):
+    for part in ("data", "indices", "indptr"):
+        a, b = getattr(first.counts_csr(), part), getattr(second.counts_csr(), part)
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert first.counts_csr().has_canonical_format and second.counts_csr().has_canonical_format
+    assert np.array_equal(first.n_pair, second.n_pair)
+    assert first.Gamma_hat == second.Gamma_hat and first.calls_made == second.calls_made
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_tabular_model_is_merged_unchecked_as_its_checked_answers(backend, sparse):
+    """The answers of a ``TabularGenerativeModel``, merged without checks (and in canonical
+    order when the pairs ascend), give the store of the same answers checked and merged
+    through a wrapper: top-ups, pairs in any order with repeats and zeros, samples added."""
+    ssp = _ragged_ssp(backend, 11, sparse, 30)
+    S, A = ssp.n_states, ssp.n_actions
+    direct, wrapped = backend.TabularGenerativeModel(ssp), backend.TabularGenerativeModel(ssp)
+    stores = [backend.SampleStore(S, A) for _ in range(2)]
+    models = [direct, _Wrapped(wrapped)]
+    rngs = _twin_generators(11)
+    steps = [("top_up", 3), ("pairs", [5, 2, 2, 0, S * A - 1], [4, 0, 7, 1, 2]),
+             ("top_up", 9), ("add", 1, 0, [0, S], [2, 2]), ("pairs", [1, 3], 30),
+             ("pairs", np.arange(S * A), 1), ("top_up", 200)]
+    for step in steps:
+        for store, model, rng in zip(stores, models, rngs):
+            if step[0] == "top_up":
+                store.top_up(model, step[1], rng)
+            elif step[0] == "pairs":
+                store.draw_pairs(model, step[1], step[2], rng)
+            else:
+                store.add(*step[1:])
+        _same_counts(*stores)
+    assert np.array_equal(direct.calls, wrapped.calls)
+    assert rngs[0].bit_generator.state == rngs[1].bit_generator.state
+
+
+def test_an_overridden_tabular_sample_pairs_is_checked(backend):
+    """A subclass or an instance replacing ``sample_pairs`` has its answers checked."""
+    ssp = _ssp(backend)
+
+    class Short(backend.TabularGenerativeModel):
+        def sample_pairs(self, pairs, n, rng):
+            indptr, next_states, counts = super().sample_pairs(pairs, n, rng)
+            return indptr, next_states, counts - (counts > 1)
+
+    replaced = backend.TabularGenerativeModel(ssp)
+    replaced.sample_pairs = lambda pairs, n, rng: (np.array([0, 1]), np.array([5]), [n[0]])
+    for model in (Short(ssp), replaced):
+        store = backend.SampleStore(2, 2)
+        with pytest.raises(backend.GenerativeModelError):
+            store.top_up(model, 4, np.random.default_rng(0))
+        assert store.n_samples == 0
+
+
 def test_draw_pairs_calls_a_simulator_pair_after_pair(backend):
     model, seen = _recording_simulator(backend)
     store = backend.SampleStore(2, 2)
