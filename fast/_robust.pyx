@@ -226,7 +226,7 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 const double[::1] hi, const double[::1] hi_unseen, const int64_t[::1] rows,
                 const double[::1] v, const int64_t[::1] order, const int64_t[::1] rank,
                 const double[::1] cum_v, const int64_t[::1] cum_inf, double[::1] out,
-                int widest, int n_threads):
+                int n_threads):
     """``out[i]`` = value of the pour of row ``rows[i]`` against ``v`` in ``order``."""
     cdef Py_ssize_t n = rows.shape[0], i
     cdef int64_t row, k
@@ -234,8 +234,10 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef Order o = _order(order, rank, cum_v, cum_inf, v)
     cdef int64_t* keys = NULL
     cdef int64_t* local = NULL
-    cdef int64_t j, m
+    cdef int64_t j, m, widest = 0
     cdef double free_mass, walk
+    for i in range(n):
+        widest = max(widest, indptr[rows[i] + 1] - indptr[rows[i]])
     with nogil, parallel(num_threads=n_threads):
         keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
         local = <int64_t*>malloc(n_next * sizeof(int64_t))
@@ -264,7 +266,7 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
 
 def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
                 const double[::1] hi, const double[::1] hi_unseen, const int64_t[::1] rows,
-                const int64_t[::1] rank, int widest, int n_threads):
+                const int64_t[::1] rank, int n_threads):
     """The pour of ``rows`` along the order of ``rank``, as ``PouredKernel`` pieces.
 
     Row ``i`` stores the entries of box row ``rows[i]`` (columns ascending),
@@ -275,12 +277,14 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     ``(indptr, indices, data, width, reach, partial)``.
     """
     cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t n_next = rank.shape[0], row, k, j, first
+    cdef int64_t n_next = rank.shape[0], row, k, j, first, widest = 0
     cdef double total
     out_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     for i in range(n):
-        ptr[i + 1] = ptr[i] + indptr[rows[i] + 1] - indptr[rows[i]]
+        k = indptr[rows[i] + 1] - indptr[rows[i]]
+        ptr[i + 1] = ptr[i] + k
+        widest = max(widest, k)
     indices = np.empty(ptr[n], dtype=np.int64)
     data = np.empty(ptr[n])
     width = np.empty(n)

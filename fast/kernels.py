@@ -170,7 +170,7 @@ def _pour_arguments(boxes, rows, v_ext, descending):
     order, rank, cum_v, cum_inf = _pour_walk(v_ext, descending)
     return (boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
             np.ascontiguousarray(rows, dtype=np.int64), v_ext, order, rank,
-            cum_v, cum_inf, np.empty(len(rows)), int(np.diff(boxes.indptr).max(initial=0)))
+            cum_v, cum_inf, np.empty(len(rows)))
 
 
 def pour_values(boxes, rows, v_ext, descending):
@@ -186,10 +186,10 @@ def pour_kernel(boxes, rows, v_ext, descending):
     :func:`fast._robust.pour_pieces` (threads over rows) along :func:`pour_order`."""
     order, rank = _pour_walk(np.ascontiguousarray(v_ext, dtype=np.float64), descending)[:2]
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    stored = boxes.indptr[rows + 1] - boxes.indptr[rows]
+    per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     pieces = _robust.pour_pieces(boxes.indptr, boxes.indices, boxes.lo, boxes.hi,
-                                 boxes.hi_unseen, rows, rank, int(stored.max(initial=0)),
-                                 sweep_threads(8 * int(stored.sum() + rows.size)))
+                                 boxes.hi_unseen, rows, rank,
+                                 sweep_threads(int(8 * rows.size * (per_row + 1))))
     return CompiledPouredKernel.along(order, rank, pieces, descending)
 
 

@@ -692,7 +692,7 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
                               n_iter=n_iter, converged=converged, message=message)
 
 
-def _check_lower(kernels, boxes, costs, values):
+def _check_lower(kernels, boxes, costs, values, q_values=None):
     r"""Accept ``values`` as a lower bound where ``L >= 0`` and ``L <= T L`` (optimist's ``T``).
 
     The check is made safe from rounding: each computed Q-value counts for
@@ -700,18 +700,23 @@ def _check_lower(kernels, boxes, costs, values):
     smallest relative factor ``1 - r`` (:func:`_slack`, ``r <=
     CHECK_MAX_SLACK``) absorbing the solver's residual and that rounding;
     states needing more, and states still failing, are set to 0 until the
-    check holds (``L = 0`` passes it).
+    check holds (``L = 0`` passes it). ``q_values``, when given, are the Q-values
+    ``c + min_p p V`` of ``values`` (shape ``(S, A)``, the caller's last pour of
+    every pair): the first check reuses them when ``L`` is ``values`` to the bit.
     Returns ``(L, number of states set to 0, r)``.
     """
     S, A = boxes.n_states, boxes.n_actions
     all_rows = np.arange(S * A)
 
-    def lower_bellman(L):
-        q = costs + kernels.pour_values(boxes, all_rows, np.append(L, 0.0), False).reshape(S, A)
+    def lower_bellman(L, q=None):
+        if q is None:
+            q = costs + kernels.pour_values(boxes, all_rows, np.append(L, 0.0),
+                                            False).reshape(S, A)
         return (q - _rounding(S, q, float(L.max(initial=0.0)))).min(axis=1)
 
     L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
-    shortfall = np.maximum(L - lower_bellman(L), 0.0)
+    same = q_values is not None and np.array_equal(L.view(np.uint64), values.view(np.uint64))
+    shortfall = np.maximum(L - lower_bellman(L, q_values if same else None), 0.0)
     r, hopeless = _slack(shortfall, L, costs.min(axis=1))
     hopeless &= L > 0
     L = np.where(hopeless, 0.0, L * (1.0 - r))
@@ -732,7 +737,8 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     (EVI's ``v_tilde``) give a first kernel close to the last and save
     evaluations; each evaluation starts from the previous values. Every
     iteration pours all the rows of the new policy again, by increasing value
-    (one pour order per kernel). The start changes the work, never the check.
+    (one pour order per kernel). The start changes the work, never the check,
+    which reuses the Q-values of the last evaluation.
     """
     S, A = boxes.n_states, boxes.n_actions
     states, all_rows = np.arange(S), np.arange(S * A)
@@ -741,9 +747,11 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     values = np.zeros(S) if start is None else start
     kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
     converged = False
+    q = None
     for n_iter in range(1, ROBUST_MAX_ITER + 1):
         values, residual = _evaluate(kernels, kernel, costs[states, policy], no_trap, values)
         if np.isinf(residual):
+            q = None
             break
         v_ext = np.append(values, 0.0)
         q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
@@ -757,7 +765,7 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
             break
         policy = np.where(switch, best, policy)
         kernel = kernels.pour_kernel(boxes, states * A + policy, v_ext, False)
-    L, dropped, r = _check_lower(kernels, boxes, costs, values)
+    L, dropped, r = _check_lower(kernels, boxes, costs, values, q)
     how = _how(converged, n_iter)
     if dropped:
         message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "

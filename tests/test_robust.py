@@ -437,3 +437,31 @@ def test_the_closable_start_leaves_the_infinite_states_unchanged(S, seed, kind):
             patch.setattr(reference_robust, "_closable", lambda n, *args: everything)
             want = reference_robust._infinite_states(boxes, policy, costs_pi)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["reference", "fast"])
+def test_the_lower_check_reuses_the_last_q_values_only_for_the_same_bits(name):
+    # The optimist's check against its loop's last Q-values gives the same bound as the check
+    # that pours them again; Q-values of other values (here negative ones, which the check
+    # clips to 0) are ignored.
+    import reference
+
+    kernels = KERNELS[name]
+    ssp = reference.garnet(30, 3, 4, seed=2)
+    counts = _counts(reference, ssp, 20_000, 3)
+    boxes, costs = reference_robust.checked_inputs(kernels, counts, ssp.costs, 0.1, "kl")
+    S, A = boxes.n_states, boxes.n_actions
+    values = reference_robust._optimistic(kernels, boxes, costs, np.zeros(S, dtype=np.int64))[0]
+    pour = kernels.pour_values(boxes, np.arange(S * A), np.append(values, 0.0), False)
+    q = costs + pour.reshape(S, A)
+    want = reference_robust._check_lower(kernels, boxes, costs, values)
+    got = reference_robust._check_lower(kernels, boxes, costs, values, q)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    shifted = values.copy()
+    shifted[0] = -1.0
+    wrong = np.zeros((S, A))
+    want = reference_robust._check_lower(kernels, boxes, costs, shifted)
+    got = reference_robust._check_lower(kernels, boxes, costs, shifted, wrong)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
