@@ -302,7 +302,10 @@ def _explicit_adversary(lo, hi, costs, policy):
 
 
 def _explicit_optimist(backend, lo, hi, costs, policy):
-    """The optimist's policy iteration on explicit dense rows, switching only what gains."""
+    """The optimist's policy iteration on explicit dense rows, switching only what gains and
+    pouring every row of the policy again at each step, as ``reference.robust`` does (a row
+    kept from an earlier order can hold another kernel, optimal within the switching
+    tolerance, whose product differs by more than the check below allows)."""
     S = lo.shape[0]
     states = np.arange(S)
     P = backend.optimistic_inner(lo[states, policy], hi[states, policy], np.zeros(S + 1))
@@ -315,7 +318,7 @@ def _explicit_optimist(backend, lo, hi, costs, policy):
         if not switch.any():
             return v_ext[:S], P
         policy = np.where(switch, best, policy)
-        P[switch] = backend.optimistic_inner(lo[states, policy], hi[states, policy], v_ext)[switch]
+        P = backend.optimistic_inner(lo[states, policy], hi[states, policy], v_ext)
 
 
 @SETTINGS
