@@ -1124,8 +1124,9 @@ cdef inline double _pour_slack(double mass, double last_v) noexcept nogil:
     and ``q <= (mass / w) (1 + u)``, the rest is at least ``-mass ((1 + u)**3
     - 1)`` and its product with a value of the prefix (at most ``last_v``) at
     least ``-2**-50 mass last_v``; twice that covers the rounding of this bound.
+    No mass (``mass <= 0``, the pour adds nothing) needs no slack.
     """
-    return mass * last_v * (2.0 ** -49)
+    return mass * last_v * (2.0 ** -49) if mass > 0.0 else 0.0
 
 
 cdef inline void _sweep_state(const CsrSweep* w, const Order* o, Py_ssize_t s,
