@@ -848,6 +848,7 @@ class SampleStore:
                     canonical=bool((pairs[1:] > pairs[:-1]).all()))
 
     def _batch(self, pairs):
+        """How a message names a batch of ``pairs``: its size and its first pair."""
         return f"a batch of {pairs.size} pair(s) from {self._where(pairs[0])}"
 
     def _draw_batched(self, sample_pairs, pairs, n, rng):
