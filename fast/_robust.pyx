@@ -139,7 +139,7 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
     ``keys`` is scratch of length ``k``.
     """
     cdef double mass = 1.0, g, vj
-    cdef int64_t j, t, r, pos = 0
+    cdef int64_t j = 0, t, r, pos = 0
     cdef bint infinite = False
     cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
@@ -234,7 +234,7 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef Order o = _order(order, rank, cum_v, cum_inf, v)
     cdef int64_t* keys = NULL
     cdef int64_t* local = NULL
-    cdef int64_t j, m, widest = 0
+    cdef int64_t j, m = 0, widest = 0
     cdef double free_mass, walk
     for i in range(n):
         widest = max(widest, indptr[rows[i] + 1] - indptr[rows[i]])
