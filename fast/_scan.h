@@ -6,8 +6,9 @@
  * instructions run them. Blocks of entries are read as 32-byte vectors with the
  * GCC/Clang vector extensions (plain 64-bit words with other compilers). On x86-64
  * with GCC or Clang the scan is compiled twice, for the baseline of the target and
- * for AVX2 (whose block test is one VPTEST), and the CPU the module runs on picks one
- * (`__builtin_cpu_supports`); elsewhere it is compiled once, for the target.
+ * for AVX2 (whose block test is one VPTEST, and whose mask of a block's nonzero
+ * entries is four 64-bit compares and VMOVMSKPD), and the CPU the module runs on picks
+ * one (`__builtin_cpu_supports`); elsewhere it is compiled once, for the target.
  */
 #ifndef SSPGM_SCAN_H
 #define SSPGM_SCAN_H
@@ -32,10 +33,13 @@
 #define SSPGM_SCAN_BLOCK 16
 /* Blocks tested before the ones with a bit set are read again: one bit each in a word. */
 #define SSPGM_SCAN_RUN 64
-/* The lowest exponent bit: b + SSPGM_EXP_STEP has its sign bit set when the bits b of a
- * float64 with its sign bit clear are those of +inf or a NaN, and clear when finite. */
-#define SSPGM_EXP_STEP ((uint64_t)1 << 52)
 #define SSPGM_SIGN ((uint64_t)1 << 63)
+/* The bit pattern of +inf as a signed integer: the bits of a float64 with its sign bit
+ * clear are at least this when it is +inf or a NaN, below it when finite. */
+#define SSPGM_INF_BITS ((int64_t)0x7ff0000000000000)
+/* How far ahead of the block it tests the first pass asks for the counts (bytes): about
+ * one row of a few hundred entries, from wherever they are to the cache. */
+#define SSPGM_PREFETCH_AHEAD 4096
 
 /* The float64 whose bit pattern is `bits`. */
 static inline double sspgm_double_of_bits(uint64_t bits)
@@ -60,33 +64,121 @@ static inline int64_t sspgm_lowest_set(uint64_t x)
 #endif
 }
 
-/* Whether a bit is set among the bit patterns of the SSPGM_SCAN_BLOCK entries at x: a
- * block where none is holds +0.0 only, which is plainly valid. */
+/* What the entries read tell, kept over the scan: `any`, the OR of their bit patterns
+ * (its sign bit set when one is negative or -0.0), and `top`, the largest of their bit
+ * patterns as signed integers (at least SSPGM_INF_BITS when one with its sign bit clear
+ * is infinite or NaN, else that of the largest entry). Lanes of four words with the
+ * GCC/Clang vector extensions, one word with other compilers. */
 #if defined(__GNUC__)
 typedef uint64_t sspgm_words __attribute__((vector_size(32), aligned(8)));
 typedef int64_t sspgm_lanes __attribute__((vector_size(32), aligned(8)));
 
-static inline uint64_t sspgm_block_bits(const double *x)
+/* Ask for the two cache lines SSPGM_PREFETCH_AHEAD bytes after the block at x (a hint:
+ * an address past the counts is never read). */
+static SSPGM_ALWAYS_INLINE void sspgm_prefetch_ahead(const double *x)
 {
-    sspgm_words x0, x1, x2, x3, any;
+    __builtin_prefetch((const void *)((uintptr_t)x + SSPGM_PREFETCH_AHEAD));
+    __builtin_prefetch((const void *)((uintptr_t)x + SSPGM_PREFETCH_AHEAD + 64));
+}
+
+/* The blocks of the run of `n_blocks` at x (at most SSPGM_SCAN_RUN) as a bit mask, bit j
+ * set when a bit is set among those of block j (a block where none is holds +0.0 only,
+ * which is plainly valid); ORs their bits into *any. Asks for the counts ahead. */
+static SSPGM_ALWAYS_INLINE uint64_t sspgm_run_bits(const double *x, int64_t n_blocks,
+                                                   sspgm_words *any)
+{
+    uint64_t set = 0;
+    int64_t j;
+    for (j = 0; j < n_blocks; j++) {
+        sspgm_words x0, x1, x2, x3, block;
+        memcpy(&x0, x + j * SSPGM_SCAN_BLOCK, sizeof x0);
+        memcpy(&x1, x + j * SSPGM_SCAN_BLOCK + 4, sizeof x1);
+        memcpy(&x2, x + j * SSPGM_SCAN_BLOCK + 8, sizeof x2);
+        memcpy(&x3, x + j * SSPGM_SCAN_BLOCK + 12, sizeof x3);
+        sspgm_prefetch_ahead(x + j * SSPGM_SCAN_BLOCK);
+        block = (x0 | x1) | (x2 | x3);
+        *any |= block;
+        set |= (uint64_t)(((block[0] | block[1]) | (block[2] | block[3])) != 0) << j;
+    }
+    return set;
+}
+
+/* Raise each lane of *top to that of *x where it is larger. */
+static SSPGM_ALWAYS_INLINE void sspgm_raise(sspgm_lanes *top, const sspgm_lanes *x)
+{
+    sspgm_lanes x_above = *x > *top;
+    *top = (*x & x_above) | (*top & ~x_above);
+}
+
+/* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x. */
+static SSPGM_ALWAYS_INLINE void sspgm_raise_block(sspgm_lanes *top, const double *x)
+{
+    sspgm_lanes x0, x1, x2, x3;
     memcpy(&x0, x, sizeof x0);
     memcpy(&x1, x + 4, sizeof x1);
     memcpy(&x2, x + 8, sizeof x2);
     memcpy(&x3, x + 12, sizeof x3);
-    any = (x0 | x1) | (x2 | x3);
-    return (any[0] | any[1]) | (any[2] | any[3]);
+    sspgm_raise(&x0, &x1);
+    sspgm_raise(&x2, &x3);
+    sspgm_raise(&x0, &x2);
+    sspgm_raise(top, &x0);
+}
+
+/* The OR of the lanes of *any, and the largest lane of *top. */
+static inline uint64_t sspgm_words_or(const sspgm_words *any)
+{
+    return ((*any)[0] | (*any)[1]) | ((*any)[2] | (*any)[3]);
+}
+
+static inline int64_t sspgm_lanes_max(const sspgm_lanes *top)
+{
+    int64_t largest = (*top)[0];
+    int k;
+    for (k = 1; k < 4; k++) {
+        largest = (*top)[k] > largest ? (*top)[k] : largest;
+    }
+    return largest;
 }
 #else
-static inline uint64_t sspgm_block_bits(const double *x)
+typedef uint64_t sspgm_words;
+typedef int64_t sspgm_lanes;
+
+static inline uint64_t sspgm_run_bits(const double *x, int64_t n_blocks, sspgm_words *any)
 {
-    uint64_t any = 0;
+    uint64_t set = 0;
+    int64_t j;
+    int k;
+    for (j = 0; j < n_blocks; j++) {
+        uint64_t block = 0;
+        for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
+            uint64_t bits;
+            memcpy(&bits, x + j * SSPGM_SCAN_BLOCK + k, sizeof bits);
+            block |= bits;
+        }
+        *any |= block;
+        set |= (uint64_t)(block != 0) << j;
+    }
+    return set;
+}
+
+static inline void sspgm_raise_block(sspgm_lanes *top, const double *x)
+{
     int k;
     for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
-        uint64_t bits;
+        int64_t bits;
         memcpy(&bits, x + k, sizeof bits);
-        any |= bits;
+        *top = bits > *top ? bits : *top;
     }
-    return any;
+}
+
+static inline uint64_t sspgm_words_or(const sspgm_words *any)
+{
+    return *any;
+}
+
+static inline int64_t sspgm_lanes_max(const sspgm_lanes *top)
+{
+    return *top;
 }
 #endif
 
@@ -105,20 +197,31 @@ static inline uint64_t sspgm_block_nonzero(const double *x)
 }
 
 #ifdef SSPGM_AVX2_DISPATCH
-/* sspgm_block_bits with AVX2 instructions: the test is one VPTEST. */
+/* sspgm_run_bits with AVX2 instructions: the test of a block is one VPTEST. */
 __attribute__((target("avx2")))
-static inline uint64_t sspgm_block_bits_avx2(const double *x)
+static inline uint64_t sspgm_run_bits_avx2(const double *x, int64_t n_blocks,
+                                           sspgm_words *any)
 {
-    __m256i x0 = _mm256_loadu_si256((const __m256i *)x);
-    __m256i x1 = _mm256_loadu_si256((const __m256i *)(x + 4));
-    __m256i x2 = _mm256_loadu_si256((const __m256i *)(x + 8));
-    __m256i x3 = _mm256_loadu_si256((const __m256i *)(x + 12));
-    __m256i any = _mm256_or_si256(_mm256_or_si256(x0, x1), _mm256_or_si256(x2, x3));
-    return !_mm256_testz_si256(any, any);
+    __m256i seen = (__m256i)*any;
+    uint64_t set = 0;
+    int64_t j;
+    for (j = 0; j < n_blocks; j++) {
+        const double *block = x + j * SSPGM_SCAN_BLOCK;
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)block);
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(block + 4));
+        __m256i x2 = _mm256_loadu_si256((const __m256i *)(block + 8));
+        __m256i x3 = _mm256_loadu_si256((const __m256i *)(block + 12));
+        __m256i bits = _mm256_or_si256(_mm256_or_si256(x0, x1), _mm256_or_si256(x2, x3));
+        sspgm_prefetch_ahead(block);
+        seen = _mm256_or_si256(seen, bits);
+        set |= (uint64_t)!_mm256_testz_si256(bits, bits) << j;
+    }
+    *any = (sspgm_words)seen;
+    return set;
 }
 
-/* The bits of one vector of four entries that are not +-0.0 (a 64-bit compare of the
- * patterns shifted left by one with zero, its lanes' sign bits gathered). */
+/* The entries of one vector of four that are +-0.0, as four bits (a 64-bit compare of
+ * their bit patterns shifted left by one with zero, its lanes' sign bits gathered). */
 __attribute__((target("avx2")))
 static inline uint64_t sspgm_zeros_avx2(const double *x)
 {
@@ -137,156 +240,81 @@ static inline uint64_t sspgm_block_nonzero_avx2(const double *x)
 }
 #endif
 
-/* What the entries read so far tell: `flags`, the OR of b | (b + SSPGM_EXP_STEP) over
- * their bit patterns b, whose sign bit is set when one of them is negative, -0.0,
- * infinite or NaN; and `top`, the largest of their bit patterns as signed integers,
- * which is that of the largest entry when none is. Lanes of four words each, or one
- * word with other compilers. */
-#if defined(__GNUC__)
-typedef struct {
-    sspgm_words flags;
-    sspgm_lanes top;
-} sspgm_seen;
-
-/* Raise each lane of *top to that of *x where it is larger. */
-static SSPGM_ALWAYS_INLINE void sspgm_raise(sspgm_lanes *top, const sspgm_lanes *x)
-{
-    sspgm_lanes x_above = *x > *top;
-    *top = (*x & x_above) | (*top & ~x_above);
-}
-
-/* Add the SSPGM_SCAN_BLOCK entries at x to `seen`. */
-static SSPGM_ALWAYS_INLINE void sspgm_see_block(sspgm_seen *seen, const double *x)
-{
-    const sspgm_words step = {SSPGM_EXP_STEP, SSPGM_EXP_STEP, SSPGM_EXP_STEP, SSPGM_EXP_STEP};
-    sspgm_words x0, x1, x2, x3;
-    sspgm_lanes top01, top23, lanes1, lanes3;
-    memcpy(&x0, x, sizeof x0);
-    memcpy(&x1, x + 4, sizeof x1);
-    memcpy(&x2, x + 8, sizeof x2);
-    memcpy(&x3, x + 12, sizeof x3);
-    seen->flags |= ((x0 | (x0 + step)) | (x1 | (x1 + step)))
-                   | ((x2 | (x2 + step)) | (x3 | (x3 + step)));
-    top01 = (sspgm_lanes)x0;
-    lanes1 = (sspgm_lanes)x1;
-    top23 = (sspgm_lanes)x2;
-    lanes3 = (sspgm_lanes)x3;
-    sspgm_raise(&top01, &lanes1);
-    sspgm_raise(&top23, &lanes3);
-    sspgm_raise(&top01, &top23);
-    sspgm_raise(&seen->top, &top01);
-}
-
-/* Add the entry of bit pattern `bits` to `seen`. */
-static SSPGM_ALWAYS_INLINE void sspgm_see_entry(sspgm_seen *seen, uint64_t bits)
-{
-    seen->flags[0] |= bits | (bits + SSPGM_EXP_STEP);
-    seen->top[0] = (int64_t)bits > seen->top[0] ? (int64_t)bits : seen->top[0];
-}
-
-/* The flags and the top of `seen`, its lanes merged. */
-static inline uint64_t sspgm_seen_flags(const sspgm_seen *seen)
-{
-    return (seen->flags[0] | seen->flags[1]) | (seen->flags[2] | seen->flags[3]);
-}
-
-static inline int64_t sspgm_seen_top(const sspgm_seen *seen)
-{
-    int64_t top = seen->top[0];
-    int k;
-    for (k = 1; k < 4; k++) {
-        top = seen->top[k] > top ? seen->top[k] : top;
-    }
-    return top;
-}
-#else
-typedef struct {
-    uint64_t flags;
-    int64_t top;
-} sspgm_seen;
-
-static inline void sspgm_see_entry(sspgm_seen *seen, uint64_t bits)
-{
-    seen->flags |= bits | (bits + SSPGM_EXP_STEP);
-    seen->top = (int64_t)bits > seen->top ? (int64_t)bits : seen->top;
-}
-
-static inline void sspgm_see_block(sspgm_seen *seen, const double *x)
-{
-    int k;
-    for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
-        uint64_t bits;
-        memcpy(&bits, x + k, sizeof bits);
-        sspgm_see_entry(seen, bits);
-    }
-}
-
-static inline uint64_t sspgm_seen_flags(const sspgm_seen *seen)
-{
-    return seen->flags;
-}
-
-static inline int64_t sspgm_seen_top(const sspgm_seen *seen)
-{
-    return seen->top;
-}
-#endif
-
 /* Store the entries of the block of row[start..start + SSPGM_SCAN_BLOCK) that `mask`
  * names (bit k for row[start + k]): their columns at cols[nnz..], their values at
- * data[nnz..], in order; return the new nnz. */
+ * data[nnz..], in order, raising *top to their bit patterns as signed integers; return
+ * the new nnz. The first is stored without a branch (when the mask is empty, the last
+ * entry of the block, +-0.0, is written and not counted). */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t start,
                                                      uint64_t mask, int64_t nnz,
-                                                     int32_t *cols, double *data)
+                                                     int32_t *cols, double *data,
+                                                     int64_t *top)
 {
+    int64_t k = start + sspgm_lowest_set(mask | ((uint64_t)1 << (SSPGM_SCAN_BLOCK - 1)));
+    int64_t bits;
+    memcpy(&bits, row + k, sizeof bits);
+    cols[nnz] = (int32_t)k;
+    memcpy(data + nnz, &bits, sizeof bits);
+    *top = bits > *top ? bits : *top;
+    nnz += mask != 0;
+    mask &= mask - 1;
     while (mask != 0) {
-        int64_t k = start + sspgm_lowest_set(mask);
+        k = start + sspgm_lowest_set(mask);
         mask &= mask - 1;
+        memcpy(&bits, row + k, sizeof bits);
         cols[nnz] = (int32_t)k;
-        memcpy(data + nnz, row + k, sizeof *data);
+        memcpy(data + nnz, &bits, sizeof bits);
+        *top = bits > *top ? bits : *top;
         nnz++;
     }
     return nnz;
 }
 
+typedef uint64_t (*sspgm_run_fn)(const double *, int64_t, sspgm_words *);
 typedef uint64_t (*sspgm_block_fn)(const double *);
 
 /* Scan the `n_rows` rows of `row_len` counts at `counts` (C-contiguous).
  *
  * Writes `indptr[0..n_rows]` and, row after row, the column and value of every entry
  * other than +0.0 and -0.0 into `cols` and `data`, which hold max_nnz + SSPGM_SCAN_BLOCK
- * entries. A row is read a run of up to SSPGM_SCAN_RUN blocks at a time: one bit per
- * block (`block_bits`) tells whether any of its entries has a bit set, without a
- * branch; then only the blocks with a bit set are read again (from the cache), their
- * entries checked and those other than +-0.0 (`block_nonzero`) stored. The last
- * SSPGM_SCAN_BLOCK entries of a row whose length is not a multiple of it are read as
- * one more block, of which only the entries after the row's last whole block are
- * stored; a row shorter than a block is read one entry at a time. A block of zero bits
- * holds +0.0 only, plainly valid. Beyond max_nnz entries it stops storing them and
- * returns a number above max_nnz (`indptr` is then partial). Every entry is checked
- * either way: `*valid` is 1 when each is finite with its sign bit clear, else 0;
- * `*largest` is then the largest.
+ * entries. A row is read a run of up to SSPGM_SCAN_RUN blocks at a time (`run_bits`):
+ * one bit per block tells whether any of its entries has a bit set, without a branch,
+ * and the OR of all their bits is kept; then only the blocks with a bit set are read
+ * again (from the cache), and their entries other than +-0.0 (`block_nonzero`) stored
+ * with the largest of their bit patterns kept. The last SSPGM_SCAN_BLOCK entries of a
+ * row whose length is not a multiple of it are read as one more block, of which only
+ * the entries after the row's last whole block are stored; a row shorter than a block
+ * is read one entry at a time. A block of zero bits holds +0.0 only, plainly valid.
+ * Beyond max_nnz entries it stops storing them and returns a number above max_nnz
+ * (`indptr` is then partial), and keeps the largest bit pattern of the blocks with a
+ * bit set instead. Every entry is checked either way: `*valid` is 1 when each is
+ * finite with its sign bit clear (no sign bit in the OR, the largest pattern below
+ * SSPGM_INF_BITS), else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
-    sspgm_block_fn block_bits, sspgm_block_fn block_nonzero, const double *counts,
+    sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, const double *counts,
     int64_t n_rows, int64_t row_len, int64_t max_nnz, int64_t *indptr, int32_t *cols,
     double *data, int *valid, double *largest)
 {
     const int64_t tail = row_len % SSPGM_SCAN_BLOCK;
-    int64_t i, b, k, nnz = 0;
-    sspgm_seen seen;
-    memset(&seen, 0, sizeof seen);
+    int64_t i, b, k, nnz = 0, top = 0;
+    uint64_t any = 0;
+    sspgm_words any_lanes;
+    sspgm_lanes top_lanes;
+    memset(&any_lanes, 0, sizeof any_lanes);
+    memset(&top_lanes, 0, sizeof top_lanes);
     indptr[0] = 0;
     for (i = 0; i < n_rows; i++) {
         const double *row = counts + i * row_len;
         if (row_len < SSPGM_SCAN_BLOCK) {
             for (k = 0; k < row_len; k++) {
-                uint64_t bits;
+                int64_t bits;
                 memcpy(&bits, row + k, sizeof bits);
-                sspgm_see_entry(&seen, bits);
-                if ((bits << 1) != 0 && nnz <= max_nnz) {
+                any |= (uint64_t)bits;
+                top = bits > top ? bits : top;
+                if (((uint64_t)bits << 1) != 0 && nnz <= max_nnz) {
                     cols[nnz] = (int32_t)k;
-                    memcpy(data + nnz, row + k, sizeof *data);
+                    memcpy(data + nnz, &bits, sizeof bits);
                     nnz++;
                 }
             }
@@ -294,38 +322,37 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
             continue;
         }
         for (b = 0; b + SSPGM_SCAN_BLOCK <= row_len; b += SSPGM_SCAN_RUN * SSPGM_SCAN_BLOCK) {
-            int64_t j, n_blocks = (row_len - b) / SSPGM_SCAN_BLOCK;
-            uint64_t set = 0;
-            if (n_blocks > SSPGM_SCAN_RUN) {
-                n_blocks = SSPGM_SCAN_RUN;
-            }
-            for (j = 0; j < n_blocks; j++) {
-                set |= (uint64_t)(block_bits(row + b + j * SSPGM_SCAN_BLOCK) != 0) << j;
-            }
+            int64_t n_blocks = (row_len - b) / SSPGM_SCAN_BLOCK;
+            uint64_t set = run_bits(row + b, n_blocks < SSPGM_SCAN_RUN ? n_blocks : SSPGM_SCAN_RUN,
+                                    &any_lanes);
             while (set != 0) {
                 int64_t start = b + sspgm_lowest_set(set) * SSPGM_SCAN_BLOCK;
                 set &= set - 1;
-                sspgm_see_block(&seen, row + start);
                 if (nnz <= max_nnz) {
                     nnz = sspgm_store_block(row, start, block_nonzero(row + start), nnz, cols,
-                                            data);
+                                            data, &top);
+                } else {
+                    sspgm_raise_block(&top_lanes, row + start);
                 }
             }
         }
-        if (tail != 0 && block_bits(row + row_len - SSPGM_SCAN_BLOCK) != 0) {
-            sspgm_see_block(&seen, row + row_len - SSPGM_SCAN_BLOCK);
+        b = row_len - SSPGM_SCAN_BLOCK;
+        if (tail != 0 && run_bits(row + b, 1, &any_lanes) != 0) {
             if (nnz <= max_nnz) {
-                uint64_t mask = block_nonzero(row + row_len - SSPGM_SCAN_BLOCK);
-                nnz = sspgm_store_block(row, row_len - SSPGM_SCAN_BLOCK,
-                                        mask >> (SSPGM_SCAN_BLOCK - tail)
+                nnz = sspgm_store_block(row, b,
+                                        block_nonzero(row + b) >> (SSPGM_SCAN_BLOCK - tail)
                                             << (SSPGM_SCAN_BLOCK - tail),
-                                        nnz, cols, data);
+                                        nnz, cols, data, &top);
+            } else {
+                sspgm_raise_block(&top_lanes, row + b);
             }
         }
         indptr[i + 1] = nnz;
     }
-    *valid = (sspgm_seen_flags(&seen) & SSPGM_SIGN) == 0;
-    *largest = sspgm_double_of_bits((uint64_t)sspgm_seen_top(&seen));
+    any |= sspgm_words_or(&any_lanes);
+    top = sspgm_lanes_max(&top_lanes) > top ? sspgm_lanes_max(&top_lanes) : top;
+    *valid = (any & SSPGM_SIGN) == 0 && top < SSPGM_INF_BITS;
+    *largest = sspgm_double_of_bits((uint64_t)top);
     return nnz;
 }
 
@@ -335,7 +362,7 @@ static int64_t sspgm_scan_rows_avx2(const double *counts, int64_t n_rows, int64_
                                     int64_t max_nnz, int64_t *indptr, int32_t *cols,
                                     double *data, int *valid, double *largest)
 {
-    return sspgm_scan_rows(sspgm_block_bits_avx2, sspgm_block_nonzero_avx2, counts, n_rows,
+    return sspgm_scan_rows(sspgm_run_bits_avx2, sspgm_block_nonzero_avx2, counts, n_rows,
                            row_len, max_nnz, indptr, cols, data, valid, largest);
 }
 #endif
@@ -351,7 +378,7 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
                                     valid, largest);
     }
 #endif
-    return sspgm_scan_rows(sspgm_block_bits, sspgm_block_nonzero, counts, n_rows, row_len,
+    return sspgm_scan_rows(sspgm_run_bits, sspgm_block_nonzero, counts, n_rows, row_len,
                            max_nnz, indptr, cols, data, valid, largest);
 }
 
