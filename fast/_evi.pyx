@@ -439,11 +439,11 @@ def scan_dense(counts, Py_ssize_t max_nnz):
 
     Each row is read ``16`` entries at a time, and the OR of their bits skips a
     block of zeros (``+0.0`` only) without a branch; the other blocks are read
-    again, and their entries' bits tell a negative, ``-0.0``, infinite or NaN
-    entry; the largest bit pattern orders the finite counts ``>= +0.0`` as
-    their values. Integer operations only, on an
-    AVX2 build of the pass where the compiler and the CPU allow it
-    (``fast/_scan.h``).
+    again, and their entries other than ``±0.0`` stored by a bit mask. The OR of
+    all the bits tells a negative or ``-0.0`` entry, the largest bit pattern (as
+    a signed integer) an infinite or NaN one, and orders the finite counts
+    ``>= +0.0`` as their values. Integer operations only, on an AVX2 build of the
+    pass where the compiler and the CPU allow it (``fast/_scan.h``).
 
     Parameters
     ----------

@@ -263,3 +263,52 @@ def test_csr_pour_order_sorted_afresh_keeps_the_stable_order(S, samples):
         rank = np.full(S + 1, S + 1)
         rank[order] = np.arange(n)
         assert np.array_equal(boxes.compiled.rank, rank)
+
+
+SCAN_SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 2.0**62,
+                 np.finfo(np.float64).max]
+"""Entries the dense scan must tell apart (``tests/test_differential.py``'s ``SPECIAL_COUNTS``)."""
+
+
+def _scan_truth(rows):
+    """What ``_evi.scan_dense`` returns for the rows of ``rows``, by numpy on their bits: the
+    entries other than ``±0.0`` as CSR, and the largest entry, NaN unless every one is finite
+    with its sign bit clear."""
+    nonzero = (rows.view(np.uint64) << np.uint64(1)) != 0
+    indptr = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))])
+    valid = bool(np.all(np.isfinite(rows) & ~np.signbit(rows)))
+    return indptr, np.nonzero(nonzero)[1], rows[nonzero], rows.max() if valid else np.nan
+
+
+@pytest.mark.parametrize("row_len", [1, 5, 15, 16, 17, 31, 32, 33, 47, 501, 1024, 1025, 1041,
+                                     2100])
+def test_dense_scan_equals_numpy_on_every_row_length(row_len):
+    """The scan reads rows by blocks of 16 entries, a row's tail as its last 16 entries
+    (overlapping its last whole block), rows shorter than a block one entry at a time, rows
+    of more than 64 blocks a run of 64 at a time: on rows of every such length, with special
+    entries in the first entry, the tail, the overlap and anywhere, and with ``max_nnz`` at,
+    above and below the number of nonzero entries, its CSR rows, bit for bit, and its
+    largest entry are numpy's (NaN when one is not finite or has its sign bit set)."""
+    rng = np.random.default_rng(row_len)
+    tail = row_len % 16
+    spots = [0, row_len - 1, row_len - 1 - tail, max(row_len - 16, 0), row_len // 2]
+    for trial in range(40):
+        n_rows = int(rng.integers(1, 7))
+        density = [0.0, 0.01, 0.1, 0.6, 1.0][trial % 5]
+        rows = rng.random((n_rows, row_len)) * 100 * (rng.random((n_rows, row_len)) < density)
+        for _ in range(trial % 4):
+            col = spots[rng.integers(len(spots))] if rng.random() < 0.6 else rng.integers(row_len)
+            rows[rng.integers(n_rows), col] = SCAN_SPECIALS[rng.integers(len(SCAN_SPECIALS))]
+        indptr, cols, data, largest = _scan_truth(rows)
+        nnz = int(indptr[-1])
+        for max_nnz in {nnz + 3, nnz, max(nnz - 1, 0), int(indptr[n_rows // 2]), 0}:
+            scan = _evi.scan_dense(rows.reshape(n_rows, 1, row_len), max_nnz)
+            assert np.array_equal(np.array(scan.largest).view(np.uint64),
+                                  np.array(largest).view(np.uint64)) or (
+                np.isnan(scan.largest) and np.isnan(largest))
+            if nnz > max_nnz:
+                assert scan.indptr is None and scan.cols is None and scan.data is None
+                continue
+            assert scan.indptr.tolist() == indptr.tolist()
+            assert scan.cols.tolist() == cols.tolist()
+            assert scan.data.view(np.uint64).tolist() == data.view(np.uint64).tolist()
