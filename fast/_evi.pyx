@@ -42,6 +42,7 @@ an integer.
 import numpy as np
 
 cimport cython
+cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.math cimport ceil, isfinite, log, sqrt, INFINITY, NAN
 from libc.stdint cimport int64_t, uint64_t
@@ -50,6 +51,8 @@ from libc.string cimport memcpy, memset
 
 from ._linalg cimport (PREFETCH_AHEAD, PREFETCH_MIN_STATES, pour_row, prefetch_values,
                       residual, sparse_dot, sweep_chunk)
+
+cnp.import_array()
 
 
 DENSE_MAX_FILL = 0.25
@@ -115,6 +118,72 @@ cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexce
         high = 1.0
     lo[0] = low
     gap[0] = high - low
+
+
+cdef enum:
+    # Integer counts below this share one computed box per ``N+`` (:func:`_count_box`).
+    MEMO_COUNTS = 1024
+
+
+cdef struct BoxMemo:
+    # What the pairs of one ``N+`` share: ``L``, the unseen box's width (if its radius
+    # ``beta_0`` is finite) and ``ceil(1 / width)``, which bounds the unseen states a pour of
+    # mass at most 1 fills; and the boxes of the integer counts below MEMO_COUNTS met since
+    # ``N+`` last changed (``stamp[c] == generation`` when ``lo[c]`` and ``gap[c]`` hold the
+    # box of count ``c``). Pairs sampled in one round share their ``N+`` and, with few
+    # samples, their counts.
+    double n_plus
+    double log_term
+    bint finite
+    double gap_unseen
+    double unseen_steps
+    Py_ssize_t generation
+    Py_ssize_t stamp[MEMO_COUNTS]
+    double lo[MEMO_COUNTS]
+    double gap[MEMO_COUNTS]
+
+
+cdef inline void _memo_start(BoxMemo* memo) noexcept nogil:
+    """An empty memo (no ``N+`` seen yet)."""
+    memo.n_plus = 0.0
+    memo.log_term = 0.0
+    memo.generation = 0
+    memset(memo.stamp, 0, sizeof(memo.stamp))
+
+
+cdef inline void _memo_pair(BoxMemo* memo, double n_plus, Py_ssize_t n_states,
+                            Py_ssize_t n_actions, double delta) noexcept nogil:
+    """Set the memo to the pairs of ``N+ = n_plus``: :func:`_log_term` and the unseen box,
+    computed again (and the boxes of the counts forgotten) only when ``N+`` differs from
+    the last one."""
+    cdef double beta0, unused
+    if n_plus != memo.n_plus:
+        memo.n_plus = n_plus
+        memo.log_term = _log_term(n_plus, n_states, n_actions, delta)
+        memo.generation = memo.generation + 1
+        beta0 = 28.0 * memo.log_term / n_plus
+        memo.finite = isfinite(beta0)
+        if memo.finite:
+            _box(0.0, beta0, &unused, &memo.gap_unseen)
+            memo.unseen_steps = ceil(1.0 / memo.gap_unseen)
+
+
+cdef inline void _count_box(BoxMemo* memo, double count, double n_plus, double log_term,
+                            double* lo, double* gap) noexcept nogil:
+    """:func:`_box` of the count ``count >= 0`` of a pair of ``N+ = n_plus`` (whose ``L``
+    is ``log_term``, the memo's last one): the same floats, computed once per integer count
+    below :data:`MEMO_COUNTS` and read from the memo afterwards."""
+    cdef Py_ssize_t c
+    if count < MEMO_COUNTS and count == <double>(<Py_ssize_t>count):
+        c = <Py_ssize_t>count
+        if memo.stamp[c] != memo.generation:
+            memo.stamp[c] = memo.generation
+            _box(count / n_plus, _radius(count / n_plus, log_term, n_plus),
+                 &memo.lo[c], &memo.gap[c])
+        lo[0] = memo.lo[c]
+        gap[0] = memo.gap[c]
+    else:
+        _box(count / n_plus, _radius(count / n_plus, log_term, n_plus), lo, gap)
 
 
 cdef inline Py_ssize_t _pour_bound(Py_ssize_t nnz, double mass, double gap_unseen,
@@ -341,8 +410,9 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     cdef Py_ssize_t n_pairs = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
-    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum, beta0, unused
-    cdef LogCache cache = LogCache(n_plus=0.0, log_term=0.0)
+    cdef double n_plus, total = 0.0, lo_sum, hi_sum
+    cdef BoxMemo memo
+    _memo_start(&memo)
     out = CsrBoxes()
     out.n_states, out.n_actions = n_states, n_actions
     out.indptr = np.asarray(indptr)
@@ -361,22 +431,23 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
             with cython.boundscheck(False):
                 total = _row_total(&data[indptr[i]], n_k)
             n_plus = total if total > 1.0 else 1.0
-            log_term = _cached_log_term(&cache, n_plus, n_states, n_actions, delta)
-            beta0 = 28.0 * log_term / n_plus
-            if not isfinite(beta0):
+            _memo_pair(&memo, n_plus, n_states, n_actions, delta)
+            if not memo.finite:
                 overflow = i
                 break
             lo_sum = 0.0
             hi_sum = 0.0
             for k in range(indptr[i], indptr[i + 1]):
-                _box(data[k] / n_plus, _radius(data[k] / n_plus, log_term, n_plus),
-                     &lo[k], &gap[k])
+                _count_box(&memo, data[k], n_plus, memo.log_term, &lo[k], &gap[k])
                 lo_sum = lo_sum + lo[k]
                 hi_sum = hi_sum + (lo[k] + gap[k])
             mass[i] = 1.0 - lo_sum
-            _box(0.0, beta0, &unused, &gap_unseen[i])
-            upper[i] = hi_sum + (n_next - n_k) * gap_unseen[i]
-            longest = max(longest, _pour_bound(n_k, mass[i], gap_unseen[i], n_next))
+            gap_unseen[i] = memo.gap_unseen
+            upper[i] = hi_sum + (n_next - n_k) * memo.gap_unseen
+            # The pour bound with mass 1 (mass <= 1) is at least this pair's: skip the
+            # division when even that cannot raise the longest.
+            if n_k + 2.0 + memo.unseen_steps > longest:
+                longest = max(longest, _pour_bound(n_k, mass[i], memo.gap_unseen, n_next))
             widest = max(widest, n_k)
     if overflow >= 0:
         raise _overflow(overflow, n_actions, total)
@@ -1382,6 +1453,38 @@ cdef Py_ssize_t _gather(const int* cols, const double* lo, const double* gap, Py
     return m
 
 
+def goal_first_ranks(const double[::1] v_ext):
+    """The whole pour order of ``v_ext`` (shape ``(S+1,)``, ``v_ext[S] = 0`` at the goal)
+    and the position of every next state in it, by the radix sort of :func:`_radix_order`.
+
+    The order is that of ``reference.kernels.goal_first_order`` (ascending
+    value, the goal first among equal values, then ascending index; ``-0.0``
+    equal to ``+0.0``), in ``O(S)``.
+
+    Returns
+    -------
+    (order, rank) : int64 arrays of shape (S+1,), or None
+        None when a value is NaN or the sort's scratch space cannot be allocated.
+    """
+    cdef Py_ssize_t S = v_ext.shape[0] - 1, t
+    order = np.empty(S + 1, dtype=np.int64)
+    rank = np.empty(S + 1, dtype=np.int64)
+    cdef int64_t[::1] order_v = order, rank_v = rank
+    cdef Py_ssize_t* idx = <Py_ssize_t*>malloc((S + 1) * sizeof(Py_ssize_t))
+    cdef double* val = <double*>malloc((S + 1) * sizeof(double))
+    cdef bint sorted_ = False
+    if idx != NULL and val != NULL:
+        with nogil:
+            sorted_ = _radix_order(&v_ext[0], S, S + 1, val, idx)
+            if sorted_:
+                for t in range(S + 1):
+                    order_v[t] = idx[t]
+                    rank_v[idx[t]] = t
+    free(idx)
+    free(val)
+    return (order, rank) if sorted_ else None
+
+
 def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     """Pieces of the optimistic kernel of ``policy``, ``rank`` the positions in the pour order.
 
@@ -1395,65 +1498,89 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     """
     cdef bint dense = isinstance(boxes, DenseBoxes)
     cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
-    cdef Py_ssize_t s, i, j, k, m, fill, n_scratch = S1 if dense else boxes.widest
+    cdef Py_ssize_t s, i, j, k, m, fill, n_row = S1 if dense else 1
     cdef double w
-    cdef const int64_t[::1] indptr
-    cdef const int[::1] cols
-    cdef const double[::1] lo, gap
-    cdef const double[::1] gap_unseen
-    cdef const double[::1] mass = boxes.mass.reshape(-1)
+    cdef CsrBoxes csr
+    cdef const int64_t[::1] dense_ptr
+    cdef const int[::1] dense_cols
+    cdef const double[::1] dense_lo, dense_gap, dense_mass
+    cdef const int64_t* indptr
+    cdef const int* cols
+    cdef const double* lo
+    cdef const double* gap
+    cdef const double* gap_unseen = NULL
+    cdef const double* mass
+    cdef Py_ssize_t n_scratch
     if dense:
-        indptr, cols, lo, gap = boxes.lo_ptr, boxes.lo_cols, boxes.lo_vals, boxes.gap.reshape(-1)
+        dense_ptr, dense_cols, dense_lo = boxes.lo_ptr, boxes.lo_cols, boxes.lo_vals
+        dense_gap, dense_mass = boxes.gap.reshape(-1), boxes.mass.reshape(-1)
+        with cython.boundscheck(False):
+            indptr, cols, lo = &dense_ptr[0], &dense_cols[0], &dense_lo[0]
+            gap, mass = &dense_gap[0], &dense_mass[0]
+        n_scratch = S1
     else:
-        indptr, cols, lo, gap, gap_unseen = (boxes.indptr, boxes.cols, boxes.lo, boxes.gap,
-                                             boxes.gap_unseen)
-    cdef double[::1] lo_row = np.empty(S1 if dense else 1)
-    cdef const int[::1] every = np.arange(S1 if dense else 1, dtype=np.intc)
-    cdef int64_t[::1] kept_col = np.empty(n_scratch, dtype=np.int64)
-    cdef double[::1] kept_lo = np.empty(n_scratch)
-    cdef double[::1] kept_gap = np.empty(n_scratch)
-    cdef Py_ssize_t[::1] ranks = np.empty(n_scratch, dtype=np.intp)
-    cdef Py_ssize_t[::1] items = np.empty(n_scratch, dtype=np.intp)
+        csr = boxes
+        indptr, cols, lo, gap = csr.arrays.indptr, csr.arrays.cols, csr.arrays.lo, csr.arrays.gap
+        gap_unseen, mass = csr.arrays.gap_unseen, csr.arrays.mass
+        n_scratch = csr.widest
+    # Scratch: a dense row's lower ends and next states, and the kept entries of a row.
+    cdef char* block = <char*>malloc(n_row * (sizeof(double) + sizeof(int))
+                                     + n_scratch * (3 * sizeof(double) + 2 * sizeof(Py_ssize_t)))
+    if block == NULL:
+        raise MemoryError("no memory left for the optimistic kernel's scratch space")
+    cdef double* kept_lo = <double*>block
+    cdef double* kept_gap = kept_lo + n_scratch
+    cdef double* lo_row = kept_gap + n_scratch
+    cdef int64_t* kept_col = <int64_t*>(lo_row + n_row)
+    cdef Py_ssize_t* ranks = <Py_ssize_t*>(kept_col + n_scratch)
+    cdef Py_ssize_t* items = ranks + n_scratch
+    cdef int* every = <int*>(items + n_scratch)
+    for j in range(n_row):
+        every[j] = <int>j
     out_ptr = np.zeros(S + 1, dtype=np.int64)
     width = np.empty(S)
     reach = np.empty(S, dtype=np.int64)
     partial = np.empty(S)
-    cdef int64_t[::1] ptr = out_ptr, reach_v = reach
-    cdef double[::1] width_v = width, partial_v = partial
-    cdef int64_t[::1] out_idx
-    cdef double[::1] out_val
-    for fill in range(2):
-        if fill:
-            indices = np.empty(ptr[S], dtype=np.int64)
-            data = np.empty(ptr[S])
-            out_idx = indices
-            out_val = data
-        with nogil:
-            for s in range(S):
-                i = s * A + policy[s]
-                with cython.boundscheck(False):
+    cdef int64_t* ptr = <int64_t*>cnp.PyArray_DATA(out_ptr)
+    cdef int64_t* reach_v = <int64_t*>cnp.PyArray_DATA(reach)
+    cdef double* width_v = <double*>cnp.PyArray_DATA(width)
+    cdef double* partial_v = <double*>cnp.PyArray_DATA(partial)
+    cdef int64_t* out_idx = NULL
+    cdef double* out_val = NULL
+    try:
+        for fill in range(2):
+            if fill:
+                indices = np.empty(ptr[S], dtype=np.int64)
+                data = np.empty(ptr[S])
+                out_idx = <int64_t*>cnp.PyArray_DATA(indices)
+                out_val = <double*>cnp.PyArray_DATA(data)
+            with nogil:
+                for s in range(S):
+                    i = s * A + policy[s]
                     if dense:
                         for j in range(S1):
                             lo_row[j] = 0.0
                         for k in range(indptr[i], indptr[i + 1]):
                             lo_row[cols[k]] = lo[k]
-                        m = _gather(&every[0], &lo_row[0], &gap[i * S1], S1, 0.0, S1, &w,
-                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
+                        m = _gather(every, lo_row, &gap[i * S1], S1, 0.0, S1, &w, kept_col,
+                                    kept_lo, kept_gap)
                     else:
                         m = _gather(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
-                                    indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w,
-                                    &kept_col[0], &kept_lo[0], &kept_gap[0])
-                if not fill:
-                    ptr[s + 1] = ptr[s] + m
-                    continue
-                for k in range(m):
-                    ranks[k] = rank[kept_col[k]]
-                    items[k] = k
-                    out_idx[ptr[s] + k] = kept_col[k]
-                _sort_by_key(&ranks[0], &items[0], m)
-                pour_row(&ranks[0], &items[0], m, &kept_gap[0], w, mass[i], S1, &kept_lo[0],
-                          &reach_v[s], &partial_v[s])
-                width_v[s] = w
-                for k in range(m):
-                    out_val[ptr[s] + k] = kept_lo[k]
+                                    indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w, kept_col,
+                                    kept_lo, kept_gap)
+                    if not fill:
+                        ptr[s + 1] = ptr[s] + m
+                        continue
+                    for k in range(m):
+                        ranks[k] = rank[kept_col[k]]
+                        items[k] = k
+                        out_idx[ptr[s] + k] = kept_col[k]
+                    _sort_by_key(ranks, items, m)
+                    pour_row(ranks, items, m, kept_gap, w, mass[i], S1, kept_lo, &reach_v[s],
+                             &partial_v[s])
+                    width_v[s] = w
+                    for k in range(m):
+                        out_val[ptr[s] + k] = kept_lo[k]
+    finally:
+        free(block)
     return out_ptr, indices, data, width, reach, partial

@@ -88,11 +88,17 @@ def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
 def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
     :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
-    along the full pour order (sorted once, ``O(S log S)``)."""
-    order = goal_first_order(v_ext).astype(np.int64, copy=False)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return PouredKernel(order, *_evi.kernel_pieces(boxes.compiled, policy, rank), check=False)
+    along the full pour order (:func:`fast._evi.goal_first_ranks`, a radix sort in
+    ``O(S)``; :func:`~reference.kernels.goal_first_order` on a NaN value)."""
+    ranked = _evi.goal_first_ranks(v_ext)
+    if ranked is None:
+        order = goal_first_order(v_ext).astype(np.int64, copy=False)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+    else:
+        order, rank = ranked
+    return PouredKernel.along(order, rank, _evi.kernel_pieces(boxes.compiled, policy, rank),
+                              False)
 
 
 class VIModel:
@@ -198,14 +204,6 @@ class CompiledPouredKernel(PouredKernel):
     :func:`fast._robust.poured_apply` (the same floats as the numpy ``_apply``)."""
 
     __slots__ = ()
-
-    @classmethod
-    def along(cls, order, rank, pieces, descending):
-        """The kernel of the :func:`fast._robust.pour_pieces` ``pieces`` along ``order``, whose
-        positions ``rank`` are known (unchecked, as ``check=False``)."""
-        kernel = cls.__new__(cls)
-        kernel._set(order, rank, *pieces, descending)
-        return kernel
 
     def _apply(self, x, positive=False):
         """``kernel @ x`` for finite ``x`` (compiled; with ``positive``, the numpy count of

@@ -229,6 +229,15 @@ class PouredKernel:
             )
         self._set(order, rank, indptr, indices, data, width, reach, partial, descending)
 
+    @classmethod
+    def along(cls, order, rank, pieces, descending):
+        """The kernel of the pieces ``(indptr, indices, data, width, reach, partial)`` along
+        ``order``, whose positions ``rank`` are known: unchecked and uncopied, as with
+        ``check=False``, for kernels whose pieces are valid by construction."""
+        kernel = cls.__new__(cls)
+        kernel._set(order, rank, *pieces, descending)
+        return kernel
+
     def _set(self, order, rank, indptr, indices, data, width, reach, partial, descending):
         arrays = dict(order=order, rank=rank, indptr=indptr, indices=indices, data=data,
                       width=width, reach=reach, partial=partial)
