@@ -120,7 +120,7 @@ cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexce
     gap[0] = high - low
 
 
-cdef enum:
+cpdef enum:
     # Integer counts below this share one computed box per ``N+`` (:func:`_count_box`).
     MEMO_COUNTS = 1024
 

@@ -1,5 +1,6 @@
 """The ``fast`` backend runs its compiled kernels, and never falls back silently."""
 
+import math
 import subprocess
 import sys
 
@@ -312,3 +313,80 @@ def test_dense_scan_equals_numpy_on_every_row_length(row_len):
             assert scan.indptr.tolist() == indptr.tolist()
             assert scan.cols.tolist() == cols.tolist()
             assert scan.data.view(np.uint64).tolist() == data.view(np.uint64).tolist()
+
+def _scalar_boxes(indptr, data, S, A, delta):
+    """The CSR boxes of Lemma 5 entry by entry in Python floats (the compiled operations in
+    their order): ``lo`` and ``gap`` of every stored entry, the unseen width, the upper mass
+    and the longest pour bound."""
+    lo, gap, unseen, upper, longest = [], [], [], [], 0
+    for i in range(len(indptr) - 1):
+        row = [float(x) for x in data[indptr[i]:indptr[i + 1]]]
+        total = 0.0
+        for x in row:
+            total += x
+        n_plus = max(total, 1.0)
+        log_l = math.log(S * A * n_plus / delta)
+        lo_sum = hi_sum = 0.0
+        for x in row:
+            p = x / n_plus
+            beta = 4.0 * math.sqrt(p * log_l / n_plus) + 28.0 * log_l / n_plus
+            low, high = max(p - beta, 0.0), min(p + beta, 1.0)
+            lo.append(low)
+            gap.append(high - low)
+            lo_sum += low
+            hi_sum += low + (high - low)
+        width = min(28.0 * log_l / n_plus, 1.0)
+        unseen.append(width)
+        upper.append(hi_sum + (S + 1 - len(row)) * width)
+        mass = 1.0 - lo_sum
+        steps = len(row) + 2.0 + (math.ceil(mass / width) if mass > 0 else 0.0)
+        longest = max(longest, min(int(steps), S + 1))
+    return lo, gap, unseen, upper, longest
+
+
+def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
+    """The boxes of counts met again (read from the memo of their ``N+``) are the floats of
+    the formula, bit for bit: pairs whose ``N+`` alternates (so a count's box changes with
+    it), integer counts below and above ``MEMO_COUNTS``, fractional counts, a stored zero,
+    a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
+    rng = np.random.default_rng(7)
+    S, A, delta = 40, 3, 0.1
+    rows = []
+    for i in range(S * A):
+        k = int(rng.integers(0, 6))
+        cols = np.sort(rng.choice(S + 1, size=k, replace=False))
+        n = [7, 200, 3000, 200][i % 4]
+        vals = rng.multinomial(n, np.full(k, 1.0 / k)).astype(float) if k else np.zeros(0)
+        if i % 9 == 5 and k:
+            vals[0] += 0.5
+        if i % 11 == 3 and k:
+            vals[-1] = 0.0
+        if i % 13 == 0 and k:
+            vals[:] = _evi.MEMO_COUNTS + np.arange(k)
+        rows.append((cols, vals))
+    indptr = np.cumsum([0] + [c.size for c, _ in rows]).astype(np.int64)
+    cols = np.concatenate([c for c, _ in rows]).astype(np.int32)
+    data = np.concatenate([v for _, v in rows])
+    boxes = _evi.boxes_from_csr(indptr, cols, data, S, A, delta)
+    lo, gap, unseen, upper, longest = _scalar_boxes(indptr, data, S, A, delta)
+    for got, want in ((boxes.lo, lo), (boxes.gap, gap), (boxes.gap_unseen, unseen),
+                      (boxes.upper_mass.ravel(), upper)):
+        assert np.array_equal(got.view(np.uint64), np.array(want).view(np.uint64))
+    assert boxes.prefix == longest
+
+
+@pytest.mark.parametrize("S", [1, 2, 30, 501])
+def test_goal_first_ranks_is_the_stable_goal_first_order(S):
+    """The radix-sorted pour order of the optimistic kernel is the permutation of
+    ``reference.kernels.goal_first_order`` (zeros of both signs tie with the goal, repeated
+    and negative values, subnormals), its ranks the inverse permutation; NaN gives None."""
+    rng = np.random.default_rng(S)
+    shapes = [rng.choice([0.0, -0.0, 1.5, -2.0, 5e-324, -1e-300, 1e300], size=S),
+              np.round(rng.normal(size=S), 1), rng.random(S) * 1e6, np.zeros(S)]
+    for v in shapes:
+        v_ext = np.append(v, 0.0)
+        order, rank = _evi.goal_first_ranks(v_ext)
+        assert order.dtype == rank.dtype == np.int64
+        assert np.array_equal(order, reference.kernels.goal_first_order(v_ext))
+        assert np.array_equal(rank[order], np.arange(S + 1))
+    assert _evi.goal_first_ranks(np.append(np.full(S, np.nan), 0.0)) is None
