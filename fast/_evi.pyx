@@ -245,6 +245,15 @@ def radius_dense(const double[:, :, ::1] counts, double delta, double[:, :, ::1]
         raise _overflow(overflow, A, total)
 
 
+cdef inline cnp.ndarray _empty(Py_ssize_t rows, int typenum, Py_ssize_t columns=-1):
+    """A new C-contiguous array of shape ``(rows,)``, or ``(rows, columns)`` when ``columns``
+    is given, by the numpy C API (``np.empty`` without its Python call)."""
+    cdef cnp.npy_intp shape[2]
+    shape[0] = rows
+    shape[1] = columns
+    return cnp.PyArray_EMPTY(1 if columns < 0 else 2, shape, typenum, 0)
+
+
 # ---------------------------------------------------------------------------
 # A growable C buffer (used where the output size is known only at the end)
 
@@ -384,16 +393,17 @@ cdef class CsrBoxes:
             return self.lo.size + 8 * self.mass.size
 
 
-def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] data,
-                   Py_ssize_t n_states, Py_ssize_t n_actions, double delta):
+def boxes_from_csr(indptr_array, cols_array, data_array, Py_ssize_t n_states,
+                   Py_ssize_t n_actions, double delta):
     """Boxes of CSR counts ``(S*A, S+1)`` in one pass: radius, box, simplex check, pour bound.
 
     Parameters
     ----------
-    indptr : int64 array, shape (S*A+1,)
-    cols : int32 array, shape (nnz,)
+    indptr_array : int64 array, shape (S*A+1,)
+        Row pointers (kept by reference, not copied).
+    cols_array : int32 array, shape (nnz,)
         Column indices, ascending in each row (kept by reference, not copied).
-    data : float64 array, shape (nnz,)
+    data_array : float64 array, shape (nnz,)
         Checked counts (finite, ``>= 0``).
     n_states, n_actions : int
     delta : float in (0, 1)
@@ -407,6 +417,9 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     OverflowError
         If the counts of a pair sum to infinity.
     """
+    cdef const int64_t[::1] indptr = indptr_array
+    cdef const int[::1] cols = cols_array
+    cdef const double[::1] data = data_array
     cdef Py_ssize_t n_pairs = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
@@ -415,16 +428,19 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     _memo_start(&memo)
     out = CsrBoxes()
     out.n_states, out.n_actions = n_states, n_actions
-    out.indptr = np.asarray(indptr)
-    out.cols = np.asarray(cols)
-    out.lo = np.empty(nnz)
-    out.gap = np.empty(nnz)
-    out.gap_unseen = np.empty(n_pairs)
-    out.mass = np.empty(n_pairs)
-    out.upper_mass = np.empty((n_states, n_actions))
+    out.indptr = np.asarray(indptr_array)
+    out.cols = np.asarray(cols_array)
+    out.lo = _empty(nnz, cnp.NPY_DOUBLE)
+    out.gap = _empty(nnz, cnp.NPY_DOUBLE)
+    out.gap_unseen = _empty(n_pairs, cnp.NPY_DOUBLE)
+    out.mass = _empty(n_pairs, cnp.NPY_DOUBLE)
+    out.upper_mass = _empty(n_states, cnp.NPY_DOUBLE, n_actions)
     out.rank = np.full(n_next, n_next, dtype=np.intc)
-    cdef double[::1] lo = out.lo, gap = out.gap, gap_unseen = out.gap_unseen, mass = out.mass
-    cdef double[::1] upper = out.upper_mass.reshape(-1)
+    cdef double* lo = <double*>cnp.PyArray_DATA(out.lo)
+    cdef double* gap = <double*>cnp.PyArray_DATA(out.gap)
+    cdef double* gap_unseen = <double*>cnp.PyArray_DATA(out.gap_unseen)
+    cdef double* mass = <double*>cnp.PyArray_DATA(out.mass)
+    cdef double* upper = <double*>cnp.PyArray_DATA(out.upper_mass)
     with nogil:
         for i in range(n_pairs):
             n_k = indptr[i + 1] - indptr[i]
@@ -455,26 +471,23 @@ def boxes_from_csr(const int64_t[::1] indptr, const int[::1] cols, const double[
     out.widest = widest
     out.from_dense = False
     room = max(longest + 1, min(2 * longest, n_next))
-    out.order_val = np.empty(room)
-    out.order_idx = np.empty(room, dtype=np.intp)
-    out.cum_v = np.empty(longest + 2)
+    out.order_val = _empty(room, cnp.NPY_DOUBLE)
+    out.order_idx = _empty(room, cnp.NPY_INTP)
+    out.cum_v = _empty(longest + 2, cnp.NPY_DOUBLE)
     out.ordered = 0
     with cython.boundscheck(False):
         out.arrays.indptr = &indptr[0]
         out.arrays.cols = &cols[0]
-        out.arrays.lo = &lo[0]
-        out.arrays.gap = &gap[0]
-        out.arrays.gap_unseen = &gap_unseen[0]
-        out.arrays.mass = &mass[0]
-    cdef double[::1] order_val = out.order_val, cum_v = out.cum_v
-    cdef Py_ssize_t[::1] order_idx = out.order_idx
-    cdef int[::1] rank = out.rank
-    out.arrays.order_val = &order_val[0]
-    out.arrays.order_idx = &order_idx[0]
-    out.arrays.cum_v = &cum_v[0]
-    out.arrays.rank = &rank[0]
+    out.arrays.lo = lo
+    out.arrays.gap = gap
+    out.arrays.gap_unseen = gap_unseen
+    out.arrays.mass = mass
+    out.arrays.order_val = <double*>cnp.PyArray_DATA(out.order_val)
+    out.arrays.order_idx = <Py_ssize_t*>cnp.PyArray_DATA(out.order_idx)
+    out.arrays.cum_v = <double*>cnp.PyArray_DATA(out.cum_v)
+    out.arrays.rank = <int*>cnp.PyArray_DATA(out.rank)
     for kept in (out.order_val, out.order_idx, out.cum_v, out.rank):
-        kept.flags.writeable = False
+        cnp.PyArray_CLEARFLAGS(kept, cnp.NPY_ARRAY_WRITEABLE)
     out.arrays.room = room
     out.arrays.n_states = n_states
     out.arrays.n_actions = n_actions
@@ -1467,9 +1480,10 @@ def goal_first_ranks(const double[::1] v_ext):
         None when a value is NaN or the sort's scratch space cannot be allocated.
     """
     cdef Py_ssize_t S = v_ext.shape[0] - 1, t
-    order = np.empty(S + 1, dtype=np.int64)
-    rank = np.empty(S + 1, dtype=np.int64)
-    cdef int64_t[::1] order_v = order, rank_v = rank
+    order = _empty(S + 1, cnp.NPY_INT64)
+    rank = _empty(S + 1, cnp.NPY_INT64)
+    cdef int64_t* order_v = <int64_t*>cnp.PyArray_DATA(order)
+    cdef int64_t* rank_v = <int64_t*>cnp.PyArray_DATA(rank)
     cdef Py_ssize_t* idx = <Py_ssize_t*>malloc((S + 1) * sizeof(Py_ssize_t))
     cdef double* val = <double*>malloc((S + 1) * sizeof(double))
     cdef bint sorted_ = False
@@ -1537,21 +1551,22 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     cdef int* every = <int*>(items + n_scratch)
     for j in range(n_row):
         every[j] = <int>j
-    out_ptr = np.zeros(S + 1, dtype=np.int64)
-    width = np.empty(S)
-    reach = np.empty(S, dtype=np.int64)
-    partial = np.empty(S)
+    out_ptr = _empty(S + 1, cnp.NPY_INT64)
+    width = _empty(S, cnp.NPY_DOUBLE)
+    reach = _empty(S, cnp.NPY_INT64)
+    partial = _empty(S, cnp.NPY_DOUBLE)
     cdef int64_t* ptr = <int64_t*>cnp.PyArray_DATA(out_ptr)
     cdef int64_t* reach_v = <int64_t*>cnp.PyArray_DATA(reach)
     cdef double* width_v = <double*>cnp.PyArray_DATA(width)
     cdef double* partial_v = <double*>cnp.PyArray_DATA(partial)
     cdef int64_t* out_idx = NULL
     cdef double* out_val = NULL
+    ptr[0] = 0
     try:
         for fill in range(2):
             if fill:
-                indices = np.empty(ptr[S], dtype=np.int64)
-                data = np.empty(ptr[S])
+                indices = _empty(ptr[S], cnp.NPY_INT64)
+                data = _empty(ptr[S], cnp.NPY_DOUBLE)
                 out_idx = <int64_t*>cnp.PyArray_DATA(indices)
                 out_val = <double*>cnp.PyArray_DATA(data)
             with nogil:

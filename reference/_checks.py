@@ -140,7 +140,7 @@ def as_float_array(name, value, shape, form=None):
         ) from None
     if arr.shape != tuple(shape):
         raise ShapeError(f"`{name}` must have shape {expected}; got {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise NotFiniteError(
             f"`{name}` must be finite; got {float(arr[bad])!r} at index {bad}."
@@ -387,8 +387,7 @@ def check_real_dtype(name, value):
     dtype = np.dtype(dtype)
     if dtype.kind in "USVMm":
         raise ShapeError(f"`{name}` must be a numeric array; got dtype {dtype}.")
-    if not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)
-            or dtype == np.bool_):
+    if dtype.kind not in "fiub":  # floating, signed or unsigned integer, boolean
         raise ParameterError(
             f"`{name}` must hold real numbers (an integer or float dtype); got dtype {dtype}."
         )

@@ -26,7 +26,7 @@ def segment_positions(lengths):
 
 
 def _read_only(array):
-    array.flags.writeable = False
+    array.setflags(write=False)
     return array
 
 

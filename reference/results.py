@@ -28,7 +28,7 @@ class Result:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+                value.setflags(write=False)
 
     def __repr__(self):
         lines = [f"{type(self).__name__}("]
