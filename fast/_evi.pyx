@@ -1506,13 +1506,14 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     lower ends are first spread over ``S+1`` next states), sorts them by rank
     and pours by :func:`fast._linalg.pour_row`:
     ``O(k log k)`` for ``k`` stored entries (CSR boxes; ``O(S log S)`` for a
-    dense row), memory ``O(S + stored)`` for the output. Two passes: count
-    the stored entries of each row, then fill them. Returns ``(indptr,
-    indices, data, width, reach, partial)``.
+    dense row), memory ``O(S + stored)`` for the output. Dense boxes take two
+    passes (count the stored entries of each row, then fill them); CSR boxes
+    one, into room for every entry of the policy's rows, cut to the stored ones
+    at the end. Returns ``(indptr, indices, data, width, reach, partial)``.
     """
     cdef bint dense = isinstance(boxes, DenseBoxes)
     cdef Py_ssize_t S = boxes.n_states, A = boxes.n_actions, S1 = S + 1
-    cdef Py_ssize_t s, i, j, k, m, fill, n_row = S1 if dense else 1
+    cdef Py_ssize_t s, i, j, k, m, fill, room = 0, n_row = S1 if dense else 1
     cdef double w
     cdef CsrBoxes csr
     cdef const int64_t[::1] dense_ptr
@@ -1562,11 +1563,16 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     cdef int64_t* out_idx = NULL
     cdef double* out_val = NULL
     ptr[0] = 0
+    if not dense:
+        for s in range(S):
+            room = room + indptr[s * A + policy[s] + 1] - indptr[s * A + policy[s]]
     try:
-        for fill in range(2):
+        for fill in range(0 if dense else 1, 2):
             if fill:
-                indices = _empty(ptr[S], cnp.NPY_INT64)
-                data = _empty(ptr[S], cnp.NPY_DOUBLE)
+                if dense:
+                    room = ptr[S]
+                indices = _empty(room, cnp.NPY_INT64)
+                data = _empty(room, cnp.NPY_DOUBLE)
                 out_idx = <int64_t*>cnp.PyArray_DATA(indices)
                 out_val = <double*>cnp.PyArray_DATA(data)
             with nogil:
@@ -1583,8 +1589,8 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                         m = _gather(&cols[indptr[i]], &lo[indptr[i]], &gap[indptr[i]],
                                     indptr[i + 1] - indptr[i], gap_unseen[i], S1, &w, kept_col,
                                     kept_lo, kept_gap)
+                    ptr[s + 1] = ptr[s] + m
                     if not fill:
-                        ptr[s + 1] = ptr[s] + m
                         continue
                     for k in range(m):
                         ranks[k] = rank[kept_col[k]]
@@ -1598,4 +1604,6 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
                         out_val[ptr[s] + k] = kept_lo[k]
     finally:
         free(block)
+    if ptr[S] < room:
+        indices, data = indices[:ptr[S]].copy(), data[:ptr[S]].copy()
     return out_ptr, indices, data, width, reach, partial
