@@ -121,19 +121,21 @@ cdef inline void _box(double p_hat, double beta, double* lo, double* gap) noexce
 
 
 cpdef enum:
-    # Integer counts below this share one computed box per ``N+`` (:func:`_count_box`).
+    # The pairs of an ``N+`` up to this share one computed box per integer count
+    # (:func:`_count_box`); with more samples, counts rarely repeat across pairs.
     MEMO_COUNTS = 1024
 
 
 cdef struct BoxMemo:
     # What the pairs of one ``N+`` share: ``L``, the unseen box's width (if its radius
     # ``beta_0`` is finite) and ``ceil(1 / width)``, which bounds the unseen states a pour of
-    # mass at most 1 fills; and the boxes of the integer counts below MEMO_COUNTS met since
-    # ``N+`` last changed (``stamp[c] == generation`` when ``lo[c]`` and ``gap[c]`` hold the
-    # box of count ``c``). Pairs sampled in one round share their ``N+`` and, with few
-    # samples, their counts.
+    # mass at most 1 fills; and, when ``N+ <= MEMO_COUNTS`` (``small``), the boxes of the
+    # integer counts met since ``N+`` last changed (``stamp[c] == generation`` when ``lo[c]``
+    # and ``gap[c]`` hold the box of count ``c``). Pairs sampled in one round share their
+    # ``N+`` and, with few samples, their counts.
     double n_plus
     double log_term
+    bint small
     bint finite
     double gap_unseen
     double unseen_steps
@@ -161,6 +163,7 @@ cdef inline void _memo_pair(BoxMemo* memo, double n_plus, Py_ssize_t n_states,
         memo.n_plus = n_plus
         memo.log_term = _log_term(n_plus, n_states, n_actions, delta)
         memo.generation = memo.generation + 1
+        memo.small = n_plus <= MEMO_COUNTS
         beta0 = 28.0 * memo.log_term / n_plus
         memo.finite = isfinite(beta0)
         if memo.finite:
@@ -423,7 +426,7 @@ def boxes_from_csr(indptr_array, cols_array, data_array, Py_ssize_t n_states,
     cdef Py_ssize_t n_pairs = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef Py_ssize_t n_next = n_states + 1
     cdef Py_ssize_t i, k, n_k, longest = 0, widest = 1, overflow = -1
-    cdef double n_plus, total = 0.0, lo_sum, hi_sum
+    cdef double n_plus, log_term, total = 0.0, lo_sum, hi_sum
     cdef BoxMemo memo
     _memo_start(&memo)
     out = CsrBoxes()
@@ -453,10 +456,19 @@ def boxes_from_csr(indptr_array, cols_array, data_array, Py_ssize_t n_states,
                 break
             lo_sum = 0.0
             hi_sum = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                _count_box(&memo, data[k], n_plus, memo.log_term, &lo[k], &gap[k])
-                lo_sum = lo_sum + lo[k]
-                hi_sum = hi_sum + (lo[k] + gap[k])
+            log_term = memo.log_term
+            if memo.small:
+                for k in range(indptr[i], indptr[i + 1]):
+                    _count_box(&memo, data[k], n_plus, log_term, &lo[k], &gap[k])
+                    lo_sum = lo_sum + lo[k]
+                    hi_sum = hi_sum + (lo[k] + gap[k])
+            else:
+                # Without the memo, so that the compiler vectorizes the radius.
+                for k in range(indptr[i], indptr[i + 1]):
+                    _box(data[k] / n_plus, _radius(data[k] / n_plus, log_term, n_plus),
+                         &lo[k], &gap[k])
+                    lo_sum = lo_sum + lo[k]
+                    hi_sum = hi_sum + (lo[k] + gap[k])
             mass[i] = 1.0 - lo_sum
             gap_unseen[i] = memo.gap_unseen
             upper[i] = hi_sum + (n_next - n_k) * memo.gap_unseen
