@@ -1489,9 +1489,12 @@ def goal_first_ranks(const double[::1] v_ext):
     Returns
     -------
     (order, rank) : int64 arrays of shape (S+1,), or None
-        None when a value is NaN or the sort's scratch space cannot be allocated.
+        None when a value is NaN, when ``v_ext`` is empty or its last entry is not
+        ``0``, or when the sort's scratch space cannot be allocated.
     """
     cdef Py_ssize_t S = v_ext.shape[0] - 1, t
+    if S < 0 or v_ext[S] != 0.0:
+        return None
     order = _empty(S + 1, cnp.NPY_INT64)
     rank = _empty(S + 1, cnp.NPY_INT64)
     cdef int64_t* order_v = <int64_t*>cnp.PyArray_DATA(order)
@@ -1550,6 +1553,10 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
         indptr, cols, lo, gap = csr.arrays.indptr, csr.arrays.cols, csr.arrays.lo, csr.arrays.gap
         gap_unseen, mass = csr.arrays.gap_unseen, csr.arrays.mass
         n_scratch = csr.widest
+    out_ptr = _empty(S + 1, cnp.NPY_INT64)
+    width = _empty(S, cnp.NPY_DOUBLE)
+    reach = _empty(S, cnp.NPY_INT64)
+    partial = _empty(S, cnp.NPY_DOUBLE)
     # Scratch: a dense row's lower ends and next states, and the kept entries of a row.
     cdef char* block = <char*>malloc(n_row * (sizeof(double) + sizeof(int))
                                      + n_scratch * (3 * sizeof(double) + 2 * sizeof(Py_ssize_t)))
@@ -1564,10 +1571,6 @@ def kernel_pieces(boxes, const Py_ssize_t[::1] policy, const int64_t[::1] rank):
     cdef int* every = <int*>(items + n_scratch)
     for j in range(n_row):
         every[j] = <int>j
-    out_ptr = _empty(S + 1, cnp.NPY_INT64)
-    width = _empty(S, cnp.NPY_DOUBLE)
-    reach = _empty(S, cnp.NPY_INT64)
-    partial = _empty(S, cnp.NPY_DOUBLE)
     cdef int64_t* ptr = <int64_t*>cnp.PyArray_DATA(out_ptr)
     cdef int64_t* reach_v = <int64_t*>cnp.PyArray_DATA(reach)
     cdef double* width_v = <double*>cnp.PyArray_DATA(width)

@@ -89,7 +89,8 @@ def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
     :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
     along the full pour order (:func:`fast._evi.goal_first_ranks`, a radix sort in
-    ``O(S)``; :func:`~reference.kernels.goal_first_order` on a NaN value)."""
+    ``O(S)``; :func:`~reference.kernels.goal_first_order` when it returns None: on a NaN
+    value, or when its scratch space cannot be allocated)."""
     ranked = _evi.goal_first_ranks(v_ext)
     if ranked is None:
         order = goal_first_order(v_ext).astype(np.int64, copy=False)

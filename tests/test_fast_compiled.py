@@ -314,6 +314,7 @@ def test_dense_scan_equals_numpy_on_every_row_length(row_len):
             assert scan.cols.tolist() == cols.tolist()
             assert scan.data.view(np.uint64).tolist() == data.view(np.uint64).tolist()
 
+
 def _scalar_boxes(indptr, data, S, A, delta):
     """The CSR boxes of Lemma 5 entry by entry in Python floats (the compiled operations in
     their order): ``lo`` and ``gap`` of every stored entry, the unseen width, the upper mass
@@ -379,7 +380,8 @@ def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
 def test_goal_first_ranks_is_the_stable_goal_first_order(S):
     """The radix-sorted pour order of the optimistic kernel is the permutation of
     ``reference.kernels.goal_first_order`` (zeros of both signs tie with the goal, repeated
-    and negative values, subnormals), its ranks the inverse permutation; NaN gives None."""
+    and negative values, subnormals), its ranks the inverse permutation; NaN, an empty
+    vector or a goal value other than 0 give None (the caller then sorts with numpy)."""
     rng = np.random.default_rng(S)
     shapes = [rng.choice([0.0, -0.0, 1.5, -2.0, 5e-324, -1e-300, 1e300], size=S),
               np.round(rng.normal(size=S), 1), rng.random(S) * 1e6, np.zeros(S)]
@@ -390,3 +392,6 @@ def test_goal_first_ranks_is_the_stable_goal_first_order(S):
         assert np.array_equal(order, reference.kernels.goal_first_order(v_ext))
         assert np.array_equal(rank[order], np.arange(S + 1))
     assert _evi.goal_first_ranks(np.append(np.full(S, np.nan), 0.0)) is None
+    assert _evi.goal_first_ranks(np.append(np.zeros(S), np.nan)) is None
+    assert _evi.goal_first_ranks(np.append(np.zeros(S), 1.0)) is None
+    assert _evi.goal_first_ranks(np.zeros(0)) is None
