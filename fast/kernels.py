@@ -98,8 +98,8 @@ def optimistic_kernel(boxes, v_ext, policy):
         rank[order] = np.arange(order.size)
     else:
         order, rank = ranked
-    return PouredKernel.along(order, rank, _evi.kernel_pieces(boxes.compiled, policy, rank),
-                              False)
+    pieces = _evi.kernel_pieces(boxes.compiled, policy, rank)
+    return PouredKernel.along(order, rank, pieces, descending=False)
 
 
 class VIModel:
