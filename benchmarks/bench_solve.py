@@ -24,7 +24,7 @@ import pytest
 import fast
 import reference
 
-from conftest import instance
+from conftest import instance, rounds_spanning
 
 SOLVE_SIZES = (100, 500)
 EPS = 1.0
@@ -35,12 +35,13 @@ GRIDWORLD_CALLS = 66_890_640
 FAST_ROUNDS = 20
 
 
-def _rounds(backend_name, n_states):
+def _rounds(backend_name, n_states, run):
     """Rounds of a ``solve`` row: the reference's take seconds each (three at S = 500, five
-    below), the fast ones a fraction of a second, so they run :data:`FAST_ROUNDS` times and
-    their minimum is not one short call caught by another process on the shared machine."""
+    below); the fast ones a fraction of a second, so they run at least :data:`FAST_ROUNDS`
+    times and as many as span :data:`conftest.SPAN_SECONDS`, and their minimum is not one
+    short stretch of calls caught by another process on the shared machine."""
     if backend_name == "fast":
-        return FAST_ROUNDS
+        return rounds_spanning(run, FAST_ROUNDS)
     return 3 if n_states >= 500 else 5
 
 
@@ -54,7 +55,7 @@ def test_solve(benchmark, backend_name, n_states):
     def run():
         return backend.solve(backend.TabularGenerativeModel(ssp), ssp.costs, EPS, DELTA, seed=0)
 
-    out = benchmark.pedantic(run, rounds=_rounds(backend_name, n_states), iterations=1)
+    out = benchmark.pedantic(run, rounds=_rounds(backend_name, n_states, run), iterations=1)
     benchmark.extra_info["n_calls"] = out.n_calls
     assert out.converged
 

@@ -27,7 +27,9 @@ the confidence boxes are narrow and the greedy pour is short, as in SEARCH's
 late rounds.
 """
 
+import math
 import os
+import time
 
 for _name, _value in (("OMP_NUM_THREADS", "1"), ("OPENBLAS_NUM_THREADS", "1"),
                       ("MKL_NUM_THREADS", "1"), ("BLIS_NUM_THREADS", "1")):
@@ -51,6 +53,25 @@ SIZES = [f"dense-{S}" for S in DENSE_SIZES] + [f"sparse-{S}" for S in SPARSE_SIZ
 LARGE = "sparse-1000000"
 FEW_SAMPLES = 200
 FEW_SIZES = ["few-500", "few-2000"]
+SPAN_SECONDS = 4.0
+"""Process time a row of short calls spans at least (:func:`rounds_spanning`).
+
+This shared host slows memory-bound loops in bursts that last a second or
+more (``benchmarks/README.md``, "Targets"); a row's minimum is the
+undisturbed time only when some of its rounds fall outside a burst.
+"""
+
+
+def rounds_spanning(call, least, most=400):
+    """Rounds of ``call()`` that together take about :data:`SPAN_SECONDS` of process time.
+
+    Estimated from one timed call (which also warms the caches), and kept
+    between ``least`` and ``most``.
+    """
+    start = time.process_time()
+    call()
+    spent = time.process_time() - start
+    return int(min(most, max(least, math.ceil(SPAN_SECONDS / max(spent, 1e-9)))))
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,58 @@ def test_value_iteration_calls_one_compiled_sweep_per_iteration(monkeypatch, spa
     assert len(calls) == out.n_iter
 
 
+def _bellman_update(q, v_ext):
+    """Values, greedy actions (lowest on ties, NaN actions never chosen, 0 and ``inf``
+    when all are NaN) and NaN-propagating residual of ``q (S, A)``, by numpy."""
+    S = q.shape[0]
+    finite = ~np.isnan(q)
+    masked = np.where(finite, q, np.inf)
+    values = masked.min(axis=1)
+    policy = masked.argmin(axis=1)
+    residual = np.abs(values - v_ext[:S])
+    return values, policy, (np.nan if np.isnan(residual).any() else residual.max())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("S", [1, 7, 300, 2**18 + 5],
+                         ids=["S=1", "S=7", "S=300", "prefetching"])
+def test_vi_sweeps_equal_the_numpy_bellman_update(S, threads):
+    """Both compiled VI sweeps, on one thread and on two, give the numpy Bellman update bit
+    for bit: CSR rows summed in stored order (scipy's order; some rows empty), dense rows
+    of dyadic entries (exact in any order), ties between actions, and a NaN value. The
+    largest size crosses ``PREFETCH_MIN_STATES`` of ``fast/_linalg.pxd``."""
+    rng = np.random.default_rng(S)
+    A = 3
+    rows = S * A
+    nnz = rng.integers(0, 4, size=rows)
+    indptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
+    cols = rng.integers(0, S + 1, size=indptr[-1]).astype(np.int32)
+    data = rng.random(indptr[-1])
+    csr = sp.csr_array((data, cols, indptr), shape=(rows, S + 1))
+    costs = rng.random((S, A))
+    costs[:, 1] = costs[:, 0]
+    with_nan = np.append(rng.random(S) * 10, 0.0)
+    with_nan[rng.integers(0, S)] = np.nan
+    for v_ext in (np.append(rng.random(S) * 10, 0.0), with_nan):
+        expected = _bellman_update(costs + (csr @ v_ext).reshape(S, A), v_ext)
+        v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        got = _vi.sweep_csr(indptr, cols, data, costs, v_ext, v_out, policy, threads)
+        np.testing.assert_array_equal(v_out, expected[0])
+        np.testing.assert_array_equal(policy, expected[1])
+        np.testing.assert_array_equal(got, expected[2])
+    if S > 300:
+        return
+    P = rng.integers(0, 9, size=(S, A, S + 1)) / 8.0
+    costs = rng.integers(0, 4, size=(S, A)).astype(np.float64)
+    v_ext = np.append(rng.integers(-20, 20, size=S).astype(np.float64), 0.0)
+    expected = _bellman_update(costs + P.reshape(rows, S + 1).dot(v_ext).reshape(S, A), v_ext)
+    v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+    got = _vi.sweep_dense(P, costs, v_ext, v_out, policy, threads)
+    np.testing.assert_array_equal(v_out, expected[0])
+    np.testing.assert_array_equal(policy, expected[1])
+    assert got == expected[2]
+
+
 def test_bernstein_radius_is_compiled(monkeypatch):
     calls = _counting(monkeypatch, _evi, "radius_dense")
     fast.bernstein_radius(_counts(np.random.default_rng(1), 3, 2), 0.05)
