@@ -109,6 +109,22 @@ cdef void _parallel(const VISweep* w, bint dense, int n_threads) noexcept nogil:
             _csr_state(w, s)
 
 
+cdef double _sweep(const VISweep* w, bint dense, int n_threads) noexcept nogil:
+    """Every state of one sweep; returns ``max_s |v_out(s) - v(s)|``, NaN if a difference is
+    NaN. One thread runs a plain loop with the residual in the same pass; more split the
+    states among them (:func:`_parallel`) and take the residual after."""
+    cdef Py_ssize_t s
+    cdef double q, r = 0.0
+    if n_threads > 1:
+        _parallel(w, dense, n_threads)
+        return residual(w.v_out, w.v, w.n_states)
+    for s in range(w.n_states):
+        q = _dense_state(w, s) if dense else _csr_state(w, s)
+        if q > r or q != q:
+            r = q
+    return r
+
+
 def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const double[::1] v,
                 double[::1] v_out, Py_ssize_t[::1] policy_out, int n_threads):
     """``v_out(s) = min_a c(s,a) + sum_s' P(s'|s,a) v(s')``; ties to the lowest action.
@@ -116,11 +132,10 @@ def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const dou
     Each row's dot product is the BLAS ``ddot`` (vectorised for the machine).
     Returns ``max_s |v_out(s) - v(s)|``.
     """
-    cdef Py_ssize_t S = P.shape[0], s
-    cdef double q, r = 0.0
+    cdef double r
     cdef VISweep w
     w.P = &P[0, 0, 0]
-    w.n_states = S
+    w.n_states = P.shape[0]
     w.costs = &costs[0, 0]
     w.v = &v[0]
     w.v_out = &v_out[0]
@@ -128,14 +143,7 @@ def sweep_dense(const double[:, :, ::1] P, const double[:, ::1] costs, const dou
     w.n_actions = P.shape[1]
     w.n_next = <int>P.shape[2]
     with nogil:
-        if n_threads <= 1:
-            for s in range(S):
-                q = _dense_state(&w, s)
-                if q > r or q != q:
-                    r = q
-        else:
-            _parallel(&w, True, n_threads)
-            r = residual(w.v_out, w.v, S)
+        r = _sweep(&w, True, n_threads)
     return r
 
 
@@ -143,8 +151,8 @@ def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] 
               const double[:, ::1] costs, const double[::1] v, double[::1] v_out,
               Py_ssize_t[::1] policy_out, int n_threads):
     """The same sweep with the kernel stored as CSR rows ``s*A + a``; returns the residual."""
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s
-    cdef double q, r = 0.0
+    cdef Py_ssize_t S = costs.shape[0]
+    cdef double r
     cdef VISweep w
     w.indptr = &indptr[0]
     w.cols = &cols[0] if cols.shape[0] else NULL
@@ -154,15 +162,8 @@ def sweep_csr(const int64_t[::1] indptr, const int[::1] cols, const double[::1] 
     w.v_out = &v_out[0]
     w.policy_out = &policy_out[0]
     w.n_states = S
-    w.n_actions = A
+    w.n_actions = costs.shape[1]
     w.prefetch = S >= PREFETCH_MIN_STATES
     with nogil:
-        if n_threads <= 1:
-            for s in range(S):
-                q = _csr_state(&w, s)
-                if q > r or q != q:
-                    r = q
-        else:
-            _parallel(&w, False, n_threads)
-            r = residual(w.v_out, w.v, S)
+        r = _sweep(&w, False, n_threads)
     return r
