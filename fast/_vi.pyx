@@ -53,6 +53,14 @@ cdef struct VISweep:
     bint prefetch  # ask for ``v`` at the columns of the state PREFETCH_AHEAD ahead
 
 
+cdef inline double _write(const VISweep* w, Py_ssize_t s, double best,
+                          Py_ssize_t best_a) noexcept nogil:
+    """Writes ``v_out(s) = best`` and its greedy action; returns ``|best - v(s)|``."""
+    w.v_out[s] = best
+    w.policy_out[s] = best_a
+    return fabs(best - w.v[s])
+
+
 cdef inline double _dense_state(const VISweep* w, Py_ssize_t s) noexcept nogil:
     """Writes ``v_out(s)`` and its greedy action on the dense kernel (BLAS ``ddot`` per
     row); returns ``|v_out(s) - v(s)|``."""
@@ -65,9 +73,7 @@ cdef inline double _dense_state(const VISweep* w, Py_ssize_t s) noexcept nogil:
         if q < best:
             best = q
             best_a = a
-    w.v_out[s] = best
-    w.policy_out[s] = best_a
-    return fabs(best - w.v[s])
+    return _write(w, s, best, best_a)
 
 
 cdef inline double _csr_state(const VISweep* w, Py_ssize_t s) noexcept nogil:
@@ -89,9 +95,7 @@ cdef inline double _csr_state(const VISweep* w, Py_ssize_t s) noexcept nogil:
         if q < best:
             best = q
             best_a = a
-    w.v_out[s] = best
-    w.policy_out[s] = best_a
-    return fabs(best - w.v[s])
+    return _write(w, s, best, best_a)
 
 
 cdef void _parallel(const VISweep* w, bint dense, int n_threads) noexcept nogil:
