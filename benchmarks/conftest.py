@@ -54,7 +54,8 @@ LARGE = "sparse-1000000"
 FEW_SAMPLES = 200
 FEW_SIZES = ["few-500", "few-2000"]
 SPAN_SECONDS = 4.0
-"""Process time a row of short calls spans at least (:func:`rounds_spanning`).
+"""Process time a row of short calls spans (:func:`rounds_spanning`; less when it hits its
+largest number of rounds).
 
 This shared host slows memory-bound loops in bursts that last a second or
 more (``benchmarks/README.md``, "Targets"); a row's minimum is the

@@ -18,7 +18,7 @@ its storage.
 """
 
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from scipy.linalg.cython_blas cimport ddot
 
@@ -55,10 +55,12 @@ cdef struct VISweep:
 
 cdef inline double _write(const VISweep* w, Py_ssize_t s, double best,
                           Py_ssize_t best_a) noexcept nogil:
-    """Writes ``v_out(s) = best`` and its greedy action; returns ``|best - v(s)|``."""
+    """Writes ``v_out(s) = best`` and its greedy action; returns ``|best - v(s)|`` (the
+    difference itself when it is NaN, as :func:`fast._linalg.residual` does)."""
+    cdef double d = best - w.v[s]
     w.v_out[s] = best
     w.policy_out[s] = best_a
-    return fabs(best - w.v[s])
+    return -d if d < 0.0 else d
 
 
 cdef inline double _dense_state(const VISweep* w, Py_ssize_t s) noexcept nogil:

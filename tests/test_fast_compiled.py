@@ -104,7 +104,7 @@ def test_vi_sweeps_equal_the_numpy_bellman_update(S, threads):
     with_nan[rng.integers(0, S)] = np.nan
     for v_ext in (np.append(rng.random(S) * 10, 0.0), with_nan):
         expected = _bellman_update(costs + (csr @ v_ext).reshape(S, A), v_ext)
-        v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
+        v_out, policy = np.full(S, -1.0), np.full(S, -1, dtype=np.intp)
         got = _vi.sweep_csr(indptr, cols, data, costs, v_ext, v_out, policy, threads)
         np.testing.assert_array_equal(v_out, expected[0])
         np.testing.assert_array_equal(policy, expected[1])
@@ -112,14 +112,20 @@ def test_vi_sweeps_equal_the_numpy_bellman_update(S, threads):
     if S > 300:
         return
     P = rng.integers(0, 9, size=(S, A, S + 1)) / 8.0
+    P[:, 1] = P[:, 0]
     costs = rng.integers(0, 4, size=(S, A)).astype(np.float64)
-    v_ext = np.append(rng.integers(-20, 20, size=S).astype(np.float64), 0.0)
-    expected = _bellman_update(costs + P.reshape(rows, S + 1).dot(v_ext).reshape(S, A), v_ext)
-    v_out, policy = np.empty(S), np.empty(S, dtype=np.intp)
-    got = _vi.sweep_dense(P, costs, v_ext, v_out, policy, threads)
-    np.testing.assert_array_equal(v_out, expected[0])
-    np.testing.assert_array_equal(policy, expected[1])
-    assert got == expected[2]
+    costs[:, 1] = costs[:, 0]
+    exact = np.append(rng.integers(-20, 20, size=S).astype(np.float64), 0.0)
+    with_nan = exact.copy()
+    with_nan[rng.integers(0, S)] = np.nan
+    for v_ext in (exact, with_nan):
+        expected = _bellman_update(costs + P.reshape(rows, S + 1).dot(v_ext).reshape(S, A),
+                                   v_ext)
+        v_out, policy = np.full(S, -1.0), np.full(S, -1, dtype=np.intp)
+        got = _vi.sweep_dense(P, costs, v_ext, v_out, policy, threads)
+        np.testing.assert_array_equal(v_out, expected[0])
+        np.testing.assert_array_equal(policy, expected[1])
+        np.testing.assert_array_equal(got, expected[2])
 
 
 def test_bernstein_radius_is_compiled(monkeypatch):
