@@ -442,9 +442,9 @@ class SampleStore:
         return self._csr
 
     def count_table(self):
-        """The counts as :func:`~reference._checks.count_table` returns them, unchecked.
+        """The counts as the ``table`` of :class:`~reference.counts.Counts`, unchecked.
 
-        The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
+        The same arrays, bit for bit, as ``Counts(store.counts_csr()).table``,
         without its checks: the store built its counts from answers it checked
         or that a :class:`TabularGenerativeModel` makes correct (next states in
         ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1`` calls), so they
