@@ -39,6 +39,7 @@ from reference import (
     generative,
     hitting,
     model,
+    parallel,
     poured,
     results,
     runs,
@@ -52,6 +53,7 @@ from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
+from reference.parallel import *  # noqa: F401,F403
 from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
@@ -83,6 +85,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, parallel,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

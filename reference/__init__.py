@@ -24,6 +24,7 @@ from . import (
     kernels,
     model,
     optimal,
+    parallel,
     poured,
     range_search,
     results,
@@ -46,6 +47,7 @@ from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
 from .poured import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
@@ -56,6 +58,6 @@ from .threads import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, parallel,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]
