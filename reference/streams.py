@@ -215,7 +215,7 @@ def _checked_batch(answer, length, n_states):
     outside = np.flatnonzero((array < 0) | (array > n_states))
     if outside.size:
         j = int(outside[0])
-        return "error", {"what": "state", "index": j, "error": f"{array[j]!r}"}
+        return "error", {"what": "state", "index": j, "error": f"{array[j].item()!r}"}
     return "ok", array.astype(np.int64)
 
 

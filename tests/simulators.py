@@ -1,0 +1,71 @@
+"""Simulators for the parallel generative model's tests, importable by worker processes."""
+
+import os
+
+import numpy as np
+
+import reference
+
+
+class WalkStep:
+    """A ``step(s, a, rng)``: one uniform per call, ``s + 1`` with
+    probability ``p`` (action 0) or ``p / 2`` (other actions), else ``s``."""
+
+    def __init__(self, p=0.8):
+        self.p = p
+
+    def __call__(self, s, a, rng):
+        return s + 1 if rng.random() < (self.p if a == 0 else self.p / 2) else s
+
+
+class DieOnce:
+    """A ``step_batch`` that ends its worker process at its first call in a process other
+    than the one that made it, once (a marker file records it), then behaves as ``inner``."""
+
+    def __init__(self, inner, marker, always=False):
+        self.inner, self.marker, self.always = inner, os.fspath(marker), always
+        self.driver = os.getpid()
+
+    def __call__(self, s, a, n, rng):
+        if os.getpid() != self.driver:
+            if self.always:
+                os._exit(3)
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(3)
+        return self.inner(s, a, n, rng)
+
+
+class RaiseAt:
+    """A ``step_batch`` raising ``ValueError`` for the pair ``(s, a)``."""
+
+    def __init__(self, inner, s, a):
+        self.inner, self.s, self.a = inner, s, a
+
+    def __call__(self, s, a, n, rng):
+        if (s, a) == (self.s, self.a):
+            raise ValueError(f"no dynamics at ({s}, {a})")
+        return self.inner(s, a, n, rng)
+
+
+def chain_simulator(n_states=3):
+    """The ``step_batch`` of ``reference.chain(n_states)`` and the instance."""
+    ssp = reference.chain(n_states, p=0.8)
+    return reference.KernelSimulator(ssp), ssp
+
+
+def reference_draws(simulator, s, a, n, n_actions, word, block_size, repeat=0):
+    """The next states of the ``repeat``-th request entry of ``(s, a)`` by the documented
+    scheme, written out with numpy's Philox: block ``b`` on key ``(word, s*A + a)`` and
+    counter ``(0, 0, b, repeat)``."""
+    pair = s * n_actions + a
+    draws = [np.zeros(0, dtype=np.int64)]
+    for b in range(-(-n // block_size)):
+        bit_generator = np.random.Philox(key=np.array([word, pair], dtype=np.uint64),
+                                         counter=np.array([0, 0, b, repeat], dtype=np.uint64))
+        length = min(block_size, n - b * block_size)
+        draws.append(np.asarray(simulator(s, a, length, np.random.Generator(bit_generator))))
+    return np.concatenate(draws)
