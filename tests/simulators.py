@@ -1,4 +1,5 @@
-"""Simulators for the parallel generative model's tests, importable by worker processes."""
+"""Simulators for the parallel generative model's tests, importable by worker processes, and
+the helpers its tests share."""
 
 import os
 
@@ -69,3 +70,51 @@ def reference_draws(simulator, s, a, n, n_actions, word, block_size, repeat=0):
         length = min(block_size, n - b * block_size)
         draws.append(np.asarray(simulator(s, a, length, np.random.Generator(bit_generator))))
     return np.concatenate(draws)
+
+
+ALGORITHMS = {
+    "solve": lambda b, model, ssp, **kw: b.solve(model, ssp.costs, 0.2, 0.1, seed=0, **kw),
+    "solve_certified": lambda b, model, ssp, **kw: b.solve_certified(model, ssp.costs, 0.2, 0.1,
+                                                                     seed=0, **kw),
+    "estimate_diameter": lambda b, model, ssp, **kw: b.estimate_diameter(model, 0.5, 0.1,
+                                                                         seed=0, **kw),
+    "plug_in": lambda b, model, ssp, **kw: b.plug_in(model, ssp.costs, 1000, seed=0),
+}
+"""The algorithms run on a model of ``chain_simulator()`` by the tests (name -> call)."""
+
+
+def same(a, b):
+    """Assert two results are equal field by field (arrays bit for bit), ``seconds`` aside."""
+    if isinstance(a, reference.results.Result):
+        assert type(a) is type(b) and list(a.keys()) == list(b.keys())
+        for key in a.keys():
+            if key != "seconds":
+                same(a[key], b[key])
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    elif hasattr(a, "toarray"):
+        same(a.toarray(), b.toarray())
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            same(x, y)
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b)
+    else:
+        assert a == b
+
+
+class Stop(Exception):
+    """Raised by the callback of :func:`stop_after`."""
+
+
+def stop_after(k):
+    """A callback raising :class:`Stop` at the ``k``-th round (a run killed after it)."""
+    seen = []
+
+    def callback(round_):
+        seen.append(round_)
+        if len(seen) == k:
+            raise Stop
+
+    return callback

@@ -26,16 +26,6 @@ from reference.errors import (
 )
 from reference.streams import BLOCK_SIZE
 
-ALGORITHMS = {
-    "solve": lambda b, model, ssp, **kw: b.solve(model, ssp.costs, 0.2, 0.1, seed=0, **kw),
-    "solve_certified": lambda b, model, ssp, **kw: b.solve_certified(model, ssp.costs, 0.2, 0.1,
-                                                                     seed=0, **kw),
-    "estimate_diameter": lambda b, model, ssp, **kw: b.estimate_diameter(model, 0.5, 0.1,
-                                                                         seed=0, **kw),
-    "plug_in": lambda b, model, ssp, **kw: b.plug_in(model, ssp.costs, 1000, seed=0),
-}
-
-
 @pytest.fixture(scope="module")
 def pool():
     with cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as executor:
@@ -47,27 +37,6 @@ def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotCertifiedWarning)
         yield
-
-
-def same(a, b):
-    """Assert two results are equal field by field (arrays bit for bit), ``seconds`` aside."""
-    if isinstance(a, reference.results.Result):
-        assert type(a) is type(b) and list(a.keys()) == list(b.keys())
-        for key in a.keys():
-            if key != "seconds":
-                same(a[key], b[key])
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-    elif hasattr(a, "toarray"):
-        same(a.toarray(), b.toarray())
-    elif isinstance(a, (tuple, list)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            same(x, y)
-    elif isinstance(a, float) and np.isnan(a):
-        assert np.isnan(b)
-    else:
-        assert a == b
 
 
 def _model(backend, executor=None, chunk=4096, **kwargs):
@@ -125,46 +94,31 @@ def test_draws_do_not_depend_on_the_chunks_or_the_other_pairs(backend, chunk):
         assert all(np.array_equal(x, y) for x, y in zip(_counts(whole, pair), _counts(alone, 0)))
 
 
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("algorithm", sorted(simulators.ALGORITHMS))
 def test_algorithms_agree_serially_on_workers_and_on_both_backends(backend, pool, algorithm):
-    run = ALGORITHMS[algorithm]
+    run = simulators.ALGORITHMS[algorithm]
     ssp = simulators.chain_simulator()[1]
     serial = run(backend, _model(backend, chunk=10**9), ssp)
-    same(run(backend, _model(backend, executor=pool, chunk=BLOCK_SIZE + 1), ssp), serial)
+    simulators.same(run(backend, _model(backend, executor=pool, chunk=BLOCK_SIZE + 1), ssp), serial)
     on_reference = run(reference, _model(reference, chunk=10**9), ssp)
     assert np.array_equal(serial.calls, on_reference.calls)
     assert np.array_equal(serial.policy if "policy" in serial.keys() else serial.W,
                           on_reference.policy if "policy" in serial.keys() else on_reference.W)
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop_after(k):
-    seen = []
-
-    def callback(round_):
-        seen.append(round_)
-        if len(seen) == k:
-            raise _Stop
-
-    return callback
-
-
 @pytest.mark.parametrize("algorithm", ["solve", "solve_certified"])
 def test_resume_on_workers_equals_the_uninterrupted_serial_run(backend, pool, tmp_path,
                                                                algorithm):
-    run = ALGORITHMS[algorithm]
+    run = simulators.ALGORITHMS[algorithm]
     ssp = simulators.chain_simulator()[1]
     full = run(backend, _model(backend, identity="chain"), ssp)
     path = tmp_path / "run.ckpt"
-    with pytest.raises(_Stop):
+    with pytest.raises(simulators.Stop):
         run(backend, _model(backend, identity="chain"), ssp, checkpoint=path,
-            callback=_stop_after(2))
+            callback=simulators.stop_after(2))
     resumed = run(backend, _model(backend, executor=pool, chunk=777, identity="chain"), ssp,
                   checkpoint=path)
-    same(resumed, full)
+    simulators.same(resumed, full)
 
 
 def test_checkpoint_records_the_identity_and_the_streams(backend, tmp_path):
@@ -259,7 +213,7 @@ def test_a_lost_worker_is_replaced_and_its_chunk_retried(backend, tmp_path):
         res = backend.solve(model, ssp.costs, 0.2, 0.1, seed=0)
         assert model.chunks_retried >= 1 and (tmp_path / "died").exists()
         assert np.array_equal(model.calls, serial.calls)
-    same(res, serial)
+    simulators.same(res, serial)
 
 
 def test_a_worker_lost_at_every_attempt_ends_with_a_clear_error(tmp_path):
