@@ -43,6 +43,7 @@ from reference import (
     poured,
     results,
     runs,
+    streams,
     threads,
 )
 from reference.allocation import *  # noqa: F401,F403
@@ -57,6 +58,7 @@ from reference.parallel import *  # noqa: F401,F403
 from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
+from reference.streams import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
 from . import (
@@ -85,6 +87,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, parallel,
+    confidence, robust, certified, poured, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -30,6 +30,7 @@ from . import (
     results,
     robust,
     runs,
+    streams,
     threads,
 )
 from .algorithms import *  # noqa: F401,F403
@@ -53,11 +54,12 @@ from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .robust import *  # noqa: F401,F403
 from .runs import *  # noqa: F401,F403
+from .streams import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, parallel,
+    confidence, robust, certified, poured, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

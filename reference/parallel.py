@@ -49,7 +49,7 @@ class ParallelGenerativeModel(_CountingModel):
         ``dask.distributed.Client(address).get_executor()``.
     chunk : int, default 16384
         Samples per task sent to a worker, rounded up to whole blocks of
-        :data:`~reference.streams.BLOCK_SIZE`; a performance setting only.
+        :data:`~reference.streams.STREAM_BLOCK_SIZE`; a performance setting only.
     step_batch : callable or None, default None
         ``step_batch(s, a, n, rng) -> array of n next states``, used instead of
         ``step`` when given (a vectorised simulator).
@@ -73,7 +73,7 @@ class ParallelGenerativeModel(_CountingModel):
     one word ``w`` from the run's generator, and the ``i``-th sample of a pair
     ``p`` in it comes from block ``i // B`` of the Philox stream keyed by
     ``(w, p)`` (:func:`reference.streams.block_generator`, ``B =``
-    :data:`~reference.streams.BLOCK_SIZE`). A chunk is a run of whole blocks;
+    :data:`~reference.streams.STREAM_BLOCK_SIZE`). A chunk is a run of whole blocks;
     its worker returns ``(entry, next state, count)`` rows. So the samples,
     hence every result and checkpoint, are identical for any executor, any
     number of workers, any ``chunk`` and any chunk run again after a lost
@@ -149,7 +149,7 @@ class ParallelGenerativeModel(_CountingModel):
         """The model's fingerprint (:func:`~reference.generative.model_fingerprint`).
 
         ``kind = "declared"`` with the ``identity`` and the stream scheme
-        (``streams``: :data:`~reference.streams.STREAMS`, and whether
+        (``streams``: :data:`~reference.streams.STREAM_SCHEME`, and whether
         ``step`` or ``step_batch`` draws), or ``kind = "unfingerprinted"``
         without an identity.
         """
@@ -160,7 +160,7 @@ class ParallelGenerativeModel(_CountingModel):
                     "type": f"{kind.__module__}.{kind.__qualname__}"}
         drawer = "step_batch" if self.batched else "step"
         return {"kind": "declared", **sizes, "identity": self.identity,
-                "streams": f"{streams.STREAMS}:{drawer}"}
+                "streams": f"{streams.STREAM_SCHEME}:{drawer}"}
 
     def sample(self, s, a, n, rng):
         """Draw ``n`` next states of ``(s, a)`` (``n`` calls): :meth:`sample_pairs` of one pair.
@@ -229,7 +229,7 @@ class ParallelGenerativeModel(_CountingModel):
     def _chunks(self, pairs, n):
         """The blocks of the request as int64 rows ``(entry, pair, repeat, block, length)``,
         cut into chunks: the blocks whose first sample lies in one span of ``chunk``."""
-        size = streams.BLOCK_SIZE
+        size = streams.STREAM_BLOCK_SIZE
         order = np.argsort(pairs, kind="stable")
         first = np.r_[True, pairs[order][1:] != pairs[order][:-1]]
         group_start = np.maximum.accumulate(np.where(first, np.arange(pairs.size), 0))

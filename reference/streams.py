@@ -5,7 +5,7 @@ from one sequential generator: each request (one call of ``sample_pairs``)
 takes one 64-bit word ``w`` from the run's generator, and the samples of the
 entry ``i`` of the request, the pair ``p`` asked for the ``r``-th time in it
 (``r = 0`` unless the request names ``p`` twice), are cut into blocks of
-:data:`BLOCK_SIZE` samples. Block ``b`` is drawn by a fresh
+:data:`STREAM_BLOCK_SIZE` samples. Block ``b`` is drawn by a fresh
 :class:`numpy.random.Generator` on numpy's Philox-4x64 bit generator with
 
 .. math::
@@ -32,12 +32,12 @@ import traceback
 
 import numpy as np
 
-__all__ = ["BLOCK_SIZE", "STREAMS", "block_generator", "request_word"]
+__all__ = ["STREAM_BLOCK_SIZE", "STREAM_SCHEME", "block_generator", "request_word"]
 
-BLOCK_SIZE = 1024
+STREAM_BLOCK_SIZE = 1024
 """Samples per block: the unit of the counter-based streams (and of a chunk's size)."""
 
-STREAMS = "philox4x64:key=(word,pair):counter=(0,0,block,repeat):block=1024"
+STREAM_SCHEME = f"philox4x64:key=(word,pair):counter=(0,0,block,repeat):block={STREAM_BLOCK_SIZE}"
 """Name of the stream scheme, recorded in a parallel model's fingerprint."""
 
 _LOADED = {}
@@ -70,7 +70,7 @@ def block_generator(word, pair, block, repeat=0):
     pair : int
         The flat pair index ``s*A + a``.
     block : int
-        The block: samples ``block * BLOCK_SIZE`` onwards of the entry.
+        The block: samples ``block * STREAM_BLOCK_SIZE`` onwards of the entry.
     repeat : int, default 0
         How many earlier entries of the request name the same pair.
 
@@ -171,7 +171,7 @@ def sample_blocks(function, batched, n_states, n_actions, word, blocks, where):
             if drawn[0] == "error":
                 info = drawn[1]
                 info.update(worker=where, entry=entry, pair=pair,
-                            sample=block * BLOCK_SIZE + info.pop("index"))
+                            sample=block * STREAM_BLOCK_SIZE + info.pop("index"))
                 return "error", info
             draws.append(drawn[1])
         seen, tally = _tally(np.concatenate(draws), n_states)

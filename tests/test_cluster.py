@@ -85,7 +85,8 @@ def test_a_simulator_raising_on_a_worker_sends_its_traceback(client):
     simulator, ssp = simulators.chain_simulator()
     model = _model(reference, _executors(client)[1], 4096,
                    step_batch=simulators.RaiseAt(simulator, 2, 1))
-    with pytest.raises(GenerativeModelError, match=r"raised ValueError.*\(s, a\) = \(2, 1\)") as info:
+    expected = r"raised ValueError.*\(s, a\) = \(2, 1\)"
+    with pytest.raises(GenerativeModelError, match=expected) as info:
         reference.solve(model, ssp.costs, 0.2, 0.1, seed=0)
     assert "SEARCH round 1" in str(info.value) and f":{os.getpid()} " not in str(info.value)
     assert "no dynamics at (2, 1)" in str(info.value.__cause__.__cause__)

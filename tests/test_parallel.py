@@ -24,7 +24,7 @@ from reference.errors import (
     NotCertifiedWarning,
     ParameterError,
 )
-from reference.streams import BLOCK_SIZE
+from reference.streams import STREAM_BLOCK_SIZE
 
 @pytest.fixture(scope="module")
 def pool():
@@ -55,13 +55,13 @@ def test_draws_are_the_documented_blocks_of_philox_streams(backend):
     simulator = backend.KernelSimulator(ssp)
     A = ssp.n_actions
     model = backend.ParallelGenerativeModel(None, ssp.n_states, A, step_batch=simulator, chunk=1)
-    pairs, n = np.array([5, 2, 5, 7]), np.array([2 * BLOCK_SIZE + 452, 10, 1, 0])
+    pairs, n = np.array([5, 2, 5, 7]), np.array([2 * STREAM_BLOCK_SIZE + 452, 10, 1, 0])
     out = model.sample_pairs(pairs, n, np.random.default_rng(3))
     word = int(np.random.default_rng(3).integers(2**64, dtype=np.uint64))
     for entry, repeat in [(0, 0), (1, 0), (2, 1), (3, 0)]:
         s, a = divmod(int(pairs[entry]), A)
-        draws = simulators.reference_draws(simulator, s, a, int(n[entry]), A, word, BLOCK_SIZE,
-                                           repeat)
+        draws = simulators.reference_draws(simulator, s, a, int(n[entry]), A, word,
+                                           STREAM_BLOCK_SIZE, repeat)
         expected = np.unique(draws, return_counts=True)
         assert all(np.array_equal(x, y) for x, y in zip(_counts(out, entry), expected))
     assert model.calls[1, 1] == n[0] + n[2] and model.calls[0, 2] == 10 and model.n_calls == n.sum()
@@ -76,12 +76,12 @@ def test_step_draws_each_sample_from_its_block_generator(backend):
     def batch(s, a, n, rng):
         return [step(s, a, rng) for _ in range(n)]
 
-    expected = np.unique(simulators.reference_draws(batch, 3, 1, 3000, 2, word, BLOCK_SIZE),
-                         return_counts=True)
+    draws = simulators.reference_draws(batch, 3, 1, 3000, 2, word, STREAM_BLOCK_SIZE)
+    expected = np.unique(draws, return_counts=True)
     assert np.array_equal(nxt, expected[0]) and np.array_equal(cnt, expected[1])
 
 
-@pytest.mark.parametrize("chunk", [1, 700, BLOCK_SIZE, 3 * BLOCK_SIZE + 5, 10**9])
+@pytest.mark.parametrize("chunk", [1, 700, 1024, 3 * 1024 + 5, 10**9])
 def test_draws_do_not_depend_on_the_chunks_or_the_other_pairs(backend, chunk):
     ssp = backend.gridworld()
     simulator = backend.KernelSimulator(ssp)
@@ -99,7 +99,8 @@ def test_algorithms_agree_serially_on_workers_and_on_both_backends(backend, pool
     run = simulators.ALGORITHMS[algorithm]
     ssp = simulators.chain_simulator()[1]
     serial = run(backend, _model(backend, chunk=10**9), ssp)
-    simulators.same(run(backend, _model(backend, executor=pool, chunk=BLOCK_SIZE + 1), ssp), serial)
+    on_pool = run(backend, _model(backend, executor=pool, chunk=STREAM_BLOCK_SIZE + 1), ssp)
+    simulators.same(on_pool, serial)
     on_reference = run(reference, _model(reference, chunk=10**9), ssp)
     assert np.array_equal(serial.calls, on_reference.calls)
     assert np.array_equal(serial.policy if "policy" in serial.keys() else serial.W,
