@@ -90,3 +90,19 @@ def test_a_simulator_raising_on_a_worker_sends_its_traceback(client):
         reference.solve(model, ssp.costs, 0.2, 0.1, seed=0)
     assert "SEARCH round 1" in str(info.value) and f":{os.getpid()} " not in str(info.value)
     assert "no dynamics at (2, 1)" in str(info.value.__cause__.__cause__)
+
+
+def test_the_command_line_samples_on_the_scheduler(client, capsys):
+    from sspgm.cli import main
+
+    args = ["solve", "chain", "--n", "3", "--p", "0.8", "--eps", "0.2"]
+    status = main(args + ["--scheduler", client.scheduler.address])
+    out = capsys.readouterr().out
+    assert f"sampling: the Dask cluster at {client.scheduler.address} (2 workers)" in out
+    assert main(args + ["--workers", "1"]) == status
+
+    def answer(text):
+        return [line.split(" in ")[0] for line in text.splitlines()
+                if line.startswith(("calls used", "policy", "certificate", "exact error"))]
+
+    assert len(answer(out)) == 4 and answer(capsys.readouterr().out) == answer(out)
