@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = ["STREAM_BLOCK_SIZE", "STREAM_SCHEME", "block_generator", "request_word"]
 
-STREAM_BLOCK_SIZE = 1024
+STREAM_BLOCK_SIZE = 256
 """Samples per block: the unit of the counter-based streams (and of a chunk's size)."""
 
 STREAM_SCHEME = f"philox4x64:key=(word,pair):counter=(0,0,block,repeat):block={STREAM_BLOCK_SIZE}"

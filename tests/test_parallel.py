@@ -81,7 +81,7 @@ def test_step_draws_each_sample_from_its_block_generator(backend):
     assert np.array_equal(nxt, expected[0]) and np.array_equal(cnt, expected[1])
 
 
-@pytest.mark.parametrize("chunk", [1, 700, 1024, 3 * 1024 + 5, 10**9])
+@pytest.mark.parametrize("chunk", [1, 700, STREAM_BLOCK_SIZE, 3 * STREAM_BLOCK_SIZE + 5, 10**9])
 def test_draws_do_not_depend_on_the_chunks_or_the_other_pairs(backend, chunk):
     ssp = backend.gridworld()
     simulator = backend.KernelSimulator(ssp)
