@@ -77,7 +77,7 @@ def slow_simulator(repeats, step=slow_step, bare=True, label="200 us of CPU per 
     context = multiprocessing.get_context("spawn")
     pools = {w: cf.ProcessPoolExecutor(w, mp_context=context) for w in (1, 2)}
     for w in (1, 2):
-        models[w].sample_pairs(pairs, 1, np.random.default_rng(0))
+        models[w].sample_pairs(pairs, n, np.random.default_rng(99))
         list(pools[w].map(bare_steps, range(w)))
     ratios, ceilings = [], []
     for r in range(repeats):
