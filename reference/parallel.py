@@ -23,7 +23,7 @@ import numpy as np
 from . import streams
 from ._checks import check_int
 from .errors import GenerativeModelError, ParameterError
-from .generative import _check_pairs, _CountingModel
+from .generative.models import _check_pairs, _CountingModel
 from .model import SSP
 
 __all__ = ["ParallelGenerativeModel", "KernelSimulator"]
