@@ -118,3 +118,23 @@ def stop_after(k):
             raise Stop
 
     return callback
+
+
+def _load_unless_on_a_worker(driver):
+    if os.getpid() != driver:
+        raise ModuleNotFoundError("No module named 'private_simulator'")
+    return UnloadableOnWorkers()
+
+
+class UnloadableOnWorkers:
+    """A ``step_batch`` whose pickle loads in the process that made it and fails in any
+    other, as a simulator whose module the workers lack."""
+
+    def __init__(self):
+        self.driver = os.getpid()
+
+    def __reduce__(self):
+        return _load_unless_on_a_worker, (self.driver,)
+
+    def __call__(self, s, a, n, rng):
+        return np.full(n, s)

@@ -177,6 +177,14 @@ def test_a_raising_simulator_names_the_pair_the_round_and_the_workers_traceback(
     assert "simulators.py" in str(cause) and "ValueError: no dynamics at (1, 0)" in str(cause)
 
 
+def test_a_simulator_the_workers_cannot_load_is_named(pool):
+    model = reference.ParallelGenerativeModel(None, 3, 1, executor=pool,
+                                              step_batch=simulators.UnloadableOnWorkers())
+    with pytest.raises(GenerativeModelError, match="cannot load `step_batch` "
+                       r"\(ModuleNotFoundError: No module named 'private_simulator'\)"):
+        model.sample(0, 0, 10, np.random.default_rng(0))
+
+
 @pytest.mark.parametrize(
     "answer, expected",
     [
