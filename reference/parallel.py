@@ -227,8 +227,12 @@ class ParallelGenerativeModel(_CountingModel):
         return indptr, next_states, counts
 
     def _chunks(self, pairs, n):
-        """The blocks of the request as int64 rows ``(entry, pair, repeat, block, length)``,
-        cut into chunks: the blocks whose first sample lies in one span of ``chunk``."""
+        """The request's blocks, cut into chunks: a chunk holds the blocks whose first sample
+        lies in one span of ``chunk`` samples of the request (entries laid end to end).
+
+        Each chunk is int64 rows ``(entry, pair, repeat, first block, end block, n[entry])``,
+        one per entry with blocks in it, entries ascending.
+        """
         size = streams.STREAM_BLOCK_SIZE
         order = np.argsort(pairs, kind="stable")
         first = np.r_[True, pairs[order][1:] != pairs[order][:-1]]
@@ -236,13 +240,16 @@ class ParallelGenerativeModel(_CountingModel):
         repeat = np.empty(pairs.size, dtype=np.int64)
         repeat[order] = np.arange(pairs.size) - group_start
         n_blocks = -(-n // size)
-        entry = np.repeat(np.arange(pairs.size, dtype=np.int64), n_blocks)
-        block = np.arange(entry.size, dtype=np.int64) - np.repeat(np.cumsum(n_blocks) - n_blocks,
-                                                                   n_blocks)
-        length = np.minimum(size, n[entry] - block * size)
-        rows = np.stack([entry, pairs[entry], repeat[entry], block, length], axis=1)
-        start = np.cumsum(length) - length
-        cuts = np.flatnonzero(np.diff(start // self.chunk)) + 1
+        start = np.cumsum(n) - n
+        low = start // self.chunk
+        spans = np.where(n_blocks > 0, (start + (n_blocks - 1) * size) // self.chunk - low + 1, 0)
+        entry = np.repeat(np.arange(pairs.size, dtype=np.int64), spans)
+        chunk = low[entry] + np.arange(entry.size) - np.repeat(np.cumsum(spans) - spans, spans)
+        lo = np.maximum(0, -((start[entry] - chunk * self.chunk) // size))
+        hi = np.minimum(n_blocks[entry], -((start[entry] - (chunk + 1) * self.chunk) // size))
+        keep = lo < hi
+        rows = np.stack([entry, pairs[entry], repeat[entry], lo, hi, n[entry]], axis=1)[keep]
+        cuts = np.flatnonzero(np.diff(chunk[keep])) + 1
         return np.split(rows, cuts) if rows.size else []
 
     def _run(self, chunks, word):
@@ -250,11 +257,11 @@ class ParallelGenerativeModel(_CountingModel):
         if self._processes is None and self._executor is None:
             where = f"{socket.gethostname()}:{os.getpid()} (this process)"
             function = self.step_batch if self.batched else self.step
-            outputs = [streams.sample_blocks(function, self.batched, self.n_states,
-                                             self.n_actions, word, rows, where)
-                       for rows in chunks]
-            for output in outputs:
-                self._raise_for(output)
+            outputs = []
+            for rows in chunks:
+                outputs.append(streams.sample_blocks(function, self.batched, self.n_states,
+                                                     self.n_actions, word, rows, where))
+                self._raise_for(outputs[-1])
             return outputs
         return self._run_on_executor(chunks, word)
 
@@ -325,7 +332,8 @@ class ParallelGenerativeModel(_CountingModel):
 
     def _lost(self, rows, attempts, exc):
         s, a = divmod(int(rows[0, 1]), self.n_actions)
-        samples = int(rows[:, 4].sum())
+        size = streams.STREAM_BLOCK_SIZE
+        samples = int(np.minimum(rows[:, 4] * size, rows[:, 5]).sum() - (rows[:, 3] * size).sum())
         return GenerativeModelError(
             f"a chunk of {samples} sample(s) starting at the pair (s, a) = ({s}, {a}) failed "
             f"{attempts} time(s) on the executor (last: {type(exc).__name__}: {exc}); its "

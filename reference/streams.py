@@ -127,9 +127,10 @@ def run_chunk(task):
         the simulator (unpickled from ``blob`` once per process and kept under
         ``digest``), whether it is ``step_batch(s, a, n, rng)`` rather than
         ``step(s, a, rng)``, ``S``, ``A``, the request's word, and ``blocks``,
-        int64 of shape ``(k, 5)``, one row ``(entry, pair, repeat, block,
-        length)`` per block, entries non-decreasing and blocks ascending within
-        an entry. ``attempt`` only makes a retried task distinct.
+        int64 of shape ``(k, 6)``, one row ``(entry, pair, repeat, first, end,
+        n)`` per entry: its blocks ``first..end-1``, of ``n`` samples in all
+        (the last block may be shorter), entries ascending. ``attempt`` only
+        makes a retried task distinct.
 
     Returns
     -------
@@ -158,14 +159,14 @@ def _describe(exc):
     return f"{type(exc).__name__}: {exc}"
 
 
-def sample_blocks(function, batched, n_states, n_actions, word, blocks, where):
+def sample_blocks(function, batched, n_states, n_actions, word, rows, where):
     """:func:`run_chunk` once the simulator ``function`` is loaded; ``where`` names the
     process in errors."""
-    ends = np.flatnonzero(np.diff(blocks[:, 0], append=-1)) + 1
     entries, states, counts = [], [], []
-    for lo, hi in zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist()):
-        draws = []
-        for entry, pair, repeat, block, length in blocks[lo:hi].tolist():
+    for entry, pair, repeat, first, end, n in rows.tolist():
+        draws = [np.zeros(0, dtype=np.int64)]
+        for block in range(first, end):
+            length = min(STREAM_BLOCK_SIZE, n - block * STREAM_BLOCK_SIZE)
             drawn = _draw_block(function, batched, n_states, n_actions, word, pair, repeat,
                                 block, length)
             if drawn[0] == "error":
@@ -175,7 +176,7 @@ def sample_blocks(function, batched, n_states, n_actions, word, blocks, where):
                 return "error", info
             draws.append(drawn[1])
         seen, tally = _tally(np.concatenate(draws), n_states)
-        entries.append(np.full(seen.size, blocks[lo, 0], dtype=np.int64))
+        entries.append(np.full(seen.size, entry, dtype=np.int64))
         states.append(seen)
         counts.append(tally)
     if not entries:
