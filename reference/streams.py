@@ -28,6 +28,7 @@ import hashlib
 import os
 import pickle
 import socket
+import threading
 import traceback
 
 import numpy as np
@@ -42,6 +43,7 @@ STREAM_SCHEME = f"philox4x64:key=(word,pair):counter=(0,0,block,repeat):block={S
 
 _LOADED = {}
 _LOADED_LIMIT = 8
+_THREAD = threading.local()
 
 
 def request_word(rng):
@@ -92,6 +94,24 @@ def block_generator(word, pair, block, repeat=0):
     key = np.array([word, pair], dtype=np.uint64)
     counter = np.array([0, 0, block, repeat], dtype=np.uint64)
     return np.random.Generator(np.random.Philox(key=key, counter=counter))
+
+
+def _positioned(word, pair, block, repeat):
+    """This thread's generator, its Philox set to the state :func:`block_generator` starts in
+    (the same draws, without making a bit generator per block)."""
+    generator = getattr(_THREAD, "generator", None)
+    if generator is None:
+        generator = _THREAD.generator = np.random.Generator(np.random.Philox(0))
+    generator.bit_generator.state = {
+        "bit_generator": "Philox",
+        "state": {"counter": np.array([0, 0, block, repeat], dtype=np.uint64),
+                  "key": np.array([word, pair], dtype=np.uint64)},
+        "buffer": np.zeros(4, dtype=np.uint64),
+        "buffer_pos": 4,
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    return generator
 
 
 def pack(function):
@@ -187,7 +207,7 @@ def sample_blocks(function, batched, n_states, n_actions, word, rows, where):
 
 def _draw_block(function, batched, n_states, n_actions, word, pair, repeat, block, length):
     """``("ok", draws)`` of one block as int64 ``(length,)``, or ``("error", info)``."""
-    rng = block_generator(word, pair, block, repeat)
+    rng = _positioned(word, pair, block, repeat)
     s, a = divmod(pair, n_actions)
     if batched:
         try:

@@ -122,6 +122,15 @@ def test_resume_on_workers_equals_the_uninterrupted_serial_run(backend, pool, tm
     simulators.same(resumed, full)
 
 
+def test_threads_of_one_process_draw_as_one_thread(backend):
+    ssp = simulators.chain_simulator()[1]
+    serial = backend.solve(_model(backend, chunk=10**9), ssp.costs, 0.2, 0.1, seed=0)
+    with cf.ThreadPoolExecutor(4) as threads:
+        on_threads = backend.solve(_model(backend, executor=threads, chunk=300), ssp.costs, 0.2,
+                                   0.1, seed=0)
+    simulators.same(on_threads, serial)
+
+
 def test_checkpoint_records_the_identity_and_the_streams(backend, tmp_path):
     simulator, ssp = simulators.chain_simulator()
     path = tmp_path / "run.ckpt"
