@@ -5,7 +5,7 @@ from one sequential generator: each request (one call of ``sample_pairs``)
 takes one 64-bit word ``w`` from the run's generator, and the samples of the
 entry ``i`` of the request, the pair ``p`` asked for the ``r``-th time in it
 (``r = 0`` unless the request names ``p`` twice), are cut into blocks of
-:data:`STREAM_BLOCK_SIZE` samples. Block ``b`` is drawn by a fresh
+:data:`STREAM_BLOCK_SIZE` samples. Block ``b`` is drawn by a
 :class:`numpy.random.Generator` on numpy's Philox-4x64 bit generator with
 
 .. math::
@@ -13,12 +13,13 @@ entry ``i`` of the request, the pair ``p`` asked for the ``r``-th time in it
     \mathrm{key} = (w, p), \qquad \mathrm{counter} = (0, 0, b, r),
 
 (:func:`block_generator`): the simulator is called on it for the samples
-``b B .. min((b + 1) B, n_i) - 1`` of the entry, in order. Philox is a
-counter-based generator: its output at a counter is a keyed function of that
-counter, so a block's draws depend on ``(w, p, r, b)`` only, never on which
-process draws it, on what it drew before, or on how the blocks were grouped
-into chunks. Each block has ``2^{128}`` counter steps of its own before its
-counter would reach the next block's (the block index sits above them).
+``b B .. min((b + 1) B, n_i) - 1`` of the entry (``B`` = :data:`STREAM_BLOCK_SIZE`),
+in order. Philox is a counter-based generator: its output at a counter is a
+keyed function of that counter, so a block's draws depend on ``(w, p, r, b)``
+only, never on which process draws it, on what it drew before, or on how the
+blocks were grouped into chunks. Each block has ``2^{128}`` counter steps of its
+own before its counter would reach the next block's (the block index sits
+above them).
 
 A chunk (:func:`run_chunk`) is a list of whole blocks; it returns the counts
 of its samples per entry and next state, never the samples.
