@@ -67,6 +67,18 @@ def test_draws_are_the_documented_blocks_of_philox_streams(backend):
     assert model.calls[1, 1] == n[0] + n[2] and model.calls[0, 2] == 10 and model.n_calls == n.sum()
 
 
+def test_kernel_simulator_frequencies_match_the_kernel(backend):
+    ssp = backend.gridworld(success=0.7)
+    simulator = backend.KernelSimulator(ssp)
+    n = 200_000
+    for s, a in [(0, 1), (4, 2), (9, 3)]:
+        draws = simulator(s, a, n, np.random.default_rng(s))
+        support, probs = ssp.row(s, a)
+        assert draws.shape == (n,) and np.isin(draws, support).all()
+        frequencies = np.array([(draws == state).mean() for state in support])
+        assert np.all(np.abs(frequencies - probs) < 6 * np.sqrt(probs * (1 - probs) / n))
+
+
 def test_step_draws_each_sample_from_its_block_generator(backend):
     step = simulators.WalkStep(0.7)
     model = backend.ParallelGenerativeModel(step, 5, 2, chunk=700)
