@@ -14,8 +14,8 @@ only: never on the number of workers, the chunk size, or a chunk run twice.
 import concurrent.futures as cf
 import multiprocessing
 import numbers
-import socket
 import os
+import socket
 import weakref
 
 import numpy as np

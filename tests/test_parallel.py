@@ -111,7 +111,7 @@ def test_algorithms_agree_serially_on_workers_and_on_both_backends(backend, pool
     run = simulators.ALGORITHMS[algorithm]
     ssp = simulators.chain_simulator()[1]
     serial = run(backend, _model(backend, chunk=10**9), ssp)
-    on_pool = run(backend, _model(backend, executor=pool, chunk=STREAM_BLOCK_SIZE + 1), ssp)
+    on_pool = run(backend, _model(backend, executor=pool, chunk=20 * STREAM_BLOCK_SIZE + 1), ssp)
     simulators.same(on_pool, serial)
     on_reference = run(reference, _model(reference, chunk=10**9), ssp)
     assert np.array_equal(serial.calls, on_reference.calls)
