@@ -143,6 +143,7 @@ class ParallelGenerativeModel(_CountingModel):
                     "executor=None to sample in this process."
                 ) from exc
         self._finalizer = None
+        self._submitted_to = weakref.WeakKeyDictionary()
 
     @property
     def fingerprint(self):
@@ -270,12 +271,14 @@ class ParallelGenerativeModel(_CountingModel):
                 rows, attempt)
 
     def _run_on_executor(self, chunks, word):
+        """The chunks' outputs, each chunk submitted again (up to ``retries`` times) when the
+        executor raises instead of returning it."""
         outputs = [None] * len(chunks)
         attempts = [0] * len(chunks)
         pending = {}
         try:
             for i, rows in enumerate(chunks):
-                pending[self._submit(self._task(rows, word, 0), i)] = i
+                pending[self._submit(self._task(rows, word, 0))] = i
             while pending:
                 done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for future in done:
@@ -287,8 +290,8 @@ class ParallelGenerativeModel(_CountingModel):
                         if attempts[i] > self.retries:
                             raise self._lost(chunks[i], attempts[i], exc) from exc
                         self.chunks_retried += 1
-                        self._repair(future)
-                        pending[self._submit(self._task(chunks[i], word, attempts[i]), i)] = i
+                        self._repair(future, exc)
+                        pending[self._submit(self._task(chunks[i], word, attempts[i]))] = i
                         continue
                     self._raise_for(output)
                     outputs[i] = output
@@ -297,7 +300,7 @@ class ParallelGenerativeModel(_CountingModel):
                 future.cancel()
         return outputs
 
-    def _submit(self, task, i):
+    def _submit(self, task):
         executor = self._pool()
         try:
             future = executor.submit(streams.run_chunk, task)
@@ -308,7 +311,7 @@ class ParallelGenerativeModel(_CountingModel):
                 "executor=N (an int) to let the model restart its own N processes, or use a "
                 "Dask cluster, which restarts lost workers."
             ) from exc
-        future.sspgm_executor = executor
+        self._submitted_to[future] = executor
         return future
 
     def _pool(self):
@@ -322,11 +325,11 @@ class ParallelGenerativeModel(_CountingModel):
                                                cancel_futures=True)
         return self._executor
 
-    def _repair(self, future):
-        """Replace the model's own processes when the future failed on a broken pool."""
+    def _repair(self, future, exc):
+        """Replace the model's own processes when ``future`` failed (``exc``) on them, broken."""
+        failed_on = self._submitted_to.pop(future, None)
         own = self._processes is not None
-        broken = isinstance(future.exception(), cf.BrokenExecutor)
-        if own and broken and getattr(future, "sspgm_executor", None) is self._executor:
+        if own and isinstance(exc, cf.BrokenExecutor) and failed_on is self._executor:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
 
