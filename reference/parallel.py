@@ -86,19 +86,28 @@ class ParallelGenerativeModel(_CountingModel):
 
     Examples
     --------
-    A walk along a chain of 3 states that moves right with probability 0.8;
-    the draws are the same in this process and on two worker processes:
+    A walk along a chain of 3 states that moves right with probability 0.8,
+    sampled in this process:
 
     >>> import numpy as np
-    >>> from reference import ParallelGenerativeModel
+    >>> from reference import KernelSimulator, ParallelGenerativeModel, chain
     >>> def step(s, a, rng):
     ...     return s + 1 if rng.random() < 0.8 else s
     >>> model = ParallelGenerativeModel(step, 3, 1)
     >>> model.sample(2, 0, 1000, np.random.default_rng(0))
     (array([2, 3]), array([191, 809]))
-    >>> with ParallelGenerativeModel(step, 3, 1, executor=2, chunk=100) as pool:
-    ...     pool.sample(2, 0, 1000, np.random.default_rng(0))
-    (array([2, 3]), array([191, 809]))
+
+    The draws of a (picklable) simulator are the same on two worker
+    processes, in chunks of 300 samples, as in this process in one chunk:
+
+    >>> simulator = KernelSimulator(chain(3, p=0.8))
+    >>> here = ParallelGenerativeModel(None, 3, 2, step_batch=simulator)
+    >>> with ParallelGenerativeModel(None, 3, 2, executor=2, chunk=300,
+    ...                              step_batch=simulator) as pool:
+    ...     there = pool.sample_pairs([0, 5], 1000, np.random.default_rng(1))
+    >>> mine = here.sample_pairs([0, 5], 1000, np.random.default_rng(1))
+    >>> all(np.array_equal(x, y) for x, y in zip(mine, there))
+    True
     """
 
     def __init__(self, step, n_states, n_actions, executor=None, chunk=16384, step_batch=None,
