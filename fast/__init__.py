@@ -44,9 +44,11 @@ from reference import (
     hitting,
     lemma5,
     model,
+    parallel,
     poured,
     results,
     runs,
+    streams,
     threads,
 )
 from reference.allocation import *  # noqa: F401,F403
@@ -59,9 +61,11 @@ from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
+from reference.parallel import *  # noqa: F401,F403
 from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
+from reference.streams import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
 from . import (
@@ -90,6 +94,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, counts, box_kinds, lemma5,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]
