@@ -68,7 +68,7 @@ class Mutation:
 
 
 ALG4 = "reference/diameter_estimate.py"
-STEPS = "tests/test_alg4_search_steps.py"
+STEPS = "tests/test_algorithm_steps.py"
 LEMMAS = "tests/test_lemmas.py"
 
 MUTATIONS = (
@@ -89,7 +89,7 @@ MUTATIONS = (
              (STEPS + "::test_alg4_steps_by_hand",)),
     Mutation("alg4-mu-eps", "Alg. 4", ALG4,
              "unit, delta, eps / 2.0, max_iter", "unit, delta, eps, max_iter",
-             (STEPS + "::test_alg4_steps_by_hand",)),
+             (STEPS + "::test_alg4_evi_accuracy_and_sampling_on_a_loop",)),
     Mutation("alg4-stop-rule", "Alg. 4", ALG4,
              "while v_tilde_max > W:", "while v_tilde_max > 2.0 * W:",
              (STEPS + "::test_alg4_steps_by_hand",)),
@@ -144,11 +144,11 @@ MUTATIONS = (
     Mutation("evi-stop-strict", "EVI", "reference/evi.py",
              "        if residual <= mu:\n            break",
              "        if residual <= mu / 2.0:\n            break",
-             ("tests/test_evi.py",)),
+             ("tests/test_evi.py", STEPS + "::test_evi_stopping_rule_by_hand_on_a_loop")),
     Mutation("pour-goal-last-reference", "EVI", "reference/kernels.py",
              "goal_first = np.concatenate([[S], np.arange(S)])",
              "goal_first = np.concatenate([np.arange(S), [S]])",
-             ("tests/test_evi.py",)),
+             ("tests/test_evi.py", STEPS + "::test_evi_stopping_rule_by_hand_on_a_loop")),
     Mutation("pour-ties-high-index-reference", "EVI", "reference/kernels.py",
              "return np.append(S, np.lexsort((np.arange(S), v_ext[:S])))",
              "return np.append(S, np.lexsort((-np.arange(S), v_ext[:S])))",

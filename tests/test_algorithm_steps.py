@@ -1,4 +1,4 @@
-"""Each step of Alg. 4, SEARCH and Alg. 3 against a hand computation, on deterministic chains.
+"""Each step of Alg. 4, SEARCH, Alg. 3 and EVI's stopping rule against a hand computation.
 
 On a deterministic model every sample of a pair lands on its one next state, so the
 counts of a run are its calls per pair times the 0/1 kernel: the run's confidence boxes,
@@ -10,7 +10,9 @@ from docs/semantics.md ("Algorithms"):
 * Alg. 4's EVI at ``mu = eps / 2`` and its output
   ``D_hat = (1 + 2 eta (1 + eps) ||v||) (1 + eps) ||v||``;
 * SEARCH's EVI at ``mu = iota eps / (6 Delta)`` and its allocation ``ceil(phi)``;
-* Alg. 3's SEARCH on ``max(c, nu)``, ``nu = eps / (2 theta D_hat)``, at accuracy ``eps / 2``.
+* Alg. 3's SEARCH on ``max(c, nu)``, ``nu = eps / (2 theta D_hat)``, at accuracy ``eps / 2``;
+* on a one-state loop, where EVI converges geometrically, Alg. 4's EVI accuracy (from the
+  counts a recording simulator saw) and EVI's stopping index and value in closed form.
 
 And erratum 1's counterexample (docs/semantics.md, "Errata", 1) as it fires.
 """
@@ -89,21 +91,54 @@ def test_erratum_1_listing_below_the_diameter(backend):
 
 
 @pytest.mark.filterwarnings("ignore:The returned policy is not certified")
-@pytest.mark.parametrize("n, n_actions, eps", [(1, 1, 0.5), (3, 2, 0.3), (4, 1, 0.2)])
-def test_search_steps_by_hand(backend, n, n_actions, eps):
-    """Alg. 1 on a chain: the final allocation is ``ceil(phi(Delta, c_min))`` and the final
-    EVI runs at ``mu = c_min eps / (6 Delta)``."""
+@pytest.mark.parametrize("n, n_actions, eps, cost", [(1, 1, 0.5, 0.5), (3, 2, 0.3, 0.5),
+                                                     (4, 1, 0.2, 0.5), (5, 1, 0.3, 1.0),
+                                                     (6, 2, 0.5, 1.0)])
+def test_search_steps_by_hand(backend, n, n_actions, eps, cost):
+    """Alg. 1 on a chain: ``Delta`` doubles from 1 until ``max v_tilde <= Delta``, the final
+    allocation is ``ceil(phi(Delta, c_min))`` and the final EVI runs at
+    ``mu = c_min eps / (6 Delta)``."""
     delta = 0.1
     ssp = backend.chain(n, p=1.0, n_actions=n_actions)
     S, A = ssp.n_states, ssp.n_actions
-    costs = np.full((S, A), 0.5)
+    costs = np.full((S, A), cost)
     out = backend.solve(ssp, costs, eps, delta, seed=0)
     Delta = out.Delta_final
-    assert np.all(out.calls == math.ceil(_phi(Delta, 0.5, eps, delta, S, A, 1)))
+    assert np.all(out.calls == math.ceil(_phi(Delta, cost, eps, delta, S, A, 1)))
     evi = backend.extended_value_iteration(_counts(ssp, out.calls), costs, delta,
-                                           0.5 * eps / (6 * Delta))
+                                           cost * eps / (6 * Delta))
     np.testing.assert_allclose(out.v_tilde, evi.v_tilde, rtol=1e-12)
-    assert out.v_tilde.max() <= Delta
+    rounds = [r for r in out.history if r.phase == "search"]
+    assert [r.scale for r in rounds] == [2.0**k for k in range(len(rounds))]
+    assert all(r.v_tilde_max > r.scale for r in rounds[:-1])
+    assert out.v_tilde.max() == rounds[-1].v_tilde_max <= Delta
+
+
+def _recording_loop(backend, p_goal, counts):
+    """A simulator of one state and one action reaching the goal with probability ``p_goal``
+    (staying otherwise) that adds every sample to ``counts`` (shape (1, 1, 2))."""
+
+    def step(s, a, rng):
+        nxt = int(rng.random() < p_goal)
+        counts[0, 0, nxt] += 1
+        return nxt
+
+    return backend.SimulatorGenerativeModel(step, 1, 1)
+
+
+@pytest.mark.parametrize("p_goal, eps", [(0.3, 0.8), (0.3, 1.0), (0.5, 0.7), (0.6, 1.0)])
+def test_alg4_evi_accuracy_and_sampling_on_a_loop(backend, p_goal, eps):
+    """One state that stays with probability ``1 - p_goal``: EVI converges geometrically, so
+    its stopping sweep depends on ``mu``. The recorded counts give the last round's EVI at
+    ``mu = eps / 2`` and its sampling test ``sum_s' beta <= eta / 2``."""
+    delta = 0.1
+    counts = np.zeros((1, 1, 2))
+    out = backend.estimate_diameter(_recording_loop(backend, p_goal, counts), eps, delta, seed=1)
+    assert counts.sum() == out.n_calls
+    evi = backend.extended_value_iteration(counts, np.ones((1, 1)), delta, eps / 2)
+    assert evi.n_iter == out.history[-1].evi_n_iter
+    assert out.v_tilde_max == pytest.approx(float(evi.v_tilde.max()), rel=1e-12)
+    assert backend.bernstein_radius_sum(counts, delta)[0, 0] <= eps / out.W / 2
 
 
 @pytest.mark.parametrize("n, n_actions, eps, theta", [(1, 1, 0.5, 1.0), (3, 2, 0.3, 2.0),
@@ -130,3 +165,24 @@ def test_alg3_steps_by_hand(backend, n, n_actions, eps, theta):
     evi = backend.extended_value_iteration(_counts(ssp, out.calls), perturbed, delta,
                                            nu * (eps / 2) / (6 * Delta))
     np.testing.assert_allclose(out.v_tilde, evi.v_tilde, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p_goal, n, mu", [(0.3, 10**4, 0.012), (0.5, 10**5, 1e-4),
+                                           (0.2, 10**6, 0.03)])
+def test_evi_stopping_rule_by_hand_on_a_loop(backend, p_goal, n, mu):
+    """One state staying with probability ``1 - p_goal``, ``n`` samples. The optimistic goal
+    probability is ``q = p_goal + min(beta_goal, beta_stay)`` (the goal at its upper end,
+    or the stay at its lower end), so ``v_j = (1 - (1 - q)^j) / q`` and
+    ``|v_(j+1) - v_j| = (1 - q)^j``: EVI stops at the first ``j`` with ``(1 - q)^j <= mu``
+    and returns ``v_j``."""
+    delta = 0.1
+    counts = np.array([[[n * (1 - p_goal), n * p_goal]]])
+    L = math.log(n / delta)
+    beta = [4 * math.sqrt(x * L / n) + 28 * L / n for x in (1 - p_goal, p_goal)]
+    q = p_goal + min(beta)
+    j = next(k for k in range(10**4) if (1 - q) ** k <= mu)
+    assert min(abs((1 - q) ** k - mu) for k in range(j + 2)) > 1e-6 * mu
+    out = backend.extended_value_iteration(counts, np.ones((1, 1)), delta, mu)
+    assert out.n_iter == j + 1 and out.converged
+    assert out.v_tilde[0] == pytest.approx((1 - (1 - q) ** j) / q, rel=1e-10)
+    assert out.residual == pytest.approx((1 - q) ** j, rel=1e-8)
