@@ -33,11 +33,11 @@ def register(subparsers):
     p.add_argument("--D-hat", dest="D_hat", type=float,
                    help="diameter estimate (>= D) for Alg. 3's explicit total "
                    "(default: Lemma 9's upper bound from D and eps)")
-    p.add_argument("--delta", type=float, default=0.1,
+    p.add_argument("--delta", type=float, default=0.1, metavar="delta",
                    help="confidence level of the explicit totals (default 0.1)")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="constant of the allocation function (default 1)")
-    p.add_argument("--Delta", type=float,
+    p.add_argument("--Delta", type=float, metavar="Delta",
                    help="final doubling guess of SEARCH in the explicit totals "
                    "(default: bounded from B, or from D in Alg. 3)")
     p.add_argument("--W", type=float,
