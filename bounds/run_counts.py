@@ -107,11 +107,11 @@ def _phi(X, y, eps, delta, S, A, Gamma, alpha):
         l2 = math.log(X * S * A / (y * delta))
         value = alpha * (X**3 * Gamma / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
                          + X**2 * Gamma / y**2 * l2**2)
-    except OverflowError:
+    except (OverflowError, ZeroDivisionError):
         value = math.inf
     if not math.isfinite(value):
         raise ParameterError(
-            f"run_total: the allocation function overflows the float range at Delta = {X:g}, "
+            f"run_total: the allocation function leaves the float range at Delta = {X:g}, "
             f"floor {y:g}, eps = {eps:g}; no run can make that many calls."
         )
     return value
