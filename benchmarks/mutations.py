@@ -178,7 +178,7 @@ MUTATIONS = (
              ("tests/test_certified.py",)),
     Mutation("certificate-alg3-target", "certificate", "reference/range_search.py",
              "target = eps if theta is None else eps / 2.0", "target = eps",
-             ("tests/test_algorithms.py::test_alg3_is_certified_at_half_eps_on_the_perturbed_costs",)),
+             (STEPS + "::test_alg3_certified_flag_is_the_certificate_at_half_eps",)),
 )
 
 

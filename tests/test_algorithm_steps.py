@@ -186,3 +186,14 @@ def test_evi_stopping_rule_by_hand_on_a_loop(backend, p_goal, n, mu):
     assert out.n_iter == j + 1 and out.converged
     assert out.v_tilde[0] == pytest.approx((1 - (1 - q) ** j) / q, rel=1e-10)
     assert out.residual == pytest.approx((1 - q) ** j, rel=1e-8)
+
+
+def test_alg3_certified_flag_is_the_certificate_at_half_eps(backend):
+    """A run whose certificate gap lies between eps / 2 and eps: Alg. 3's flag tests the
+    perturbed problem's certificate at eps / 2 (App. E), so it is not certified and warns."""
+    ssp = backend.theta_example()
+    eps = 0.4
+    with pytest.warns(backend.NotCertifiedWarning):
+        out = backend.solve(ssp, ssp.costs, eps, 0.1, theta=2.0, seed=0)
+    assert eps / 2 < out.certificate.gap <= eps
+    assert out.certified is False
