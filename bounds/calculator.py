@@ -34,7 +34,7 @@ VARIANTS = ("proved", "printed")
 
 def samp_comp(
     eps, B, cmin, S=None, A=None, Gamma=None, delta=None, alpha=None, Delta=None,
-    bound="thm1", terms=False,
+    variant=None, bound="thm1", terms=False,
 ):
     """Sample complexity of Alg. 1 (``c_min > 0``).
 
@@ -59,6 +59,11 @@ def samp_comp(
     Delta : float >= 1, optional
         SEARCH's final guess, for ``"explicit1"`` (e.g. a finished run's);
         replaces ``B``.
+    variant : {"proved", "printed"}, optional
+        For ``"thm1"`` only: the bound its proof gives (default), with
+        :math:`\\max(B_\\star, 1/2)` in place of :math:`B_\\star` since SEARCH
+        never stops below ``Delta = 1``, or as printed (docs/semantics.md,
+        "Errata", 8). They differ only for ``B < 1/2``.
     bound : {"thm1", "eq4", "explicit1"}, optional
         Thm. 1 (default), eq. 4 (simulation lemma) or the explicit total
         :math:`S A \\, \\phi(\\Delta, c_{\\min})`.
@@ -87,15 +92,27 @@ def samp_comp(
     51296000.0
     >>> samp_comp(0.1, 10, 0.5)
     200400*A*Gamma*S + 2000*A*S**2
+
+    Below ``B = 1/2`` the proof's range is 1/2: at ``B = c_min = 0.1``, ``eps = 0.5`` and
+    ``S = A = Gamma = 1``, :math:`0.125 / (0.1 \\cdot 0.25) + 0.25 / (0.1 \\cdot 0.5)
+    + 0.25 / 0.01 = 35` against the printed :math:`0.04 + 0.2 + 1`:
+
+    >>> samp_comp(0.5, 0.1, 0.1, S=1, A=1, Gamma=1), samp_comp(0.5, 0.1, 0.1, S=1, A=1,
+    ...                                                          Gamma=1, variant="printed")
+    (35.0, 1.24)
     """
-    return _evaluate(*_cmin_substitutions(eps, B, cmin, S, A, Gamma, delta, alpha, Delta, bound),
-                     terms)
+    return _evaluate(*_cmin_substitutions(eps, B, cmin, S, A, Gamma, delta, alpha, Delta,
+                                          variant, bound), terms)
 
 
 def _cmin_substitutions(eps, B, cmin, S=None, A=None, Gamma=None, delta=None, alpha=None,
-                        Delta=None, bound="thm1"):
+                        Delta=None, variant=None, bound="thm1"):
     """``(key, substitutions)`` of :func:`samp_comp`."""
     key = _choose(bound, CMIN_KEYS)
+    if variant is not None and key != "thm1":
+        raise ParameterError(f"`variant` applies to bound 'thm1' only; got bound {bound!r}.")
+    if variant not in (None, *VARIANTS):
+        raise ParameterError(f"`variant` must be one of {VARIANTS}; got {variant!r}.")
     explicit = key == "explicit1"
     if not explicit:
         _refuse_unused(f"bound {key!r}", delta=delta, alpha=alpha, Delta=Delta)
@@ -111,6 +128,8 @@ def _cmin_substitutions(eps, B, cmin, S=None, A=None, Gamma=None, delta=None, al
     if explicit:
         source = SYMBOLS["B"] if values["B"] is None else values["B"]
         subs[SYMBOLS["Delta"]] = _guess("Delta", Delta, "B", B is not None, source)
+    elif key == "thm1" and variant != "printed":
+        subs[SYMBOLS["B"]] = sp.Max(subs.get(SYMBOLS["B"], SYMBOLS["B"]), sp.Rational(1, 2))
     return key, subs
 
 

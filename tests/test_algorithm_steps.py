@@ -92,8 +92,8 @@ def test_erratum_1_listing_below_the_diameter(backend):
 
 @pytest.mark.filterwarnings("ignore:The returned policy is not certified")
 @pytest.mark.parametrize("n, n_actions, eps, cost", [(1, 1, 0.5, 0.5), (3, 2, 0.3, 0.5),
-                                                     (4, 1, 0.2, 0.5), (5, 1, 0.3, 1.0),
-                                                     (6, 2, 0.5, 1.0)])
+                                                     (4, 1, 0.2, 0.5), (2, 1, 0.1, 1.0),
+                                                     (3, 1, 0.1, 0.5)])
 def test_search_steps_by_hand(backend, n, n_actions, eps, cost):
     """Alg. 1 on a chain: ``Delta`` doubles from 1 until ``max v_tilde <= Delta``, the final
     allocation is ``ceil(phi(Delta, c_min))`` and the final EVI runs at
