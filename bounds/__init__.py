@@ -2,7 +2,7 @@
 
 * :mod:`bounds.symbols` -- named positive symbols (``eps``, ``B``, ``cmin``, ...).
 * :mod:`bounds.expressions` -- one :class:`Bound` per result (Thms. 1-2,
-  eqs. 4-5, the unit-cost lower bound, Lemma 9, the explicit totals) and the
+  eqs. 4-5, the lower bound of Sec. 5, Lemma 9, the explicit totals) and the
   allocation function :math:`\\phi` of eq. 6.
 * :mod:`bounds.calculator` -- :func:`samp_comp` and friends: floats when
   every parameter is given, sympy expressions in the missing ones otherwise.

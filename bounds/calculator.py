@@ -362,13 +362,15 @@ def _diameter_substitutions(eps, D, S=None, A=None, Gamma=None, delta=None, W=No
 
 
 def samp_comp_lower(eps, B, S=None, A=None, terms=False):
-    """The unit-cost lower bound :math:`\\Omega(S A B^3 / \\epsilon^2)` (Sec. 5).
+    """The lower bound :math:`\\Omega(S A B^3 / \\epsilon^2)` of Sec. 5, for costs in ``[0, 1]``.
 
     Parameters
     ----------
     eps : float in (0, 1] or None
     B : float >= 1 or None
-        With unit costs :math:`B_\\star \\ge 1`.
+        Range of the optimal values; the discounted instances behind the bound
+        have :math:`B_\\star \\le 1/(1-\\gamma)` with :math:`1/(1-\\gamma) \\ge 1`
+        (docs/semantics.md, "Errata", 10: not a unit-cost bound).
     S, A : int >= 1 or None
     terms : bool, optional
 

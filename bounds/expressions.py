@@ -187,16 +187,21 @@ SIMULATION_THETA = Bound(
 
 LOWER_BOUND = Bound(
     "lower",
-    "Lower bound (Sec. 5, unit cost)",
-    r"Lower bound (Sec.~5, unit cost)",
+    "Lower bound (Sec. 5, from discounted MDPs)",
+    r"Lower bound (Sec.~5, from discounted MDPs)",
     "Omega",
     (S * A * B**3 / eps**2,),
 )
-"""Sec. 5: with unit costs (``c_min = 1``) the DMDP lower bound with
-:math:`1/(1-\\gamma) = B_\\star` carries over,
+"""Sec. 5: the discounted lower bound :math:`\\Omega(S A / ((1-\\gamma)^3 \\epsilon^2))`
+carries over through footnote 1 to SSPs with costs in ``[0, 1]`` (the rewards ``r``
+become costs ``1 - r``), whose range is :math:`B_\\star \\le 1/(1-\\gamma)`:
 
 .. math::
     \\Omega\\Big(\\frac{S A B_\\star^3}{\\epsilon^2}\\Big).
+
+Not with unit costs, as the paper says: there every policy of the converted
+problem has the value :math:`1/(1-\\gamma)`, and no sample is needed
+(docs/semantics.md, "Errata", 10).
 """
 
 DIAMETER = Bound(

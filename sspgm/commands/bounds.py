@@ -3,7 +3,7 @@
 Prints, for every bound that the given parameters select, each term with
 its value, the dominant term and the total, then all totals side by side.
 ``--cmin`` selects the ``c_min > 0`` family (Thm. 1, eq. 4, the explicit
-total of Alg. 1, and the unit-cost lower bound when ``B >= 1``); ``--theta``
+total of Alg. 1, and the lower bound of Sec. 5 when ``B >= 1``); ``--theta``
 with ``--D`` selects the ``theta`` family (Thm. 2 as printed and as proved,
 eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
 ``max(c_min, nu)`` when ``--cmin`` is given). Omitted ``--S``, ``--A``,
