@@ -164,6 +164,19 @@ def certified_values(chain, values, times, rtol):
             \max(U - \hat V, \hat V - L) + |v - \hat V| \le \mathrm{rtol} \cdot L,
 
         so that :math:`|v - V| \le \mathrm{rtol} \cdot V` (as :math:`L \le V \le U`).
+
+    Examples
+    --------
+    One state leaving w.p. 1/2 at cost 1 has value 2 (and hitting time 2);
+    a candidate off by ``1e-6`` is refused:
+
+    >>> import numpy as np
+    >>> from reference.chains import monotone
+    >>> chain = monotone.Chain(np.zeros((1, 1)), np.array([0.5]), np.array([1.0]), 1)
+    >>> monotone.certified_values(chain, np.array([2.0]), np.array([2.0]), 1e-10)
+    array([2.])
+    >>> monotone.certified_values(chain, np.array([2.000002]), np.array([2.0]), 1e-10) is None
+    True
     """
     bounds = bracket(chain, values, times)
     if bounds is None:
