@@ -10,7 +10,7 @@ kernel set :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument ch
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
 ``fast.optimal``, ``fast.range_search``, ``fast.confidence``, ``fast.diameter_estimate``,
 ``fast.algorithms`` and ``fast.baseline`` mirror the modules of the same names,
-and the modules without kernels are ``reference``'s own. Results,
+and the modules without kernels (``lower_bound`` among them) are ``reference``'s own. Results,
 result classes and errors are the very same objects in both backends.
 
 Importing this package fails, rather than silently running the reference
@@ -38,6 +38,7 @@ from reference import (
     evaluation,
     generative,
     hitting,
+    lower_bound,
     model,
     poured,
     results,
@@ -51,6 +52,7 @@ from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
+from reference.lower_bound import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
 from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
@@ -83,6 +85,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, lower_bound,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

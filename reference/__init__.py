@@ -22,6 +22,7 @@ from . import (
     generative,
     hitting,
     kernels,
+    lower_bound,
     model,
     optimal,
     poured,
@@ -44,6 +45,7 @@ from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
+from .lower_bound import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
 from .poured import *  # noqa: F401,F403
@@ -56,6 +58,6 @@ from .threads import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, lower_bound,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]
