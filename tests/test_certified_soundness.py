@@ -140,3 +140,36 @@ def test_cli_reports_the_relative_error_of_a_relative_run(backend, capsys):
     printed = float(re.search(r"/ V\*\(s\), relative = (\S+) \(", out).group(1))
     assert printed == pytest.approx(error, abs=1e-5)
     assert status == (0 if res.certified and error <= 0.3 else 1)
+
+
+def _sweep_instances(fast):
+    """``(ssp, eps, options)``: small instances of every path, the relative+theta one included."""
+    return [
+        (fast.tradeoff(), 0.2, {}),
+        (fast.chain(4, 0.7), 0.3, {"relative": True}),
+        (fast.garnet(4, 2, 2, seed=1), 0.2, {}),
+        (fast.trap(r=0.3), 0.5, {}),
+        (fast.theta_example(), 0.2, {"theta": 5.0}),
+        (fast.zero_cost_loop(), 0.5, {"theta": 5.0}),
+        (exit_or_chain(fast), 0.5, {"theta": 12.0, "relative": True, "budget": 400_000}),
+    ]
+
+
+@pytest.mark.slow
+def test_no_certified_wrong_answer_over_seeds():
+    """Every certified answer checked exactly, at delta = 0.5 where the boxes are narrowest."""
+    import fast
+
+    for ssp, eps, options in _sweep_instances(fast):
+        theta, relative = options.get("theta"), options.get("relative", False)
+        best = (fast.optimal_values(ssp).values if theta is None
+                else fast.restricted_optimal_values(ssp, theta).values)
+        for seed in range(12):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", fast.NotCertifiedWarning)
+                res = fast.solve_certified(ssp, ssp.costs, eps, 0.5, seed=seed, **options)
+            if not res.certified:
+                continue
+            value = fast.policy_values(ssp, res.policy)
+            assert np.isfinite(value).all()
+            assert _excess(value, best, relative) <= eps + 1e-12, (ssp.name, seed)
