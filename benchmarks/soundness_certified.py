@@ -1,4 +1,4 @@
-"""Certified answers that are wrong: ``solve_certified`` over many seeds, every answer checked exactly.
+"""Certified answers that are wrong: ``solve_certified`` over seeds, every answer checked exactly.
 
 Usage (from the repository root, after building the extensions)::
 

@@ -70,7 +70,7 @@ class Alternative(Result):
 
     Attributes
     ----------
-    kernel : ndarray of float64, shape (S, A, S+1)
+    P : ndarray of float64, shape (S, A, S+1)
         The alternative's kernel ``P'`` (same costs).
     kl : ndarray of float64, shape (S, A)
         :math:`\mathrm{KL}(p(\cdot|s,a), p'(\cdot|s,a))` of every pair (0 where unchanged).
@@ -80,16 +80,20 @@ class Alternative(Result):
         The mixture weight (or tilt) found by bisection.
     values : ndarray of float64, shape (S,)
         ``V*`` of the alternative (exact solver).
-    differs : str
+    converged : bool
+        Whether the exact solver converged on the alternative: always True on
+        a returned alternative (the others are dropped).
+    message : str
         How its answer differs from the true one.
     """
 
-    kernel: np.ndarray
+    P: np.ndarray
     kl: np.ndarray
     move: str
     size: float
     values: np.ndarray
-    differs: str
+    converged: bool
+    message: str
 
 
 @dataclass(frozen=True, repr=False)
@@ -265,11 +269,13 @@ class _Instance:
         return pruned
 
     def check(self, P):
-        """The exact check: ``(differs, V*')`` with the project's solvers, ``differs`` or None."""
-        v = np.asarray(optimal_values(SSP(P, self.costs)).values)
+        """The exact check with the project's solver: ``(differs or None, V*', converged)``;
+        ``differs`` is None when the answers may agree or the solver did not converge."""
+        best = optimal_values(SSP(P, self.costs))
+        v = np.asarray(best.values)
         S, A = self.costs.shape
         q = q_values(P.reshape(S * A, S + 1), self.costs, v)
-        return self.wrong(P, v, q, 0.0), v
+        return (self.wrong(P, v, q, 0.0) if best.converged else None), v, bool(best.converged)
 
 
 def _mixture(P, rows, towards, weight):
@@ -390,7 +396,7 @@ def _alternatives(inst, candidates, found, seen):
         for step in range(4):
             size = size if step == 0 else size + (largest - size) * 10.0 ** (step - 5)
             P = _apply(inst, rows, how, size)
-            differs, values = inst.check(P)
+            differs, values, converged = inst.check(P)
             if differs is not None:
                 break
         if differs is None:
@@ -400,8 +406,8 @@ def _alternatives(inst, candidates, found, seen):
         if key in seen:
             continue
         seen.add(key)
-        found.append(Alternative(kernel=P, kl=kl, move=name, size=float(size), values=values,
-                                 differs=differs))
+        found.append(Alternative(P=P, kl=kl, move=name, size=float(size), values=values,
+                                 converged=converged, message=differs))
 
 
 def _program(kl_matrix):
@@ -476,7 +482,7 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     >>> import reference as sspgm
     >>> ssp = sspgm.SSP(np.array([[[0.5, 0.5]]]), np.ones((1, 1)))
     >>> res = sspgm.instance_lower_bound(ssp, eps=0.5, delta=0.1)
-    >>> round(res.bound, 1), all(alt.differs for alt in res.alternatives)
+    >>> round(res.bound, 1), all(alt.message for alt in res.alternatives)
     (86.1, True)
     """
     check_ssp(ssp)

@@ -1,4 +1,4 @@
-"""The instance lower bound: hand-derived cases, alternatives checked independently, monotonicity."""
+"""The instance lower bound: hand-derived cases, alternatives checked independently, monotone."""
 
 import itertools
 
@@ -61,9 +61,9 @@ def test_every_alternative_is_checked_wrong_independently(backend, target):
     policies = _policies(ssp.n_states, ssp.n_actions)
     good = [(backend.policy_values(ssp, pi) <= v + eps).all() for pi in policies]
     for alt in res.alternatives:
-        other = backend.SSP(alt.kernel, ssp.costs)
+        other = backend.SSP(alt.P, ssp.costs)
         v_alt = backend.optimal_values(other).values
-        kl = np.where(ssp.P > 0, rel_entr(ssp.P, np.where(ssp.P > 0, alt.kernel, 1.0)), 0.0)
+        kl = np.where(ssp.P > 0, rel_entr(ssp.P, np.where(ssp.P > 0, alt.P, 1.0)), 0.0)
         np.testing.assert_allclose(alt.kl, kl.sum(axis=-1), rtol=1e-9, atol=1e-15)
         if target == "value":
             assert np.abs(v_alt - v).max() > eps

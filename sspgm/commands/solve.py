@@ -156,8 +156,9 @@ def _exact_error(backend, ssp, res):
     """Print the policy's exact error against eps; returns whether it is within eps.
 
     The error is relative, ``max_s (V^pi(s) - V(s)) / V(s)`` (``inf`` where
-    only ``V(s)`` is 0), for a certified run with ``relative``. Returns None when the error cannot be computed (``V*_theta`` too large to
-    enumerate): the answer is then neither confirmed nor refuted.
+    only ``V(s)`` is 0), for a certified run with ``relative``. Returns None
+    when the error cannot be computed (``V*_theta`` too large to enumerate):
+    the answer is then neither confirmed nor refuted.
     """
     import numpy as np
 
