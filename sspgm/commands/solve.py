@@ -87,7 +87,8 @@ def register(subparsers):
     )
     parser.add_argument(
         "--relative", action="store_true",
-        help="--method certified: stop at upper <= (1 + eps) lower",
+        help="--method certified: stop at upper <= (1 + eps) lower; the exact error printed "
+        "and checked is then relative",
     )
     parser.add_argument(
         "--budget", type=int, default=None, metavar="N",
