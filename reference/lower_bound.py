@@ -60,8 +60,11 @@ plus :data:`CHECK_TOL` ``* max(1, max V*)``."""
 
 CHECK_TOL = 1e-9
 
-REFINE_ROUNDS = 2
-"""Rounds of occupancy-weighted tilts, each aimed at the last program's allocation."""
+REFINE_ROUNDS = 20
+"""Most rounds of occupancy-weighted tilts, each aimed at the last program's allocation."""
+
+REFINE_RTOL = 0.01
+"""The rounds stop once one raises the program's value by less than this fraction."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -345,23 +348,33 @@ def _weighted_tilts(inst, allocation):
     :math:`\eta\, m(s, a) / n(s, a)`, which minimises :math:`\sum n\,\mathrm{KL}`
     (about :math:`\sum n \eta_{sa}^2 \sigma_{sa}^2 / 2`) for a given first-order
     change :math:`\sum m\, \eta_{sa} \sigma_{sa}^2` of the value of ``s0``.
+    With the policy target, also ``m`` of ``(s0, pi*(s0))`` less ``m`` of
+    ``(s0, b)``: the same for the gap ``Q(s0, b) - Q(s0, pi*(s0))``.
     """
     P, policy = inst.P, inst.policy
     S, A = inst.costs.shape
     states = np.arange(S)
     visits = np.linalg.inv(np.eye(S) - P[states, policy, :S])
-    calls = np.maximum(allocation, max(float(allocation.mean()), 1e-12) * 1e-3)
+    calls = np.maximum(allocation, max(float(allocation.mean()), 1e-12) * 1e-3).ravel()
+
+    def occupancy(s0, b):
+        out = np.zeros((S, A))
+        out[states, policy] = P[s0, b, :S] @ visits
+        out[s0, b] += 1.0
+        return out.ravel()
+
     out = []
     for s0 in range(S):
+        best = occupancy(s0, policy[s0])
         for b in ([policy[s0]] if inst.target == "value" else range(A)):
-            occupancy = np.zeros((S, A))
-            occupancy[states, policy] = P[s0, b, :S] @ visits
-            occupancy[s0, b] += 1.0
-            pairs = np.flatnonzero(occupancy.ravel() > 0)
-            weights = (occupancy.ravel() / calls.ravel())[pairs]
-            rows = (pairs // A, pairs % A)
-            out.extend(_tilts(inst, f"weighted from ({s0}, {b})", rows,
-                              weights / weights.max()))
+            spreads = [("from", occupancy(s0, b))]
+            if b != policy[s0]:
+                spreads.append(("against", best - occupancy(s0, b)))
+            for word, spread in spreads:
+                pairs = np.flatnonzero(spread != 0)
+                weights = spread[pairs] / calls[pairs]
+                out.extend(_tilts(inst, f"weighted {word} ({s0}, {b})", (pairs // A, pairs % A),
+                                  weights / np.abs(weights).max()))
     return out
 
 
@@ -502,12 +515,16 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     inst = _Instance(ssp, eps, target)
     found, seen = [], set()
     _alternatives(inst, _moves(inst, moves), found, seen)
-    for round_ in range(REFINE_ROUNDS + 1 if "tilt" in moves else 1):
+    previous = 0.0
+    for round_ in range(REFINE_ROUNDS + 1):
         kl_matrix = np.array([alt.kl.ravel() for alt in found]).reshape(len(found), -1)
         value, allocation, weights, converged, how = _program(kl_matrix)
-        if round_ < REFINE_ROUNDS and "tilt" in moves and found:
-            _alternatives(inst, _weighted_tilts(inst, allocation.reshape(inst.costs.shape)),
-                          found, seen)
+        if (round_ == REFINE_ROUNDS or "tilt" not in moves or not found
+                or value <= previous * (1.0 + REFINE_RTOL)):
+            break
+        previous = value
+        _alternatives(inst, _weighted_tilts(inst, allocation.reshape(inst.costs.shape)), found,
+                      seen)
     kl_delta = kl_bernoulli(delta, 1.0 - delta)
     bound = kl_delta * value
     message = (f"{target} target at eps = {eps:g}, delta = {delta:g}: expected calls >= "
