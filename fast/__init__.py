@@ -34,12 +34,15 @@ except ImportError as exc:
 from reference import (
     allocation,
     backend,
+    box_kinds,
     chains,
+    counts,
     envs,
     errors,
     evaluation,
     generative,
     hitting,
+    lemma5,
     lower_bound,
     model,
     poured,
@@ -49,6 +52,8 @@ from reference import (
 )
 from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
+from reference.box_kinds import *  # noqa: F401,F403
+from reference.counts import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
 from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
@@ -87,6 +92,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, lower_bound,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -363,7 +363,7 @@ def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                  const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
                  double[::1] along, double[::1] out):
     """``out = kernel @ x`` for a ``PouredKernel`` and finite ``x``, with the operations of
-    ``reference.poured.PouredKernel._apply`` in its order (the prefix sums ``along`` of ``x``
+    ``reference.poured.PouredKernel.finite_product`` in its order (the prefix sums ``along`` of ``x``
     along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
     the reach and all of them, from 0 in index order; then ``stored + width * unseen +
     partial * at_reach``), so the same floats."""

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from reference import confidence
+from reference import box_kinds
 from reference.chains import explicit as explicit_chains
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
@@ -206,15 +206,15 @@ def pour_kernel(boxes, rows, v_ext, descending):
 
 class CompiledPouredKernel(PouredKernel):
     """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
-    :func:`fast._poured.poured_apply` (the same floats as the numpy ``_apply``)."""
+    :func:`fast._poured.poured_apply` (the same floats as the numpy ``finite_product``)."""
 
     __slots__ = ()
 
-    def _apply(self, x, positive=False):
+    def finite_product(self, x, positive=False):
         """``kernel @ x`` for finite ``x`` (compiled; with ``positive``, the numpy count of
-        :meth:`reference.poured.PouredKernel._apply`)."""
+        :meth:`reference.poured.PouredKernel.finite_product`)."""
         if positive:
-            return super()._apply(x, positive)
+            return super().finite_product(x, positive)
         out = np.empty(self.shape[0])
         _poured.poured_apply(self.order, self.rank, self.indptr, self.indices, self.data,
                              self.width, self.reach, self.partial,
@@ -224,19 +224,19 @@ class CompiledPouredKernel(PouredKernel):
 
 
 def _splits(kernel, costs):
-    """:func:`reference.chains.poured._poured_splits`, with no search when every cost is
+    """:func:`reference.chains.poured.poured_splits`, with no search when every cost is
     positive and :func:`fast._poured.reaches_goal` shows that every state reaches the goal
     (then no state is infinite)."""
     if np.all(costs > 0) and _poured.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
                                                  kernel.indices, kernel.data, kernel.width,
                                                  kernel.reach, kernel.partial):
         return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
-    return poured_chains._poured_splits(kernel, costs)
+    return poured_chains.poured_splits(kernel, costs)
 
 
 def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of
-    :func:`reference.chains.poured._poured_splits` (:func:`_splits`), then
+    :func:`reference.chains.poured.poured_splits` (:func:`_splits`), then
     :func:`fast._poured.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S + stored)``
     products) on the transient states from ``start``, which also gives the
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
@@ -245,7 +245,7 @@ def poured_chain_values(kernel, costs, start):
     infinite, transient = _splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
-        return values, poured_chains._poured_residual(kernel, costs, values)
+        return values, poured_chains.poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
     omega, residual = _poured.poured_solve(
         kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
@@ -262,9 +262,9 @@ def poured_chain_values(kernel, costs, start):
 def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
-    _kl.kl_interval(p_hat, n, level, lo, hi, confidence.KL_BISECTIONS,
-                    confidence.KL_NEWTON_STEPS, confidence.KL_EXP_START, confidence.KL_ROUNDOFF,
-                    confidence.KL_UNDERFLOW, sweep_threads(KL_WORK * p_hat.size))
+    _kl.kl_interval(p_hat, n, level, lo, hi, box_kinds.KL_BISECTIONS,
+                    box_kinds.KL_NEWTON_STEPS, box_kinds.KL_EXP_START, box_kinds.KL_ROUNDOFF,
+                    box_kinds.KL_UNDERFLOW, sweep_threads(KL_WORK * p_hat.size))
     return lo, hi
 
 

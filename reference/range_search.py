@@ -5,7 +5,6 @@ paper's listing. :func:`search` is a kernel function (:mod:`reference.backend`).
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,12 +13,12 @@ from . import certified, evi
 from ._checks import check_int, check_real
 from .allocation import top_up_to_fixpoint
 from .certified import Certificate
-from .theta_bounds import alg3_hitting_check
-from .errors import NotCertifiedWarning, ParameterError
+from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .poured import PouredKernel
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
+from .theta_bounds import alg3_hitting_check
 
 __all__ = ["SolveResult", "search"]
 
@@ -167,8 +166,9 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
         v_tilde_max = float(out.v_tilde.max())
         if not finished:
             run.record(
-                Round("search", scale, target, Gamma_hat, out.n_iter, v_tilde_max,
-                      run.store.n_samples, time.perf_counter() - start)
+                Round(phase="search", scale=scale, target=target, Gamma_hat=Gamma_hat,
+                      evi_n_iter=out.n_iter, v_tilde_max=v_tilde_max,
+                      n_calls=run.store.n_samples, seconds=time.perf_counter() - start)
             )
         if v_tilde_max <= scale:
             return out, scale
@@ -199,7 +199,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
     reason = (f"its certificate gives max(upper - lower) = {certificate.gap:.6g}"
               + ("" if certificate.proper else " and does not show it proper"))
     if proved and theta is not None:
-        proved, H_max = alg3_hitting_check(kernels, run.store.counts_csr(), delta, D_hat)
+        proved, H_max = alg3_hitting_check(kernels, run.store.counts(), delta, D_hat)
         reason = (f"the robust unit-cost bound on D from its certificate's boxes, {H_max:.6g}, "
                   f"exceeds D_hat = {D_hat:.6g}, so nu theta D <= eps / 2 is not shown")
     if not proved:
@@ -208,7 +208,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
             f"{reason}, so the samples do not show it eps-optimal (a larger `alpha`, got "
             f"{alpha:g}, or `solve_certified` samples until they do)."
         )
-        warnings.warn(warning, NotCertifiedWarning, stacklevel=4)
+        warn_at_caller(warning, NotCertifiedWarning)
         message = f"{message} Warning: {warning}"
     return SolveResult(
         policy=out.policy,
@@ -323,5 +323,5 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
     run = Run(model, run_params("search", model, costs, eps, delta, None, alpha, seed),
                seed, callback, checkpoint)
     out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
-    return solve_result(kernels, run, out, scale, None, None, "search", eps, delta, None, alpha,
-                        seed, costs)
+    return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None, algorithm="search",
+                        eps=eps, delta=delta, theta=None, alpha=alpha, seed=seed, costs=costs)

@@ -217,6 +217,28 @@ def test_a_damaged_complete_line_is_an_error_naming_it(tmp_path):
         read_rows(path)
 
 
+@pytest.mark.parametrize("text", [
+    "name,score\nalice,3\nbob,4",
+    "a file of notes with no newline",
+    "instance,backend,theta,alpha\n",
+])
+def test_a_file_that_is_not_a_sweep_csv_is_refused_untouched(tmp_path, text):
+    path = tmp_path / "notes.csv"
+    path.write_text(text)
+    with pytest.raises(ParameterError, match="not a sweep CSV"):
+        with RowLog(path):
+            pass
+    assert path.read_text() == text
+
+
+def test_a_header_cut_by_a_kill_is_completed(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text(",".join(COLUMNS)[:7])
+    with RowLog(path) as log:
+        log.append(_row())
+    assert read_rows(path) == [_row()]
+
+
 # --- specs ----------------------------------------------------------------------------------
 
 def test_parse_instance_gives_builder_tokens():

@@ -244,9 +244,10 @@ class RowLog:
     """An append-only CSV file of :class:`Row` records, held under an exclusive lock.
 
     Opening the log locks the file (``flock``; the lock goes with the process,
-    so a killed sweep leaves none behind), cuts off an incomplete last line
-    left by a kill during a write, writes the header into an empty file, and
-    reads the rows already recorded. :meth:`append` writes one complete line
+    so a killed sweep leaves none behind), reads and checks the rows already
+    recorded, and only then cuts off an incomplete last line left by a kill
+    during a write and writes the header into an empty file: a file that is
+    not a sweep CSV is refused untouched. :meth:`append` writes one complete line
     per row and flushes it. Nothing already recorded is ever rewritten.
 
     Parameters
@@ -296,11 +297,17 @@ class RowLog:
             handle.seek(0)
             data = handle.read()
             complete = _complete(data)
+            header = _line(COLUMNS).encode("utf-8")
+            if not complete and not header.startswith(data):
+                raise ParameterError(
+                    f"`{self.path}` is not a sweep CSV: its first line is not the header "
+                    f"{','.join(COLUMNS)}; give a new or a sweep's rows file."
+                )
+            self.rows = _parse(complete.decode("utf-8"), self.path)
             if len(complete) < len(data):
                 handle.truncate(len(complete))
-            self.rows = _parse(complete.decode("utf-8"), self.path)
             if not complete:
-                handle.write(_line(COLUMNS).encode("utf-8"))
+                handle.write(header)
                 handle.flush()
         except BaseException:
             handle.close()
