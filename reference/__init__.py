@@ -25,6 +25,7 @@ from . import (
     hitting,
     kernels,
     lemma5,
+    lower_bound,
     model,
     optimal,
     parallel,
@@ -51,6 +52,7 @@ from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
+from .lower_bound import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
@@ -65,6 +67,6 @@ from .threads import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, counts, box_kinds, lemma5, parallel, streams,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]
