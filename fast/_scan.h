@@ -1,5 +1,5 @@
-/* One pass over dense counts: whether they are plainly valid, their largest entry, and
- * their nonzero entries as CSR rows.
+/* One pass over dense counts: whether they are plainly valid (finite, sign bit clear,
+ * integers), their largest entry, and their nonzero entries as CSR rows.
  *
  * Private C helper of fast/_boxes.pyx (scan_dense). Only integer operations on the
  * bit patterns of the counts: every result is the same bit for bit whatever
@@ -64,6 +64,19 @@ static inline int64_t sspgm_lowest_set(uint64_t x)
 #endif
 }
 
+/* The bits of the fraction of the float64 whose bit pattern is `bits`: its bits worth less
+ * than 1, shifted to the top (sign and exponent shifted out); not 0 exactly when it is
+ * finite and not an integer. With the unbiased exponent e, the bits below 2^0 are the
+ * mantissa's last 52 - e when 0 <= e < 52, all of a nonzero value when e < 0 (it is below
+ * 1), none when e >= 52 (infinities and NaNs included, which the largest bit pattern
+ * tells). */
+static SSPGM_ALWAYS_INLINE uint64_t sspgm_fraction_bits(uint64_t bits)
+{
+    int64_t e = (int64_t)((bits >> 52) & 0x7ff) - 1023;
+    int64_t shift = e < 0 ? 0 : (e < 52 ? 11 + e : 63);
+    return (bits << 1) << shift;
+}
+
 /* What the entries read tell, kept over the scan: `any`, the OR of their bit patterns
  * (its sign bit set when one is negative or -0.0), and `top`, the largest of their bit
  * patterns as signed integers (at least SSPGM_INF_BITS when one with its sign bit clear
@@ -110,14 +123,29 @@ static SSPGM_ALWAYS_INLINE void sspgm_raise(sspgm_lanes *top, const sspgm_lanes 
     *top = (*x & x_above) | (*top & ~x_above);
 }
 
-/* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x. */
-static SSPGM_ALWAYS_INLINE void sspgm_raise_block(sspgm_lanes *top, const double *x)
+/* sspgm_fraction_bits of each lane of *x, ORed into *fraction. */
+static SSPGM_ALWAYS_INLINE void sspgm_or_fraction(sspgm_words *fraction, const sspgm_lanes *x)
+{
+    sspgm_lanes e = ((*x >> 52) & 0x7ff) - 1023;
+    sspgm_lanes below_one = e < 0, whole = e > 51;
+    sspgm_lanes shift = ((11 + e) & ~below_one & ~whole) | (63 & whole);
+    *fraction |= ((sspgm_words)*x << 1) << (sspgm_words)shift;
+}
+
+/* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x, and OR the bits of
+ * their fractions (sspgm_fraction_bits) into *fraction. */
+static SSPGM_ALWAYS_INLINE void sspgm_raise_block(sspgm_lanes *top, sspgm_words *fraction,
+                                                  const double *x)
 {
     sspgm_lanes x0, x1, x2, x3;
     memcpy(&x0, x, sizeof x0);
     memcpy(&x1, x + 4, sizeof x1);
     memcpy(&x2, x + 8, sizeof x2);
     memcpy(&x3, x + 12, sizeof x3);
+    sspgm_or_fraction(fraction, &x0);
+    sspgm_or_fraction(fraction, &x1);
+    sspgm_or_fraction(fraction, &x2);
+    sspgm_or_fraction(fraction, &x3);
     sspgm_raise(&x0, &x1);
     sspgm_raise(&x2, &x3);
     sspgm_raise(&x0, &x2);
@@ -161,12 +189,14 @@ static inline uint64_t sspgm_run_bits(const double *x, int64_t n_blocks, sspgm_w
     return set;
 }
 
-static inline void sspgm_raise_block(sspgm_lanes *top, const double *x)
+static inline void sspgm_raise_block(sspgm_lanes *top, sspgm_words *fraction,
+                                     const double *x)
 {
     int k;
     for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
         int64_t bits;
         memcpy(&bits, x + k, sizeof bits);
+        *fraction |= sspgm_fraction_bits((uint64_t)bits);
         *top = bits > *top ? bits : *top;
     }
 }
@@ -242,13 +272,14 @@ static inline uint64_t sspgm_block_nonzero_avx2(const double *x)
 
 /* Store the entries of the block of row[start..start + SSPGM_SCAN_BLOCK) that `mask`
  * names (bit k for row[start + k]): their columns at cols[nnz..], their values at
- * data[nnz..], in order, raising *top to their bit patterns as signed integers; return
- * the new nnz. The first is stored without a branch (when the mask is empty, the last
+ * data[nnz..], in order, raising *top to their bit patterns as signed integers and ORing
+ * the bits of their fractions into *fraction (the entries not named are +-0.0, whose
+ * fractions are 0); return the new nnz. The first is stored without a branch (when the mask is empty, the last
  * entry of the block, +-0.0, is written and not counted). */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t start,
                                                      uint64_t mask, int64_t nnz,
                                                      int32_t *cols, double *data,
-                                                     int64_t *top)
+                                                     int64_t *top, uint64_t *fraction)
 {
     int64_t k = start + sspgm_lowest_set(mask | ((uint64_t)1 << (SSPGM_SCAN_BLOCK - 1)));
     int64_t bits;
@@ -256,6 +287,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
     cols[nnz] = (int32_t)k;
     memcpy(data + nnz, &bits, sizeof bits);
     *top = bits > *top ? bits : *top;
+    *fraction |= sspgm_fraction_bits((uint64_t)bits);
     nnz += mask != 0;
     mask &= mask - 1;
     while (mask != 0) {
@@ -265,6 +297,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
         cols[nnz] = (int32_t)k;
         memcpy(data + nnz, &bits, sizeof bits);
         *top = bits > *top ? bits : *top;
+        *fraction |= sspgm_fraction_bits((uint64_t)bits);
         nnz++;
     }
     return nnz;
@@ -281,15 +314,16 @@ typedef uint64_t (*sspgm_block_fn)(const double *);
  * one bit per block tells whether any of its entries has a bit set, without a branch,
  * and the OR of all their bits is kept; then only the blocks with a bit set are read
  * again (from the cache), and their entries other than +-0.0 (`block_nonzero`) stored
- * with the largest of their bit patterns kept. The last SSPGM_SCAN_BLOCK entries of a
+ * with the largest of their bit patterns and the OR of the bits of their fractions kept. The last SSPGM_SCAN_BLOCK entries of a
  * row whose length is not a multiple of it are read as one more block, of which only
  * the entries after the row's last whole block are stored; a row shorter than a block
  * is read one entry at a time. A block of zero bits holds +0.0 only, plainly valid.
  * Beyond max_nnz entries it stops storing them and returns a number above max_nnz
  * (`indptr` is then partial), and keeps the largest bit pattern of the blocks with a
- * bit set instead. Every entry is checked either way: `*valid` is 1 when each is
- * finite with its sign bit clear (no sign bit in the OR, the largest pattern below
- * SSPGM_INF_BITS), else 0; `*largest` is then the largest.
+ * bit set, and the OR of the bits of their fractions, instead. Every entry is checked
+ * either way: `*valid` is 1 when each is finite with its sign bit clear (no sign bit in
+ * the OR, the largest pattern below SSPGM_INF_BITS) and an integer (no bit in the OR of
+ * the fractions), else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
     sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, const double *counts,
@@ -298,10 +332,11 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
 {
     const int64_t tail = row_len % SSPGM_SCAN_BLOCK;
     int64_t i, b, k, nnz = 0, top = 0;
-    uint64_t any = 0;
-    sspgm_words any_lanes;
+    uint64_t any = 0, fraction = 0;
+    sspgm_words any_lanes, fraction_lanes;
     sspgm_lanes top_lanes;
     memset(&any_lanes, 0, sizeof any_lanes);
+    memset(&fraction_lanes, 0, sizeof fraction_lanes);
     memset(&top_lanes, 0, sizeof top_lanes);
     indptr[0] = 0;
     for (i = 0; i < n_rows; i++) {
@@ -312,6 +347,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 memcpy(&bits, row + k, sizeof bits);
                 any |= (uint64_t)bits;
                 top = bits > top ? bits : top;
+                fraction |= sspgm_fraction_bits((uint64_t)bits);
                 if (((uint64_t)bits << 1) != 0 && nnz <= max_nnz) {
                     cols[nnz] = (int32_t)k;
                     memcpy(data + nnz, &bits, sizeof bits);
@@ -330,9 +366,9 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 set &= set - 1;
                 if (nnz <= max_nnz) {
                     nnz = sspgm_store_block(row, start, block_nonzero(row + start), nnz, cols,
-                                            data, &top);
+                                            data, &top, &fraction);
                 } else {
-                    sspgm_raise_block(&top_lanes, row + start);
+                    sspgm_raise_block(&top_lanes, &fraction_lanes, row + start);
                 }
             }
         }
@@ -342,16 +378,17 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 nnz = sspgm_store_block(row, b,
                                         block_nonzero(row + b) >> (SSPGM_SCAN_BLOCK - tail)
                                             << (SSPGM_SCAN_BLOCK - tail),
-                                        nnz, cols, data, &top);
+                                        nnz, cols, data, &top, &fraction);
             } else {
-                sspgm_raise_block(&top_lanes, row + b);
+                sspgm_raise_block(&top_lanes, &fraction_lanes, row + b);
             }
         }
         indptr[i + 1] = nnz;
     }
     any |= sspgm_words_or(&any_lanes);
+    fraction |= sspgm_words_or(&fraction_lanes);
     top = sspgm_lanes_max(&top_lanes) > top ? sspgm_lanes_max(&top_lanes) : top;
-    *valid = (any & SSPGM_SIGN) == 0 && top < SSPGM_INF_BITS;
+    *valid = (any & SSPGM_SIGN) == 0 && top < SSPGM_INF_BITS && fraction == 0;
     *largest = sspgm_double_of_bits((uint64_t)top);
     return nnz;
 }
