@@ -335,8 +335,9 @@ def scan_dense(counts, Py_ssize_t max_nnz):
     all the bits tells a negative or ``-0.0`` entry, the largest bit pattern (as
     a signed integer) an infinite or NaN one, and orders the finite counts
     ``>= +0.0`` as their values; the OR of the bits of the blocks read again that
-    lie below ``2^0`` (by their exponent) tells a fractional one. Integer operations only, on an AVX2 build of the
-    pass where the compiler and the CPU allow it (``fast/_scan.h``).
+    lie below ``2^0`` (by their exponent) tells a fractional one. Integer
+    operations only, on an AVX2 build of the pass where the compiler and the CPU
+    allow it (``fast/_scan.h``).
 
     Parameters
     ----------

@@ -442,7 +442,7 @@ def _scalar_boxes(indptr, data, S, A, delta):
 def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
     """The boxes of counts met again (read from the memo of their ``N+``) are the floats of
     the formula, bit for bit: pairs whose ``N+`` alternates (so a count's box changes with
-    it), integer counts below and above ``MEMO_COUNTS``, fractional counts, a stored zero,
+    it), integer counts below and above ``MEMO_COUNTS``, counts off the multinomial's, a stored zero,
     a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
     rng = np.random.default_rng(7)
     S, A, delta = 40, 3, 0.1
@@ -453,7 +453,7 @@ def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
         n = [7, 200, 3000, 200][i % 4]
         vals = rng.multinomial(n, np.full(k, 1.0 / k)).astype(float) if k else np.zeros(0)
         if i % 9 == 5 and k:
-            vals[0] += 0.5
+            vals[0] += 1.0
         if i % 11 == 3 and k:
             vals[-1] = 0.0
         if i % 13 == 0 and k:
