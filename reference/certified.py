@@ -19,7 +19,7 @@ import numpy as np
 from ._checks import as_float_array, check_int, check_policy, check_real
 from .box_kinds import box_kind
 from .chains import poured_occupancy
-from .confidence import confidence_boxes
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .results import Result
@@ -532,7 +532,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     S, A = model.n_states, model.n_actions
     costs = check_model_costs(costs, model)
     eps, delta = check_accuracy(eps, delta)
-    box_kind(kind, time_uniform=True)
+    record = box_kind(kind, time_uniform=True)
     if allocation not in ALLOCATIONS:
         raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
     relative = bool(relative)
@@ -558,7 +558,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     first = True
     while True:
         start_time = time.perf_counter()
-        boxes = kernels.call(confidence_boxes, run.store.counts(), delta, kind)
+        boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
         work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
         searching = D_hat is not None and not np.isfinite(D_hat)

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import certified, evi
 from ._checks import check_int, check_real
-from .allocation import top_up_to_fixpoint
+from .allocation import _top_up_to_fixpoint
 from .certified import Certificate
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
@@ -153,7 +153,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             scale *= 2.0
         run.start_round(f"SEARCH round {len(run.rounds('search')) + (not finished)} "
                         f"(Delta = {scale:g})")
-        target, Gamma_hat = top_up_to_fixpoint(
+        target, Gamma_hat = _top_up_to_fixpoint(
             run.model, run.store, run.rng, scale, iota, eps, delta, alpha
         )
         mu = iota * eps / (6.0 * scale)
