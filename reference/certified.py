@@ -113,7 +113,10 @@ class Certificate(Result):
         -------
         bool
         """
-        eps = check_real("eps", eps, 0.0, None, low_open=True)
+        return self._proves(check_real("eps", eps, 0.0, None, low_open=True), relative)
+
+    def _proves(self, eps, relative):
+        """:meth:`certified` of a checked ``eps``, which it trusts."""
         return bool((self.relative_gap if relative else self.gap) <= eps)
 
 
@@ -298,14 +301,17 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     (True, False)
     """
     boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
-    S, A = boxes.n_states, boxes.n_actions
-    policy = check_policy(policy, S, A)
-    if start is not None:
-        start = as_float_array("start", start, (S,))
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    start = None if start is None else as_float_array("start", start, (boxes.n_states,))
+    return _certify(kernels, boxes, costs, policy, start)
+
+
+def _certify(kernels, boxes, costs, policy, start):
+    """:func:`certify` on boxes, of checked arguments (as :func:`certify` makes them)."""
     lower, _, _, _, lower_converged, lower_message = _optimistic(kernels, boxes, costs, policy,
                                                                  start)
     upper, _, _, _, upper_converged, _, _ = _robust_values(
-        kernels, boxes, costs[np.arange(S), policy], policy, lower)
+        kernels, boxes, costs[np.arange(boxes.n_states), policy], policy, lower)
     return _certificate(boxes, policy, lower, upper, lower_message,
                         lower_converged and upper_converged)
 
@@ -562,7 +568,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
-        done = not searching and cert.certified(goal_gap, relative)
+        done = not searching and cert._proves(goal_gap, relative)
         n_calls = run.store.n_samples
         if not (first and resumed):
             run.record(CertifiedRound(

@@ -225,6 +225,12 @@ def bernstein_radius_sum(counts, delta):
     delta = check_delta(delta)
     counts = Counts(counts)
     check_counts_log_term(counts.table, delta)
+    return _bernstein_radius_sum(counts, delta)
+
+
+def _bernstein_radius_sum(counts, delta):
+    """:func:`bernstein_radius_sum` of checked :class:`~reference.counts.Counts` and ``delta``
+    (its log term finite for them: :func:`check_counts_log_term`), which it trusts."""
     S, A, csr = counts.n_states, counts.n_actions, counts.csr()
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
     log_l = lemma5.log_term(n_plus, S, A, delta)

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import certified, evi
+from . import evi
 from ._checks import check_int, check_real
 from .allocation import _top_up_to_fixpoint
-from .certified import Certificate
+from .box_kinds import box_kind
+from .certified import Certificate, _certify
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .poured import PouredKernel
@@ -187,9 +189,9 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         f"max v_tilde = {float(out.v_tilde.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.n_iter - 1}."
     )
-    certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
-                               delta, start=out.v_tilde)
-    proved = certificate.certified(target)
+    boxes = _confidence_boxes(kernels, run.store.counts(), delta, box_kind("kl"))
+    certificate = _certify(kernels, boxes, costs, out.policy.copy(), out.v_tilde)
+    proved = certificate._proves(target, False)
     if not proved:
         warning = (
             f"The returned policy is not certified at {target:g}: on the run's own samples "

@@ -442,8 +442,8 @@ def _scalar_boxes(indptr, data, S, A, delta):
 def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
     """The boxes of counts met again (read from the memo of their ``N+``) are the floats of
     the formula, bit for bit: pairs whose ``N+`` alternates (so a count's box changes with
-    it), integer counts below and above ``MEMO_COUNTS``, counts off the multinomial's, a stored zero,
-    a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
+    it), integer counts below and above ``MEMO_COUNTS`` and off the multinomial's, a stored
+    zero, a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
     rng = np.random.default_rng(7)
     S, A, delta = 40, 3, 0.1
     rows = []
