@@ -66,15 +66,16 @@ static inline int64_t sspgm_lowest_set(uint64_t x)
 
 /* The bits of the fraction of the float64 whose bit pattern is `bits`: its bits worth less
  * than 1, shifted to the top (sign and exponent shifted out); not 0 exactly when it is
- * finite and not an integer. With the unbiased exponent e, the bits below 2^0 are the
- * mantissa's last 52 - e when 0 <= e < 52, all of a nonzero value when e < 0 (it is below
- * 1), none when e >= 52 (infinities and NaNs included, which the largest bit pattern
- * tells). */
+ * finite and not an integer. With the biased exponent k = e + 1023, the bits below 2^0 are
+ * the mantissa's last 52 - e when 0 <= e < 52 (a shift by 12 + e = k - 1011 keeps them),
+ * all of a nonzero value when e < 0 (it is below 1: a shift by 1 keeps them), none when
+ * e >= 52 (a shift of 64 or more; infinities and NaNs included, which the largest bit
+ * pattern tells). */
 static SSPGM_ALWAYS_INLINE uint64_t sspgm_fraction_bits(uint64_t bits)
 {
-    int64_t e = (int64_t)((bits >> 52) & 0x7ff) - 1023;
-    int64_t shift = e < 0 ? 0 : (e < 52 ? 11 + e : 63);
-    return (bits << 1) << shift;
+    uint64_t k = (bits >> 52) & 0x7ff;
+    uint64_t shift = k > 1022 ? k - 1011 : 1;
+    return shift < 64 ? bits << shift : 0;
 }
 
 /* What the entries read tell, kept over the scan: `any`, the OR of their bit patterns
@@ -123,29 +124,29 @@ static SSPGM_ALWAYS_INLINE void sspgm_raise(sspgm_lanes *top, const sspgm_lanes 
     *top = (*x & x_above) | (*top & ~x_above);
 }
 
-/* sspgm_fraction_bits of each lane of *x, ORed into *fraction. */
-static SSPGM_ALWAYS_INLINE void sspgm_or_fraction(sspgm_words *fraction, const sspgm_lanes *x)
+/* OR sspgm_fraction_bits of the SSPGM_SCAN_BLOCK entries at x into the lanes of
+ * *fraction. */
+static SSPGM_ALWAYS_INLINE void sspgm_block_fraction(sspgm_words *fraction, const double *x)
 {
-    sspgm_lanes e = ((*x >> 52) & 0x7ff) - 1023;
-    sspgm_lanes below_one = e < 0, whole = e > 51;
-    sspgm_lanes shift = ((11 + e) & ~below_one & ~whole) | (63 & whole);
-    *fraction |= ((sspgm_words)*x << 1) << (sspgm_words)shift;
+    int i;
+    for (i = 0; i < SSPGM_SCAN_BLOCK; i += 4) {
+        sspgm_words bits;
+        sspgm_lanes k, shift;
+        memcpy(&bits, x + i, sizeof bits);
+        k = (sspgm_lanes)((bits >> 52) & 0x7ff);
+        shift = ((k - 1012) & (k > 1022)) + 1;
+        *fraction |= (bits << (sspgm_words)(shift & 63)) & (sspgm_words)(shift < 64);
+    }
 }
 
-/* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x, and OR the bits of
- * their fractions (sspgm_fraction_bits) into *fraction. */
-static SSPGM_ALWAYS_INLINE void sspgm_raise_block(sspgm_lanes *top, sspgm_words *fraction,
-                                                  const double *x)
+/* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x. */
+static SSPGM_ALWAYS_INLINE void sspgm_raise_block(sspgm_lanes *top, const double *x)
 {
     sspgm_lanes x0, x1, x2, x3;
     memcpy(&x0, x, sizeof x0);
     memcpy(&x1, x + 4, sizeof x1);
     memcpy(&x2, x + 8, sizeof x2);
     memcpy(&x3, x + 12, sizeof x3);
-    sspgm_or_fraction(fraction, &x0);
-    sspgm_or_fraction(fraction, &x1);
-    sspgm_or_fraction(fraction, &x2);
-    sspgm_or_fraction(fraction, &x3);
     sspgm_raise(&x0, &x1);
     sspgm_raise(&x2, &x3);
     sspgm_raise(&x0, &x2);
@@ -189,14 +190,22 @@ static inline uint64_t sspgm_run_bits(const double *x, int64_t n_blocks, sspgm_w
     return set;
 }
 
-static inline void sspgm_raise_block(sspgm_lanes *top, sspgm_words *fraction,
-                                     const double *x)
+static inline void sspgm_block_fraction(sspgm_words *fraction, const double *x)
+{
+    int k;
+    for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
+        uint64_t bits;
+        memcpy(&bits, x + k, sizeof bits);
+        *fraction |= sspgm_fraction_bits(bits);
+    }
+}
+
+static inline void sspgm_raise_block(sspgm_lanes *top, const double *x)
 {
     int k;
     for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
         int64_t bits;
         memcpy(&bits, x + k, sizeof bits);
-        *fraction |= sspgm_fraction_bits((uint64_t)bits);
         *top = bits > *top ? bits : *top;
     }
 }
@@ -260,6 +269,27 @@ static inline uint64_t sspgm_zeros_avx2(const double *x)
     return (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(zero));
 }
 
+/* sspgm_block_fraction with AVX2 instructions: VPSLLVQ gives 0 for a shift of 64 or more,
+ * as sspgm_fraction_bits does (a lane with its sign bit set may give other bits than
+ * sspgm_fraction_bits, but such an entry is invalid whatever they are). */
+__attribute__((target("avx2")))
+static inline void sspgm_block_fraction_avx2(sspgm_words *fraction, const double *x)
+{
+    __m256i seen = (__m256i)*fraction;
+    const __m256i below = _mm256_set1_epi64x(1022), offset = _mm256_set1_epi64x(1012),
+                  one = _mm256_set1_epi64x(1);
+    int i;
+    for (i = 0; i < SSPGM_SCAN_BLOCK; i += 4) {
+        __m256i bits = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i k = _mm256_srli_epi64(bits, 52);
+        __m256i above = _mm256_cmpgt_epi64(k, below);
+        __m256i shift = _mm256_add_epi64(_mm256_and_si256(_mm256_sub_epi64(k, offset), above),
+                                         one);
+        seen = _mm256_or_si256(seen, _mm256_sllv_epi64(bits, shift));
+    }
+    *fraction = (sspgm_words)seen;
+}
+
 /* sspgm_block_nonzero with AVX2 instructions. */
 __attribute__((target("avx2")))
 static inline uint64_t sspgm_block_nonzero_avx2(const double *x)
@@ -305,6 +335,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
 
 typedef uint64_t (*sspgm_run_fn)(const double *, int64_t, sspgm_words *);
 typedef uint64_t (*sspgm_block_fn)(const double *);
+typedef void (*sspgm_fraction_fn)(sspgm_words *, const double *);
 
 /* Scan the `n_rows` rows of `row_len` counts at `counts` (C-contiguous).
  *
@@ -326,7 +357,8 @@ typedef uint64_t (*sspgm_block_fn)(const double *);
  * the fractions), else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
-    sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, const double *counts,
+    sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, sspgm_fraction_fn block_fraction,
+    const double *counts,
     int64_t n_rows, int64_t row_len, int64_t max_nnz, int64_t *indptr, int32_t *cols,
     double *data, int *valid, double *largest)
 {
@@ -368,7 +400,8 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                     nnz = sspgm_store_block(row, start, block_nonzero(row + start), nnz, cols,
                                             data, &top, &fraction);
                 } else {
-                    sspgm_raise_block(&top_lanes, &fraction_lanes, row + start);
+                    sspgm_raise_block(&top_lanes, row + start);
+                    block_fraction(&fraction_lanes, row + start);
                 }
             }
         }
@@ -380,7 +413,8 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                                             << (SSPGM_SCAN_BLOCK - tail),
                                         nnz, cols, data, &top, &fraction);
             } else {
-                sspgm_raise_block(&top_lanes, &fraction_lanes, row + b);
+                sspgm_raise_block(&top_lanes, row + b);
+                block_fraction(&fraction_lanes, row + b);
             }
         }
         indptr[i + 1] = nnz;
@@ -399,8 +433,9 @@ static int64_t sspgm_scan_rows_avx2(const double *counts, int64_t n_rows, int64_
                                     int64_t max_nnz, int64_t *indptr, int32_t *cols,
                                     double *data, int *valid, double *largest)
 {
-    return sspgm_scan_rows(sspgm_run_bits_avx2, sspgm_block_nonzero_avx2, counts, n_rows,
-                           row_len, max_nnz, indptr, cols, data, valid, largest);
+    return sspgm_scan_rows(sspgm_run_bits_avx2, sspgm_block_nonzero_avx2,
+                           sspgm_block_fraction_avx2, counts, n_rows, row_len, max_nnz, indptr,
+                           cols, data, valid, largest);
 }
 #endif
 
@@ -415,8 +450,8 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
                                     valid, largest);
     }
 #endif
-    return sspgm_scan_rows(sspgm_run_bits, sspgm_block_nonzero, counts, n_rows, row_len,
-                           max_nnz, indptr, cols, data, valid, largest);
+    return sspgm_scan_rows(sspgm_run_bits, sspgm_block_nonzero, sspgm_block_fraction, counts,
+                           n_rows, row_len, max_nnz, indptr, cols, data, valid, largest);
 }
 
 #endif
