@@ -19,7 +19,7 @@ import numpy as np
 from ._checks import as_float_array, check_int, check_policy, check_real
 from .box_kinds import box_kind
 from .chains import poured_occupancy
-from .confidence import confidence_boxes
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .results import Result
@@ -121,7 +121,10 @@ class Certificate(Result):
         -------
         bool
         """
-        eps = check_real("eps", eps, 0.0, None, low_open=True)
+        return self._proves(check_real("eps", eps, 0.0, None, low_open=True), relative)
+
+    def _proves(self, eps, relative):
+        """:meth:`certified` of a checked ``eps``, which it trusts."""
         return self.proper and bool((self.relative_gap if relative else self.gap) <= eps)
 
 
@@ -307,13 +310,16 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     (True, False)
     """
     boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
-    S, A = boxes.n_states, boxes.n_actions
-    policy = check_policy(policy, S, A)
-    if start is not None:
-        start = as_float_array("start", start, (S,))
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    start = None if start is None else as_float_array("start", start, (boxes.n_states,))
+    return _certify(kernels, boxes, costs, policy, start)
+
+
+def _certify(kernels, boxes, costs, policy, start):
+    """:func:`certify` on boxes, of checked arguments (as :func:`certify` makes them)."""
     lower, _, _, _, lower_converged, lower_message = _optimistic(kernels, boxes, costs, policy,
                                                                  start)
-    costs_pi = costs[np.arange(S), policy]
+    costs_pi = costs[np.arange(boxes.n_states), policy]
     upper, _, infinite, _, upper_converged, _, _ = _robust_values(kernels, boxes, costs_pi,
                                                                   policy, lower)
     return _certificate(boxes, policy, lower, upper, lower_message,
@@ -533,7 +539,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     S, A = model.n_states, model.n_actions
     costs = check_model_costs(costs, model)
     eps, delta = check_accuracy(eps, delta)
-    box_kind(kind, time_uniform=True)
+    record = box_kind(kind, time_uniform=True)
     if allocation not in ALLOCATIONS:
         raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
     relative = bool(relative)
@@ -559,11 +565,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     first = True
     while True:
         start_time = time.perf_counter()
-        boxes = kernels.call(confidence_boxes, run.store.counts(), delta, kind)
+        boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
-        done = not searching and cert.certified(eps, relative)
+        done = not searching and cert._proves(eps, relative)
         n_calls = run.store.n_samples
         if not (first and resumed):
             run.record(CertifiedRound(

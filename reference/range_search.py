@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import certified, evi
+from . import evi
 from ._checks import check_int, check_real
-from .allocation import top_up_to_fixpoint
-from .certified import Certificate
+from .allocation import _top_up_to_fixpoint
+from .box_kinds import box_kind
+from .certified import Certificate, _certify
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .poured import PouredKernel
@@ -157,7 +159,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             scale *= 2.0
         run.start_round(f"SEARCH round {len(run.rounds('search')) + (not finished)} "
                         f"(Delta = {scale:g})")
-        target, Gamma_hat = top_up_to_fixpoint(
+        target, Gamma_hat = _top_up_to_fixpoint(
             run.model, run.store, run.rng, scale, iota, eps, delta, alpha
         )
         mu = iota * eps / (6.0 * scale)
@@ -193,13 +195,13 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         f"max v_tilde = {float(out.v_tilde.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.n_iter - 1}."
     )
-    certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
-                               delta, start=out.v_tilde)
-    proved = certificate.certified(target)
+    boxes = _confidence_boxes(kernels, run.store.counts(), delta, box_kind("kl"))
+    certificate = _certify(kernels, boxes, costs, out.policy.copy(), out.v_tilde)
+    proved = certificate._proves(target, False)
     reason = (f"its certificate gives max(upper - lower) = {certificate.gap:.6g}"
               + ("" if certificate.proper else " and does not show it proper"))
     if proved and theta is not None:
-        proved, H_max = alg3_hitting_check(kernels, run.store.counts(), delta, D_hat)
+        proved, H_max = alg3_hitting_check(kernels, boxes, D_hat)
         reason = (f"the robust unit-cost bound on D from its certificate's boxes, {H_max:.6g}, "
                   f"exceeds D_hat = {D_hat:.6g}, so nu theta D <= eps / 2 is not shown")
     if not proved:

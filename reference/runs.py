@@ -13,8 +13,8 @@ import numbers
 import os
 from dataclasses import asdict, dataclass, field, fields
 
-from . import evi
-from ._checks import check_costs, check_real, check_real_dtype, make_rng
+from ._checks import check_costs, check_counts_log_term, check_real, check_real_dtype, make_rng
+from .evi import _iterate
 from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
 from .model import SSP
@@ -188,10 +188,14 @@ def converged_evi(kernels, run, costs, delta, mu, max_iter, where):
 
     The counts are the store's (:meth:`~reference.generative.SampleStore.counts`):
     the store built them from answers it checked, so EVI does not check them again
-    (:func:`reference.evi.iterate`); the other arguments it checks as always.
+    (:func:`reference.evi._iterate`), nor the other arguments, which the public
+    function running the run checked (``costs`` float64 ``(S, A)``, ``delta`` in
+    ``(0, 1)``, ``max_iter >= 1``) or computed (``mu > 0``). Only the log term
+    of ``delta`` is checked, against these counts (they grow each round).
     """
     counts = run.store.counts()
-    out = evi.iterate(kernels, counts, counts.table, costs, delta, mu, max_iter)
+    check_counts_log_term(counts.table, delta)
+    out = _iterate(kernels, counts, counts.table, costs, delta, mu, max_iter)
     if not out.converged:
         raise ConvergenceError(
             f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "

@@ -20,7 +20,6 @@ answer rest on when ``c_min = 0`` (docs/certified-soundness.md proves each):
 
 import numpy as np
 
-from .confidence import confidence_boxes
 from .robust import _infinite_states, _optimistic, _robust_policy, _robust_values
 
 __all__ = []
@@ -152,14 +151,12 @@ def theta_round(kernels, boxes, costs, eps, theta, relative, policies):
     return work, state, (parts[0], lower, upper, *parts[3:]), D_hat, nu
 
 
-def alg3_hitting_check(kernels, counts, delta, D_hat):
-    """``(ok, H_max)``: whether the robust unit-cost bound of the KL boxes is at most ``D_hat``.
+def alg3_hitting_check(kernels, boxes, D_hat):
+    """``(ok, H_max)``: whether the robust unit-cost bound of ``boxes`` is at most ``D_hat``.
 
-    On the event of those boxes (the event of Alg. 3's certificate),
-    ``D <= H_max``; ``H_max <= D_hat`` then gives ``nu theta D <= eps / 2``
+    ``boxes`` are the KL boxes of Alg. 3's certificate: on their event
+    ``D <= H_max``, and ``H_max <= D_hat`` then gives ``nu theta D <= eps / 2``
     without Alg. 4's own event or Lemma 9.
     """
-    boxes = kernels.call(confidence_boxes, counts, delta, "kl")
-    hitting = hitting_bound(kernels, boxes)[0]
-    H_max = float(hitting.max())
+    H_max = float(hitting_bound(kernels, boxes)[0].max())
     return bool(H_max <= D_hat), H_max
