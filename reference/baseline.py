@@ -122,6 +122,6 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         calls=store.n_pair,
         n_iter=int(out.n_iter),
         converged=bool(out.converged),
-        certificate=kernels.call(certified.certify, counts, costs, policy, delta),
+        certificate=kernels.call(certified.certify, counts, costs, policy, delta, kind="kl"),
         message=out.message,
     )

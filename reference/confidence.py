@@ -12,7 +12,7 @@ every next state (the goal included) gets a radius
     \beta = 4 \sqrt{\frac{\hat p L}{N^+}} + \frac{28 L}{N^+}.
 
 The named boxes of :func:`confidence_boxes` are ``"paper"`` (that radius),
-``"bernstein"`` and ``"kl"``.
+``"bernstein"``, ``"kl"`` and ``"mixture"``.
 
 Each kind gives every next state ``s'`` of every pair ``(s, a)`` an interval
 ``[lo, hi]`` that contains ``p(s'|s, a)`` on one event of probability at least
@@ -49,7 +49,7 @@ RADIUS_SQRT_FACTOR = 4.0
 RADIUS_LINEAR_FACTOR = 28.0
 """The factor 28 of the ``L / N^+`` term of Lemma 5's radius."""
 
-BOX_KINDS = ("paper", "bernstein", "kl")
+BOX_KINDS = ("paper", "bernstein", "kl", "mixture")
 """The confidence-set kinds, in the order of the docs."""
 
 KL_BISECTIONS = 64
@@ -317,13 +317,15 @@ def _level(kind, n, S, A, delta):
     """The log term of ``kind`` for rows of ``n`` samples (``n >= 1``)."""
     if kind == "paper":
         return log_term(np.maximum(1.0, n), S, A, delta)
+    if kind == "mixture":
+        return np.log(S * A * (S + 1) / delta) + 0.5 * np.log(n) + np.log(2.0)
     union = S * A * (S + 1) * n * (n + 1) / delta
     return np.log((2.0 if kind == "kl" else 4.0) * union)
 
 
 def _intervals(kernels, kind, p_hat, n, level):
     """Interval ends of frequencies ``p_hat`` in rows of ``n`` samples with log term ``level``."""
-    if kind == "kl":
+    if kind in ("kl", "mixture"):
         return kernels.kl_interval(p_hat, n, level)
     if kind == "paper":
         width = radius(p_hat, level, np.maximum(1.0, n))
@@ -346,7 +348,7 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     delta : float in (0, 1)
         Confidence level: the true kernel lies in every box, for every pair,
         with probability at least ``1 - delta``.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"kl", "mixture", "bernstein", "paper"}, default "kl"
         Which intervals; see Notes.
 
     Returns
@@ -379,6 +381,19 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
       computed by :func:`kl_interval`. For a fixed entry and a fixed ``N``,
       the Chernoff bound gives each side probability at most ``exp(-l_N)``.
+    - ``"mixture"`` is the same Chernoff interval at the level of a
+      Krichevsky-Trofimov mixture of the entry's likelihood ratios,
+
+      .. math::
+
+          \{q : N\,\mathrm{kl}(\hat p, q) \le m_N\}, \qquad
+          m_N = \log\frac{S A (S+1)}{\delta} + \frac{1}{2}\log N + \log 2,
+
+      which holds for every ``N`` at once and both sides together with
+      probability at least ``1 - delta / (S A (S+1))`` per entry (Ville's
+      inequality on the mixture martingale and the mixture's regret bound,
+      ``docs/certificates.md``). Since ``m_N < l_N`` for every ``N >= 1``,
+      its intervals lie inside those of ``"kl"``.
     - ``"bernstein"`` is the empirical Bernstein interval of Maurer and
       Pontil (2009, Thm. 4) on each side with ``delta_N / 2``:
 
@@ -390,11 +405,12 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
       and ``[0, 1]`` while ``N < 2``.
 
-    Both non-paper kinds are **time-uniform**. The ``N``-th sample of a pair is
-    the ``N``-th draw of an i.i.d. sequence, whatever rule chose to draw it,
-    so the event that every interval built from the first ``N`` samples holds
-    is one event about those sequences. Its failure probability is at most the
-    union over ``(s, a, s', N)``:
+    The kinds other than ``"paper"`` are **time-uniform**. The ``N``-th sample
+    of a pair is the ``N``-th draw of an i.i.d. sequence, whatever rule chose
+    to draw it, so the event that every interval built from the first ``N``
+    samples holds is one event about those sequences. Its failure probability is at most the
+    union over ``(s, a, s', N)`` (over ``(s, a, s')`` alone for ``"mixture"``,
+    whose per-entry event already covers every ``N``):
 
     .. math::
 

@@ -188,7 +188,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         f"at j = {out.n_iter - 1}."
     )
     certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
-                               delta, start=out.v_tilde)
+                               delta, kind="kl", start=out.v_tilde)
     proved = certificate.certified(target)
     if not proved:
         warning = (

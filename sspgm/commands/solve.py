@@ -34,7 +34,7 @@ def register(subparsers):
         help=COMMANDS["solve"],
         usage="sspgm solve [-h] [--eps EPS] [--delta DELTA] [--theta THETA] [--alpha ALPHA] "
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
-        "[--method {paper,certified}] [--kind {kl,bernstein}] [--relative] [--budget N] "
+        "[--method {paper,certified}] [--kind {mixture,kl,bernstein}] [--relative] [--budget N] "
         "[--show N] [INSTANCE] [--param value ...]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
@@ -82,8 +82,8 @@ def register(subparsers):
         "eps-optimality (solve_certified) (default: paper)",
     )
     parser.add_argument(
-        "--kind", choices=("kl", "bernstein"), default="kl",
-        help="confidence sets of --method certified (default: kl)",
+        "--kind", choices=("mixture", "kl", "bernstein"), default="mixture",
+        help="confidence sets of --method certified (default: mixture)",
     )
     parser.add_argument(
         "--relative", action="store_true",
