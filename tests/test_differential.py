@@ -53,10 +53,10 @@ from hypothesis import strategies as st
 
 import fast
 import reference
-from fast import _evi
+from fast import _boxes
 from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
-from reference._checks import count_table
+from reference.counts import Counts
 from reference.kernels import NUMPY_KERNELS, explicit_pour
 
 EVI_EXAMPLES = 500
@@ -211,7 +211,7 @@ def test_count_scans_agree(S, A, density, special, seed, cut):
     assert np.array_equal(scan.largest, largest, equal_nan=True)
     rows = counts.reshape(S * A, S + 1)
     nnz = np.count_nonzero(rows)
-    if nnz > _evi.DENSE_MAX_FILL * counts.size:
+    if nnz > _boxes.DENSE_MAX_FILL * counts.size:
         assert scan.indptr is None
     else:
         expected = sp.csr_array(rows)
@@ -219,7 +219,7 @@ def test_count_scans_agree(S, A, density, special, seed, cut):
         assert scan.cols.tolist() == expected.indices.tolist()
         assert scan.data.view(np.uint64).tolist() == expected.data.view(np.uint64).tolist()
     if nnz:
-        cut_scan = _evi.scan_dense(counts, min(int(cut * nnz), nnz - 1))
+        cut_scan = _boxes.scan_dense(counts, min(int(cut * nnz), nnz - 1))
         assert cut_scan.indptr is None
         assert np.array_equal(cut_scan.largest, largest, equal_nan=True)
 
@@ -256,7 +256,7 @@ def test_evi_kernels_match_one_by_one_on_larger_tables(problem, seed, as_csr):
 def _check_evi_kernels_match(problem, seed, as_csr):
     counts, costs, delta, _ = problem
     S, A = costs.shape
-    table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
+    table = Counts(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts).table
     rng = np.random.default_rng(seed)
     v_ext = np.append(rng.choice([0.0, 0.5, 1.0, 3.0], size=S) + rng.random(S) * 1e-3 * (S > 3),
                       0.0)
