@@ -45,7 +45,9 @@ ALLOCATIONS = ("adaptive", "uniform")
 """How :func:`solve_certified` spreads each round's new calls over the pairs."""
 
 TARGETS = ("value", "policy")
-"""What :func:`solve_certified` certifies: the values (``gap``) or the policy (``policy_gap``)."""
+"""What an answer is asked to be right about: the values (:func:`solve_certified` certifies
+``gap``) or the policy (``policy_gap``); :func:`~reference.lower_bound.instance_lower_bound`'s
+targets too."""
 
 INITIAL_PER_PAIR = 64
 """Samples of every pair in the first round of :func:`solve_certified`."""
