@@ -82,6 +82,7 @@ def _ssp(backend, rows, cost):
     return backend.SSP(P, c, require_proper=False)
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=60)
 @given(chain=rational_chains(), share=st.integers(1, 16).map(lambda k: Fraction(k, 16)))
 def test_simulation_lemma_under_the_corrected_condition(backend, chain, share):
@@ -104,6 +105,7 @@ def test_simulation_lemma_under_the_corrected_condition(backend, chain, share):
                                                                       rel=1e-9)
 
 
+@pytest.mark.shared
 def test_simulation_lemma_as_printed_fails_on_one_state(backend):
     """One state, ``eta = 1/2``, ``V' = 4``: ``eta V' = 2 = 2 c_min`` yet the policy is improper."""
     model_prime = [[Fraction(3, 4), Fraction(1, 4)]]
@@ -154,6 +156,7 @@ def test_lemma_4_optimism_under_the_event(backend, seed, n_states, n_actions, n_
     assert np.all(optimistic <= (1 + 2 * mu / c_min) * out.v_tilde + 1e-9)
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=8)
 @given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 3), n_actions=st.integers(1, 2))
 def test_lemma_5_coverage_at_the_promised_rate(backend, seed, n_states, n_actions):
@@ -195,6 +198,7 @@ def _tail_probabilities(Q, units, levels):
     return T
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=25)
 @given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 4), K=st.sampled_from([1, 2, 4]),
        goal_floor=st.floats(0.02, 0.5))
