@@ -16,17 +16,18 @@ import os
 
 __all__ = [
     "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
+    "time_uniform_box_kinds",
 ]
 
 BUILDERS = {
-    "gridworld": ("reference.envs", "gridworld"),
-    "chain": ("reference.envs", "chain"),
-    "tradeoff": ("reference.envs", "tradeoff"),
-    "zero_cost_loop": ("reference.envs", "zero_cost_loop"),
-    "theta_example": ("reference.envs", "theta_example"),
-    "garnet": ("reference.envs", "garnet"),
-    "trap": ("reference.envs", "trap"),
-    "random_discounted": ("reference.envs", "random_discounted"),
+    "gridworld": ("reference.envs.grid", "gridworld"),
+    "chain": ("reference.envs.small", "chain"),
+    "tradeoff": ("reference.envs.small", "tradeoff"),
+    "zero_cost_loop": ("reference.envs.small", "zero_cost_loop"),
+    "theta_example": ("reference.envs.small", "theta_example"),
+    "garnet": ("reference.envs.randomized", "garnet"),
+    "trap": ("reference.envs.small", "trap"),
+    "random_discounted": ("reference.envs.randomized", "random_discounted"),
     "cliffwalking": ("sspgm.gym_adapter", "cliff_walking"),
     "frozenlake": ("sspgm.gym_adapter", "frozen_lake"),
     "taxi": ("sspgm.gym_adapter", "taxi"),
@@ -41,6 +42,35 @@ def _source_path(module):
     top, *rest = module.split(".")
     spec = importlib.util.find_spec(top)
     return os.path.join(spec.submodule_search_locations[0], *rest) + ".py"
+
+
+def time_uniform_box_kinds():
+    """The names of the time-uniform box kinds of :data:`reference.box_kinds.KINDS`, from source.
+
+    Read from the records (``BoxKind(name=..., time_uniform=True, ...)``) of
+    ``reference/box_kinds.py`` without importing it, so that the command
+    line's help loads no numerical library.
+
+    Returns
+    -------
+    tuple of str
+        In the order of the records.
+
+    Examples
+    --------
+    >>> "kl" in time_uniform_box_kinds() and "paper" not in time_uniform_box_kinds()
+    True
+    """
+    with open(_source_path("reference.box_kinds"), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    names = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "BoxKind"):
+            fields = {k.arg: k.value for k in node.keywords}
+            if ast.literal_eval(fields["time_uniform"]):
+                names.append(ast.literal_eval(fields["name"]))
+    return tuple(names)
 
 
 def builder_signature(name):

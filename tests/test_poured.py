@@ -109,7 +109,7 @@ def test_matvec_equals_the_dense_product(problem, seed, infinite):
 
 
 def _product_recomputing_the_layout(kernel, x):
-    """``kernel @ x`` for finite ``x`` as :meth:`PouredKernel._apply` computed it before the
+    """``kernel @ x`` for finite ``x`` as :meth:`PouredKernel.finite_product` computed it before the
     layout was kept: every piece rebuilt from the stored arrays on each call."""
     n, n_next = kernel.shape
     rows = np.repeat(np.arange(n), np.diff(kernel.indptr))
