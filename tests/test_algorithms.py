@@ -44,6 +44,7 @@ def test_top_up_reaches_the_Gamma_hat_fixpoint(backend):
     assert model.n_calls == store.n_samples
 
 
+@pytest.mark.statistical
 def test_trap_plug_in_fails_where_solve_does_not(backend):
     ssp = backend.trap(r=0.3)
     plug = [backend.plug_in(ssp, ssp.costs, 5, seed=seed) for seed in range(20)]

@@ -225,6 +225,7 @@ def _empirical(ssp, n, rng, backend):
     return backend.SSP(counts / n, ssp.costs, require_proper=False), counts
 
 
+@pytest.mark.statistical
 def test_plain_vi_on_few_samples_returns_an_improper_policy_for_some_seeds(backend):
     ssp = backend.trap()
     improper = 0
