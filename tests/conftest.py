@@ -18,12 +18,17 @@ Which backends a test runs on (the rule every test follows):
   ``slow`` marker. The differential tests (``tests/test_differential.py``)
   prove that both backends return the same results from the same seed, so the
   ``fast`` run checks the same draws the ``reference`` run would.
+- ``@pytest.mark.slow_reference``: the same split for a test that is not a
+  check over seeds but whose ``reference`` run repeats, at a large cost, what
+  its ``fast`` run checks through code both backends share (a checkpoint's
+  refusal around a run of a Python simulator, for instance): the differential
+  tests cover what the backends do differently.
 - ``@pytest.mark.slow``: not run by default (``pyproject.toml`` adds
   ``-m "not slow"`` to pytest's options, so ``python -m pytest``, the README's
   and CI's command, leaves them out). ``python -m pytest -m slow`` runs them,
   and ``python -m pytest -m ""`` runs every test. A test is marked slow only
   when it repeats what another test run by default already checks (the
-  ``reference`` run of a statistical check; a larger size of a case the
+  ``reference`` run of the two markers above; a larger size of a case the
   differential tests cover).
 
 Hypothesis runs with its default (random) profile for developers, so that
@@ -87,10 +92,13 @@ def pytest_generate_tests(metafunc):
         return
     definition = metafunc.definition
     if definition.get_closest_marker("shared"):
-        if definition.get_closest_marker("statistical"):
-            raise pytest.UsageError(f"{definition.nodeid}: marked both shared and statistical")
+        if definition.get_closest_marker("statistical") or definition.get_closest_marker(
+                "slow_reference"):
+            raise pytest.UsageError(f"{definition.nodeid}: a shared test runs once, so it "
+                                    "cannot also be statistical or slow_reference")
         params = [SHARED]
-    elif definition.get_closest_marker("statistical"):
+    elif definition.get_closest_marker("statistical") or definition.get_closest_marker(
+            "slow_reference"):
         params = [pytest.param("reference", marks=pytest.mark.slow), "fast"]
     else:
         params = list(BACKEND_NAMES)

@@ -114,6 +114,7 @@ def _chain_simulator(backend, identity, calls=None):
     return backend.SimulatorGenerativeModel(step, 3, 2, identity=identity), ssp.costs
 
 
+@pytest.mark.slow_reference
 def test_resuming_with_another_simulator_identity_is_refused(backend, tmp_path):
     path = tmp_path / "run.ckpt"
     model, costs = _chain_simulator(backend, "chain-3 p=0.8")
@@ -135,6 +136,7 @@ def test_resuming_with_another_simulator_identity_is_refused(backend, tmp_path):
     assert np.array_equal(resumed.calls, expected.calls)
 
 
+@pytest.mark.slow_reference
 def test_resuming_an_unfingerprinted_simulator_warns(backend, tmp_path):
     path = tmp_path / "run.ckpt"
     model, costs = _chain_simulator(backend, None)
