@@ -353,18 +353,24 @@ def plot(history=HISTORY, path=PLOT, recorded=RECORD):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     lines = [json.loads(text) for text in Path(history).read_text().splitlines()]
     rows = load_record(recorded)["rows"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    styles = [(marker, line) for line in ("-", "--") for marker in ("o", "s", "^", "v", "D")]
     for ax, clock in zip(axes, CLOCKS):
-        for name in rows:
+        for k, name in enumerate(rows):
             points = [(i, line["ratios"][name][clock] / rows[name][clock])
                       for i, line in enumerate(lines) if name in line["ratios"]]
             if points:
-                ax.plot(*zip(*points), marker="o", label=name)
+                marker, style = styles[k % len(styles)]
+                ax.plot(*zip(*points), marker=marker, linestyle=style, label=name)
         ax.axhline(1.5, color="red", linestyle="--", linewidth=1)
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_yticks([0.67, 0.8, 1.0, 1.25, 1.5])
         ax.set_title(f"{clock} ratio / recorded ratio")
         ax.set_xticks(range(len(lines)), [line["commit"][:8] for line in lines], rotation=60,
                       fontsize=7)
