@@ -21,9 +21,9 @@ shared host a call of 80 ms is preempted in every round, and its raw wall
 time measures the other processes; a ``time.sleep`` or a wait for a lock or
 a pool is no such wait, so it still counts. (The scheduler accounts a wait
 when the thread gets its core back, so the difference is kept at least the
-CPU time over the threads: a block's wall time is never below its work.) A host that is faster, slower or
-busier moves both sides, so the ratio is compared with its recorded value in
-``tracked.json``.
+CPU time over the threads: a block's wall time is never below its work.) A
+host that is faster, slower or busier moves both sides, so the ratio is
+compared with its recorded value in ``tracked.json``.
 
 A row regresses when either ratio exceeds its recorded value times the
 row's tolerance: the spread of :data:`RECORD_REPEATS` measurements at record

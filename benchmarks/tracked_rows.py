@@ -37,7 +37,7 @@ from reference.kernels import NUMPY_KERNELS
 
 
 def _benchmark_instances():
-    """``benchmarks/conftest.py``, loaded by path (the tests' own ``conftest`` may hold the name)."""
+    """``benchmarks/conftest.py``, loaded by path (the tests' ``conftest`` may hold the name)."""
     name = "sspgm_benchmark_instances"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
@@ -115,7 +115,10 @@ def vi_sweep(size):
         S = inst.n_states
         model = COMPILED_KERNELS.vi_model(inst.ssp)
         v_ext, out, policy = np.append(inst.values, 0.0), np.empty(S), np.empty(S, dtype=np.intp)
-        kernel = inst.ssp.kernel_csr() if inst.sparse else inst.ssp.kernel_dense().reshape(-1, S + 1)
+        if inst.sparse:
+            kernel = inst.ssp.kernel_csr()
+        else:
+            kernel = inst.ssp.kernel_dense().reshape(-1, S + 1)
         return (lambda: COMPILED_KERNELS.vi_sweep(model, inst.costs, v_ext, out, policy),
                 _matvec(inst, kernel))
     return build
