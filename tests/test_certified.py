@@ -33,6 +33,7 @@ def _exact_checks(backend, ssp, res, eps):
     assert np.max(value - exact) <= eps
 
 
+@pytest.mark.statistical
 def test_certified_runs_are_never_wrong(backend):
     for ssp, eps in _instances(backend):
         for seed in range(N_SEEDS):
@@ -75,6 +76,7 @@ def test_relative_certificate(backend):
     assert (backend.policy_values(ssp, res.policy) <= 1.2 * exact).all()
 
 
+@pytest.mark.statistical
 def test_theta_variant_is_eps_optimal_against_restricted_policies(backend):
     ssp = backend.theta_example()
     theta, eps = 5.0, 0.2
