@@ -200,7 +200,9 @@ def test_lemma_5_radius_where_the_square_root_dominates(backend, n, p_goal):
     sampling error by many standard deviations at every ``N``, so a halved square-root
     term still covers. This pins the constants instead."""
     S, A, delta = 1, 1, 0.1
-    counts = np.array([[[n * (1 - p_goal), n * p_goal]]])
+    goal_samples = round(n * p_goal)
+    p_goal = goal_samples / n
+    counts = np.array([[[n - goal_samples, goal_samples]]], dtype=float)
     L = math.log(S * A * n / delta)
     beta = [4 * math.sqrt(q * L / n) + 28 * L / n for q in (1 - p_goal, p_goal)]
     assert 4 * math.sqrt(min(p_goal, 1 - p_goal) * L / n) > 10 * 28 * L / n
