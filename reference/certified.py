@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import as_float_array, check_int, check_policy, check_real
+from ._checks import INT64_MAX, as_float_array, check_int, check_policy, check_real
 from .chains import poured_occupancy
-from .confidence import BOX_KINDS, confidence_boxes
+from .confidence import BOX_KINDS, check_level, confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError
 from .kernels import NUMPY_KERNELS
 from .results import Result
@@ -124,7 +124,7 @@ class CertifiedRound(Result):
     Attributes
     ----------
     n_calls : int
-        Calls made so far (the boxes of the round use all of them).
+        Calls made so far, lost ones included (the boxes use every sample kept).
     gap, relative_gap : float
         Of the round's certificate (on the perturbed costs with ``theta``).
     max_lower, max_upper : float
@@ -169,9 +169,9 @@ class CertifiedResult(Result):
         Whether the certificate meets the target: ``gap <= eps`` (``eps / 2``
         with ``theta``), or ``relative_gap <= eps`` with ``relative``.
     n_calls : int
-        Generative-model calls made by the run (including before a resume).
+        Calls made by the run (before a resume and lost ones included); ``budget`` caps it.
     calls : ndarray of int64, shape (S, A)
-        Calls per pair.
+        Samples per pair (``n_calls`` less the calls whose samples were lost).
     history : tuple of CertifiedRound
         One record per round.
     converged : bool
@@ -457,8 +457,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         ``c_min = 0`` variant: run on the costs ``max(c, nu)`` with
         ``nu = eps / (2 theta D_hat)``, stopping at gap ``eps / 2``.
     budget : int, optional
-        Cap on calls. When reached, the best policy found is returned with
-        ``certified = False`` and its certificate, a message and a
+        Cap on calls, lost ones included. When reached, the best policy found is
+        returned with ``certified = False`` and its certificate, a message and a
         :class:`~reference.errors.NotCertifiedWarning`.
     seed : None, int or numpy.random.Generator
         Randomness of the sampling: a seed fixes the result.
@@ -542,6 +542,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     relative = bool(relative)
     if budget is not None:
         budget = check_int("budget", budget, low=S * A * INITIAL_PER_PAIR)
+    check_level(kind, budget or INT64_MAX, S, A, delta, "`budget`, else 2^63 - 1, per pair")
     if theta is None:
         if costs.min() <= 0.0:
             s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
@@ -557,17 +558,19 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
                              seed), seed, callback, checkpoint, round_type=CertifiedRound)
     resumed = bool(run.history)
     if not resumed:
+        run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
-    policies = {}
+    policies = dict(run.warm)
     first = True
     while True:
         start_time = time.perf_counter()
+        run.warm = dict(policies)
         boxes = kernels.call(confidence_boxes, run.store.counts_csr(), delta, kind)
         work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
         done = not searching and cert.certified(goal_gap, relative)
-        n_calls = run.store.n_samples
+        n_calls = run.store.calls_made
         if not (first and resumed):
             run.record(CertifiedRound(
                 n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
@@ -575,13 +578,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
                 n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
-        cap = None if budget is None else budget - n_calls
-        if done or cap == 0:
+        cap = INT64_MAX - n_calls if budget is None else budget - n_calls
+        if done or cap <= 0:
             break
         state = (lower, policy_l, kernel_l, cert.upper)
-        cap = np.iinfo(np.int64).max if cap is None else cap
-        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap,
-                               cap))
+        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, run.store.n_samples,
+                               state, goal_gap, cap))
     target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "

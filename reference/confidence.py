@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._checks import check_real, csr_position
-from .errors import NotFiniteError, ParameterError, ShapeError
+from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
 from .kernels import NUMPY_KERNELS
 
 __all__ = [
@@ -321,6 +321,51 @@ def _level(kind, n, S, A, delta):
     return np.log((2.0 if kind == "kl" else 4.0) * union)
 
 
+_LEVEL_FACTORS = {"kl": 2.0, "bernstein": 4.0}
+
+
+def check_level(kind, n_max, n_states, n_actions, delta, where="these counts"):
+    """Refuse a ``delta`` whose log term of ``kind`` overflows float64 at ``n_max`` samples.
+
+    The log term grows with the samples ``N`` of a row, so the largest ``N``
+    decides; an overflowing term would make every box ``[0, 1]``.
+
+    Parameters
+    ----------
+    kind : {"kl", "bernstein", "paper"}
+    n_max : float
+        The most samples a row holds (or may come to hold).
+    n_states, n_actions : int
+        ``S`` and ``A``.
+    delta : float in (0, 1), checked
+    where : str
+        What ``n_max`` is, for the message.
+
+    Raises
+    ------
+    NumericRangeError
+        If the log term is not finite; the message gives the smallest ``delta``
+        allowed.
+    """
+    S, A, n = n_states, n_actions, max(1.0, float(n_max))
+    with np.errstate(over="ignore"):
+        level = _level(kind, np.float64(n), S, A, delta)
+    if np.isfinite(level):
+        return
+    if kind == "paper":
+        form, argument = "log(S A N / delta)", float(S) * A * n
+    else:
+        factor = _LEVEL_FACTORS[kind]
+        form = f"log({factor:g} S A (S+1) N (N+1) / delta)"
+        argument = factor * S * A * (S + 1) * n * (n + 1.0)
+    smallest = argument / np.finfo(np.float64).max
+    raise NumericRangeError(
+        f"the confidence term {form} of the {kind!r} boxes overflows float64 with S = {S}, "
+        f"A = {A}, N = {n:.3g} ({where}) and `delta` = {delta!r}; `delta` must be at least "
+        f"{smallest * (1 + 1e-9):.4g}."
+    )
+
+
 def _intervals(kernels, kind, p_hat, n, level):
     """Interval ends of frequencies ``p_hat`` in rows of ``n`` samples with log term ``level``."""
     if kind == "kl":
@@ -362,6 +407,9 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
         On negative counts, ``delta`` outside ``(0, 1)``, an unknown ``kind``,
         or a pair whose box misses the simplex (only ``"paper"`` with a
         ``delta`` close to 1 and a pair without samples).
+    NumericRangeError
+        If the log term overflows float64 (``delta`` below about ``1e-270``
+        with many samples, :func:`check_level`).
 
     Notes
     -----
@@ -416,6 +464,7 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     if kind not in BOX_KINDS:
         raise ParameterError(f"`kind` must be one of {BOX_KINDS}; got {kind!r}.")
     n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    check_level(kind, n.max(), S, A, delta)
     stored = np.diff(csr.indptr)
     n_entry = np.repeat(n, stored)
     p_hat = csr.data / n_entry

@@ -14,7 +14,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 
 from . import evi
-from ._checks import check_costs, check_real, check_real_dtype, make_rng
+from ._checks import check_costs, check_policy, check_real, check_real_dtype, make_rng
 from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
 from .model import SSP
@@ -70,7 +70,10 @@ class Run:
     round lost before its checkpoint are counted on resume. The store of a run
     without a checkpoint is never saved, so it holds no model fingerprint.
     ``round_type`` is the record class of the history (rebuilt from a checkpoint
-    by keyword): :class:`Round` for the paper's algorithms.
+    by keyword): :class:`Round` for the paper's algorithms. ``warm`` maps names
+    to policies (int64 ``(S,)``) that the last recorded round started from:
+    saved with it and restored (checked) on resume, so that a resumed run
+    recomputes that round from the same starts, bit for bit.
     """
 
     def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
@@ -82,15 +85,26 @@ class Run:
             self.store, self.rng, meta = SampleStore.load(checkpoint)
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
             self.history = _saved_rounds(checkpoint, meta.get("history"), round_type)
+            self.warm = _saved_warm(checkpoint, meta.get("warm", {}), model)
         else:
             fingerprint = None if checkpoint is None else model_fingerprint(model)
             self.store = SampleStore(model.n_states, model.n_actions, fingerprint=fingerprint)
             self.rng = make_rng(seed)
             self.history = []
+            self.warm = {}
             if checkpoint is not None:
                 self._save()
         if checkpoint is not None:
             self.store.track_calls(checkpoint)
+
+    def check_budget(self, budget, more, what):
+        """Refuse to draw ``more`` calls for ``what`` if they would pass ``budget`` (or None)."""
+        made = self.store.calls_made
+        if budget is not None and made + more > budget:
+            raise ParameterError(
+                f"`budget` = {budget} calls cannot pay for {what} ({more} calls): {made} were "
+                "already made, some by a run killed before its checkpoint."
+            )
 
     def rounds(self, phase):
         """The recorded rounds of one phase (``"search"`` or ``"diameter"``), in order."""
@@ -110,7 +124,8 @@ class Run:
             self.callback(round_)
 
     def _save(self):
-        meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
+        meta = {"params": self.params, "history": [asdict(r) for r in self.history],
+                "warm": {name: policy.tolist() for name, policy in self.warm.items()}}
         self.store.save(self.checkpoint, self.rng, meta)
 
 
@@ -139,6 +154,21 @@ def _saved_rounds(path, history, round_type):
                 f"exactly the fields {names}."
             )
     return [round_type(**entry) for entry in history]
+
+
+def _saved_warm(path, warm, model):
+    """The start policies a checkpoint records, or a :class:`CheckpointError`."""
+    if not isinstance(warm, dict):
+        raise CheckpointError(f"`checkpoint` {os.fspath(path)!r} has malformed start policies.")
+    out = {}
+    for name, policy in warm.items():
+        try:
+            out[name] = check_policy(policy, model.n_states, model.n_actions)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise CheckpointError(
+                f"`checkpoint` {os.fspath(path)!r} has a malformed start policy {name!r}: {exc}"
+            ) from None
+    return out
 
 
 def as_model(model):
