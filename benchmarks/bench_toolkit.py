@@ -142,7 +142,7 @@ def test_elimination_fill_in(benchmark, shape):
     Q = sp.csr_array(chain[:, :S])
     exits = chain[:, [S]].toarray().ravel()
     values, stats = benchmark.pedantic(
-        chains._gth, args=(Q, exits, np.ones((S, 1)), states), rounds=1, iterations=1
+        chains.explicit._gth, args=(Q, exits, np.ones((S, 1)), states), rounds=1, iterations=1
     )
     benchmark.extra_info.update({
         "stored entries": int(Q.nnz), "largest stored": max(stats["nnz"]),

@@ -1,7 +1,8 @@
 """sspgm fast backend: the public API of ``reference`` on compiled kernels.
 
 Extended value iteration (dense and CSR counts), the Bernstein radius and the
-value-iteration sweep run in Cython kernels (``fast._evi``, ``fast._vi``;
+value-iteration sweep run in Cython kernels (``fast._boxes``, ``fast._evi``,
+``fast._pieces``, ``fast._vi``;
 typed memoryviews, ``nogil``, OpenMP threads over states, see
 :func:`set_num_threads`; ``OPENMP`` is False when the C compiler had no
 OpenMP at build time, and the sweeps then run on one thread), gathered in the
@@ -18,11 +19,11 @@ code, when the compiled extensions are missing.
 """
 
 try:
-    from . import _build, _evi, _kl, _robust, _vi  # noqa: F401
+    from . import _boxes, _build, _evi, _kl, _pieces, _robust, _vi  # noqa: F401
 except ImportError as exc:
     raise ImportError(
-        "the `fast` backend needs its compiled Cython extensions (fast._build, fast._evi, "
-        "fast._kl, fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was "
+        "the `fast` backend needs its compiled Cython extensions (fast._boxes, fast._build, "
+        "fast._evi, fast._kl, fast._pieces, fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was "
         "installed without a working C compiler, or their build failed). They are built when "
         "sspgm is installed where a C compiler works (OpenMP optional): from the repository root, "
         "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "

@@ -37,9 +37,11 @@ cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isfinite, isinf
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc
 
 from ._linalg cimport pour_row
+from ._order cimport (WholeOrder, _entry_key, _entry_position, _entry_rank, _sort_keys,
+                      repair_whole_order)
 
 
 cdef double WALK_FACTOR = 8.0
@@ -47,41 +49,8 @@ cdef double WALK_FACTOR = 8.0
 stored entries long (no sort); longer pours sort the entries and jump the unseen runs."""
 
 
-cdef int _compare(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const int64_t*>a)[0]
-    cdef int64_t y = (<const int64_t*>b)[0]
-    return (x > y) - (x < y)
 
-
-cdef int SHORT_SORT = 16
-"""Keys up to this many are sorted by insertion (no calls through a comparison pointer);
-longer runs go to ``qsort``. Either way the keys, all distinct, end in the same order."""
-
-
-cdef inline void _sort_keys(int64_t* keys, int64_t k) noexcept nogil:
-    """Sort ``k`` distinct keys in place, ascending."""
-    cdef int64_t i, j, key
-    if k > SHORT_SORT:
-        qsort(keys, k, sizeof(int64_t), _compare)
-        return
-    for i in range(1, k):
-        key = keys[i]
-        j = i - 1
-        while j >= 0 and keys[j] > key:
-            keys[j + 1] = keys[j]
-            j = j - 1
-        keys[j + 1] = key
-
-
-cdef struct Order:
-    const int64_t* order      # next state at each position
-    const int64_t* rank       # position of each next state
-    const double* cum_v       # prefix sums of the finite values along the order
-    const int64_t* cum_inf    # prefix counts of the infinite values along the order
-    const double* v           # values, shape (S+1,)
-
-
-cdef inline double _run(const Order* o, int64_t start, int64_t stop, double width,
+cdef inline double _run(const WholeOrder* o, int64_t start, int64_t stop, double width,
                         double* mass, bint* infinite) noexcept nogil:
     """Pour into the unseen next states at positions ``start..stop-1``, each up to ``width``.
 
@@ -114,7 +83,7 @@ cdef inline double _run(const Order* o, int64_t start, int64_t stop, double widt
     return width * (o.cum_v[start + q] - o.cum_v[start])
 
 
-cdef inline double _lower_value(const Order* o, const int64_t* cols, const double* lo,
+cdef inline double _lower_value(const WholeOrder* o, const int64_t* cols, const double* lo,
                                int64_t k, double* mass, bint* infinite) noexcept nogil:
     """``sum lo v`` over a row's stored entries (finite part); lowers ``mass`` by ``sum lo``.
 
@@ -132,8 +101,9 @@ cdef inline double _lower_value(const Order* o, const int64_t* cols, const doubl
     return acc
 
 
-cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, const double* hi,
-                      int64_t k, double width, int64_t n_next, int64_t* keys) noexcept nogil:
+cdef double _pour_row(const WholeOrder* o, const int64_t* cols, const double* lo,
+                      const double* hi, int64_t k, double width, int64_t n_next,
+                      int64_t* keys) noexcept nogil:
     """Value of one row's pour, jumping the unseen runs between its sorted stored entries.
 
     ``keys`` is scratch of length ``k``.
@@ -143,14 +113,14 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
     cdef bint infinite = False
     cdef double acc = _lower_value(o, cols, lo, k, &mass, &infinite)
     for j in range(k):
-        keys[j] = o.rank[cols[j]] * (k + 1) + j
+        keys[j] = _entry_key(o.rank[cols[j]], j)
     _sort_keys(keys, k)
     for t in range(k + 1):
         if mass <= 0.0:
             break
         if t < k:
-            r = keys[t] // (k + 1)
-            j = keys[t] % (k + 1)
+            r = _entry_rank(keys[t])
+            j = _entry_position(keys[t])
         else:
             r = n_next
         acc = acc + _run(o, pos, r, width, &mass, &infinite)
@@ -174,7 +144,7 @@ cdef double _pour_row(const Order* o, const int64_t* cols, const double* lo, con
     return acc
 
 
-cdef double _pour_row_walk(const Order* o, const int64_t* cols, const double* lo,
+cdef double _pour_row_walk(const WholeOrder* o, const int64_t* cols, const double* lo,
                            const double* hi, int64_t k, double width, int64_t n_next,
                            int64_t* local) noexcept nogil:
     """Value of one row's pour, walking the order position by position.
@@ -211,9 +181,10 @@ cdef double _pour_row_walk(const Order* o, const int64_t* cols, const double* lo
     return acc
 
 
-cdef Order _order(const int64_t[::1] order, const int64_t[::1] rank, const double[::1] cum_v,
-                  const int64_t[::1] cum_inf, const double[::1] v) noexcept nogil:
-    cdef Order o
+cdef WholeOrder _order(const int64_t[::1] order, const int64_t[::1] rank,
+                       const double[::1] cum_v, const int64_t[::1] cum_inf,
+                       const double[::1] v) noexcept nogil:
+    cdef WholeOrder o
     o.order = &order[0]
     o.rank = &rank[0]
     o.cum_v = &cum_v[0]
@@ -231,7 +202,7 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef Py_ssize_t n = rows.shape[0], i
     cdef int64_t row, k
     cdef int64_t n_next = v.shape[0]
-    cdef Order o = _order(order, rank, cum_v, cum_inf, v)
+    cdef WholeOrder o = _order(order, rank, cum_v, cum_inf, v)
     cdef int64_t* keys = NULL
     cdef int64_t* local = NULL
     cdef int64_t j, m = 0, widest = 0
@@ -311,11 +282,11 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
                 val[ptr[i] + j] = lo[first + j]
                 total = total + lo[first + j]
                 gap[j] = hi[first + j] - lo[first + j]
-                keys[j] = rank[cols[first + j]] * (k + 1) + j
+                keys[j] = _entry_key(rank[cols[first + j]], j)
             _sort_keys(keys, k)
             for j in range(k):
-                ranks[j] = keys[j] // (k + 1)
-                items[j] = keys[j] % (k + 1)
+                ranks[j] = _entry_rank(keys[j])
+                items[j] = _entry_position(keys[j])
             width_v[i] = hi_unseen[row]
             with cython.boundscheck(False):
                 pour_row(ranks, items, k, gap, hi_unseen[row], 1.0 - total, n_next,
@@ -794,14 +765,6 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     return tail == S
 
 
-cdef inline bint _before(const double* v, int64_t a, int64_t b, bint descending) noexcept nogil:
-    """Whether next state ``a`` comes before ``b`` in the pour order of ``v`` (ties to the
-    lower index)."""
-    if v[a] == v[b]:
-        return a < b
-    return v[a] > v[b] if descending else v[a] < v[b]
-
-
 def repair_order(const double[::1] v, int64_t[::1] order, bint descending, int64_t budget):
     """Sort ``order`` in place into the pour order of ``v`` (``reference.kernels.pour_order``:
     decreasing ``v``, goal last, or increasing, goal first; ties to the lower index), by
@@ -811,24 +774,7 @@ def repair_order(const double[::1] v, int64_t[::1] order, bint descending, int64
     permutation, whatever the start. Returns ``False``, with ``order`` a permutation in
     any order, when ``v`` holds a NaN or the insertions would move more than ``budget``
     entries (an order far from sorted, left to a sort)."""
-    cdef Py_ssize_t n_next = v.shape[0], S = n_next - 1, first = 0 if descending else 1
-    cdef Py_ssize_t t, u
-    cdef int64_t key, moves = 0
-    cdef const double* values = &v[0]
-    cdef bint done = True
+    cdef bint done
     with nogil:
-        for t in range(n_next):
-            if values[t] != values[t]:
-                done = False
-        t = first + 1
-        while done and t < first + S:
-            key = order[t]
-            u = t - 1
-            while u >= first and _before(values, key, order[u], descending):
-                order[u + 1] = order[u]
-                u = u - 1
-                moves = moves + 1
-            order[u + 1] = key
-            done = moves <= budget
-            t = t + 1
+        done = repair_whole_order(&v[0], &order[0], v.shape[0], descending, budget)
     return done

@@ -1,7 +1,7 @@
 /* One pass over dense counts: whether they are plainly valid, their largest entry, and
  * their nonzero entries as CSR rows.
  *
- * Private C helper of fast/_evi.pyx (scan_dense). Only integer operations on the
+ * Private C helper of fast/_boxes.pyx (scan_dense). Only integer operations on the
  * bit patterns of the counts: every result is the same bit for bit whatever
  * instructions run them. Blocks of entries are read as 32-byte vectors with the
  * GCC/Clang vector extensions (plain 64-bit words with other compilers). On x86-64

@@ -1,7 +1,7 @@
 """The compiled kernel set: the ``fast`` backend's implementation of the kernel protocol.
 
-Thin wrappers around the Cython kernels of :mod:`fast._evi` and
-:mod:`fast._vi` with the contracts of :class:`reference.backend.KernelSet`
+Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
+:mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
@@ -23,12 +23,14 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from reference import chains, confidence
+from reference import confidence
+from reference.chains import explicit as explicit_chains
+from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
 
-from . import _evi, _kl, _robust, _vi
+from . import _boxes, _evi, _kl, _pieces, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -40,33 +42,33 @@ two divisions (10^4 entries take 1.7 ms on one thread)."""
 
 
 def radius(counts, delta):
-    """Kernel ``radius``: Lemma 5's ``beta`` of dense counts, by :func:`fast._evi.radius_dense`."""
+    """Kernel ``radius``: Lemma 5's ``beta`` of dense counts, by :func:`fast._boxes.radius_dense`."""
     out = np.empty_like(counts)
-    _evi.radius_dense(counts, delta, out)
+    _boxes.radius_dense(counts, delta, out)
     return out
 
 
 def scan_counts(counts):
-    """Kernel ``scan_counts``: :func:`fast._evi.scan_dense`, the one compiled pass over dense
+    """Kernel ``scan_counts``: :func:`fast._boxes.scan_dense`, the one compiled pass over dense
     counts (their largest entry, and their nonzero entries when at most
-    :data:`fast._evi.DENSE_MAX_FILL` of them are nonzero)."""
-    return _evi.scan_dense(counts, int(_evi.DENSE_MAX_FILL * counts.size))
+    :data:`fast._boxes.DENSE_MAX_FILL` of them are nonzero)."""
+    return _boxes.scan_dense(counts, int(_boxes.DENSE_MAX_FILL * counts.size))
 
 
 class Boxes:
-    """The compiled boxes (:class:`fast._evi.CsrBoxes` or :class:`fast._evi.DenseBoxes`) and
+    """The compiled boxes (:class:`fast._boxes.CsrBoxes` or :class:`fast._boxes.DenseBoxes`) and
     the thread choice of their repeated sweep."""
 
     def __init__(self, counts, delta):
         if sp.issparse(counts):
             S = counts.shape[1] - 1
-            self.compiled = _evi.boxes_from_csr(
+            self.compiled = _boxes.boxes_from_csr(
                 counts.indptr.astype(np.int64, copy=False),
                 counts.indices.astype(np.int32, copy=False),
                 counts.data, S, counts.shape[0] // S, delta)
         else:
-            self.compiled = _evi.boxes_from_scan(counts, delta)
-        self.sparse = isinstance(self.compiled, _evi.CsrBoxes)
+            self.compiled = _boxes.boxes_from_scan(counts, delta)
+        self.sparse = isinstance(self.compiled, _boxes.CsrBoxes)
         self.n_states = self.compiled.n_states
         self.n_actions = self.compiled.n_actions
         self.upper_mass = self.compiled.upper_mass
@@ -87,18 +89,18 @@ def evi_sweep(boxes, costs, v_ext, v_out, policy_out):
 
 def optimistic_kernel(boxes, v_ext, policy):
     """Kernel ``optimistic_kernel``: the compiled pour of the pairs of ``policy``, as the
-    :class:`~reference.poured.PouredKernel` pieces of :func:`fast._evi.kernel_pieces`
-    along the full pour order (:func:`fast._evi.goal_first_ranks`, a radix sort in
+    :class:`~reference.poured.PouredKernel` pieces of :func:`fast._pieces.kernel_pieces`
+    along the full pour order (:func:`fast._pieces.goal_first_ranks`, a radix sort in
     ``O(S)``; :func:`~reference.kernels.goal_first_order` when it returns None: on a NaN
     value, or when its scratch space cannot be allocated)."""
-    ranked = _evi.goal_first_ranks(v_ext)
+    ranked = _pieces.goal_first_ranks(v_ext)
     if ranked is None:
         order = goal_first_order(v_ext).astype(np.int64, copy=False)
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
     else:
         order, rank = ranked
-    pieces = _evi.kernel_pieces(boxes.compiled, policy, rank)
+    pieces = _pieces.kernel_pieces(boxes.compiled, policy, rank)
     return PouredKernel.along(order, rank, pieces, descending=False)
 
 
@@ -220,19 +222,19 @@ class CompiledPouredKernel(PouredKernel):
 
 
 def _splits(kernel, costs):
-    """:func:`reference.chains._poured_splits`, with no search when every cost is positive and
-    :func:`fast._robust.reaches_goal` shows that every state reaches the goal (then no state
-    is infinite)."""
+    """:func:`reference.chains.poured._poured_splits`, with no search when every cost is
+    positive and :func:`fast._robust.reaches_goal` shows that every state reaches the goal
+    (then no state is infinite)."""
     if np.all(costs > 0) and _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
                                                   kernel.indices, kernel.data, kernel.width,
                                                   kernel.reach, kernel.partial):
         return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
-    return chains._poured_splits(kernel, costs)
+    return poured_chains._poured_splits(kernel, costs)
 
 
 def poured_chain_values(kernel, costs, start):
-    """Kernel ``poured_chain_values``: the split of :func:`reference.chains._poured_splits`
-    (:func:`_splits`), then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
+    """Kernel ``poured_chain_values``: the split of
+    :func:`reference.chains.poured._poured_splits` (:func:`_splits`), then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
     stored)`` products) on the transient states from ``start``, which also gives the
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
     ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
@@ -240,15 +242,16 @@ def poured_chain_values(kernel, costs, start):
     infinite, transient = _splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
-        return values, chains._poured_residual(kernel, costs, values)
+        return values, poured_chains._poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
     omega, residual = _robust.poured_solve(
         kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
         kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
-        x, chains.POURED_RTOL, chains.POURED_ROUNDS * (1 + chains.REFINEMENT_STEPS),
-        chains.KRYLOV_MAXITER)
-    if not omega <= min(chains.POURED_ACCEPT, chains.POURED_FAIL):
-        return chains.poured_values(kernel, costs, start)
+        x, poured_chains.POURED_RTOL,
+        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
+        explicit_chains.KRYLOV_MAXITER)
+    if not omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL):
+        return poured_chains.poured_values(kernel, costs, start)
     values[transient] = np.maximum(x[transient], 0.0)
     return values, residual
 

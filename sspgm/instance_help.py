@@ -19,14 +19,14 @@ __all__ = [
 ]
 
 BUILDERS = {
-    "gridworld": ("reference.envs", "gridworld"),
-    "chain": ("reference.envs", "chain"),
-    "tradeoff": ("reference.envs", "tradeoff"),
-    "zero_cost_loop": ("reference.envs", "zero_cost_loop"),
-    "theta_example": ("reference.envs", "theta_example"),
-    "garnet": ("reference.envs", "garnet"),
-    "trap": ("reference.envs", "trap"),
-    "random_discounted": ("reference.envs", "random_discounted"),
+    "gridworld": ("reference.envs.grid", "gridworld"),
+    "chain": ("reference.envs.small", "chain"),
+    "tradeoff": ("reference.envs.small", "tradeoff"),
+    "zero_cost_loop": ("reference.envs.small", "zero_cost_loop"),
+    "theta_example": ("reference.envs.small", "theta_example"),
+    "garnet": ("reference.envs.randomized", "garnet"),
+    "trap": ("reference.envs.small", "trap"),
+    "random_discounted": ("reference.envs.randomized", "random_discounted"),
     "cliffwalking": ("sspgm.gym_adapter", "cliff_walking"),
     "frozenlake": ("sspgm.gym_adapter", "frozen_lake"),
     "taxi": ("sspgm.gym_adapter", "taxi"),

@@ -50,14 +50,14 @@ def test_small_sparse_block_is_solved_by_certified_lu_to_the_promised_accuracy(
     chain = _sparse_chain(n, seed)
     costs = np.random.default_rng(100 + seed).uniform(0.1, 1.0, n)
     solved = []
-    lu_values = chains._lu_values
+    lu_values = chains.explicit._lu_values
 
     def spying(Q, exits, rhs):
         solved.append(type(Q))
         return lu_values(Q, exits, rhs)
 
-    monkeypatch.setattr(chains, "_lu_values", spying)
-    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    monkeypatch.setattr(chains.explicit, "_lu_values", spying)
+    monkeypatch.setattr(chains.explicit, "_gth", _refuse_elimination)
     ssp = backend.SSP(chain, costs.reshape(n, 1))
     policy = np.zeros(n, dtype=int)
     values = backend.policy_values(ssp, policy)
@@ -69,7 +69,7 @@ def test_restricted_block_is_dense_below_the_iterative_size_and_keeps_the_exits(
     # The dense and the sparse restriction of a block agree entry for entry, exits included.
     chain = _sparse_chain(40, 7, branching=4)
     states = np.arange(3, 40, 2)
-    Q, exits = chains._restricted(chain, states)
+    Q, exits = chains.explicit._restricted(chain, states)
     assert isinstance(Q, np.ndarray)
     dense = chain.toarray()
     expected_q = dense[np.ix_(states, states)]
@@ -83,13 +83,13 @@ def test_dense_and_sparse_blocks_certify_alike():
     # The rounding allowance of a dense block counts its nonzero entries per row, as for CSR.
     chain = _sparse_chain(60, 3)
     states = np.arange(60)
-    Q, exits = chains._restricted(chain, states)
+    Q, exits = chains.explicit._restricted(chain, states)
     costs = np.linspace(0.2, 1.0, 60)
-    values, times = chains._lu_values(Q.copy(), exits, costs)
-    dense = chains._certified(Q, exits, costs, values, times)
-    csr = chains._certified(sp.csr_array(Q), exits, costs, values, times)
+    values, times = chains.explicit._lu_values(Q.copy(), exits, costs)
+    dense = chains.explicit._certified(Q, exits, costs, values, times)
+    csr = chains.explicit._certified(sp.csr_array(Q), exits, costs, values, times)
     assert dense.all() and np.array_equal(dense, csr)
-    assert not chains._certified(Q, exits, costs, values * (1 + 1e-8), times).any()
+    assert not chains.explicit._certified(Q, exits, costs, values * (1 + 1e-8), times).any()
 
 
 def _brute_force_infinite(chain, costs):
@@ -113,7 +113,7 @@ def test_positive_cost_split_matches_brute_force(seed):
     # A state reaching both the goal and a trap is infinite; so is the trap.
     chain = _sparse_chain(9, seed, branching=2, trap=True)
     costs = np.full(9, 0.5)
-    infinite, transient = chains._splits(chain, costs)
+    infinite, transient = chains.explicit._splits(chain, costs)
     expected = _brute_force_infinite(chain, costs)
     assert expected[0] and expected[-1]
     np.testing.assert_array_equal(infinite, expected)
@@ -144,7 +144,7 @@ def test_reaching_against_a_fixpoint(n, seed):
     tails, heads = rng.integers(0, n, m), rng.integers(0, n, m)
     tails, heads = np.concatenate([tails, tails[:3]]), np.concatenate([heads, heads[:3]])
     targets = rng.random(n) < 0.01
-    got = chains._reaching(tails, heads, targets)
+    got = chains.explicit._reaching(tails, heads, targets)
     assert np.array_equal(got, _reaching_by_fixpoint(n, tails, heads, targets))
-    assert np.array_equal(chains._reaching(tails, heads, np.zeros(n, dtype=bool)),
+    assert np.array_equal(chains.explicit._reaching(tails, heads, np.zeros(n, dtype=bool)),
                           np.zeros(n, dtype=bool))

@@ -53,7 +53,7 @@ from hypothesis import strategies as st
 
 import fast
 import reference
-from fast import _evi
+from fast import _boxes
 from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
 from reference._checks import count_table
@@ -211,7 +211,7 @@ def test_count_scans_agree(S, A, density, special, seed, cut):
     assert np.array_equal(scan.largest, largest, equal_nan=True)
     rows = counts.reshape(S * A, S + 1)
     nnz = np.count_nonzero(rows)
-    if nnz > _evi.DENSE_MAX_FILL * counts.size:
+    if nnz > _boxes.DENSE_MAX_FILL * counts.size:
         assert scan.indptr is None
     else:
         expected = sp.csr_array(rows)
@@ -219,7 +219,7 @@ def test_count_scans_agree(S, A, density, special, seed, cut):
         assert scan.cols.tolist() == expected.indices.tolist()
         assert scan.data.view(np.uint64).tolist() == expected.data.view(np.uint64).tolist()
     if nnz:
-        cut_scan = _evi.scan_dense(counts, min(int(cut * nnz), nnz - 1))
+        cut_scan = _boxes.scan_dense(counts, min(int(cut * nnz), nnz - 1))
         assert cut_scan.indptr is None
         assert np.array_equal(cut_scan.largest, largest, equal_nan=True)
 

@@ -396,7 +396,7 @@ def test_large_garnet_is_solved_iteratively(backend, monkeypatch):
     ssp = backend.garnet(S, 2, 5, seed=4, sparse=True)
     policy = np.zeros(S, dtype=np.int64)
     expected = _dense_values(ssp, policy)
-    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    monkeypatch.setattr(chains.explicit, "_gth", _refuse_elimination)
     np.testing.assert_allclose(backend.policy_values(ssp, policy), expected, rtol=1e-12)
 
 
@@ -408,11 +408,11 @@ def test_the_three_solvers_agree(backend, monkeypatch, sparse):
     policy = backend.policy_iteration(ssp).policy
     expected = _dense_values(ssp, policy)
     direct = backend.policy_values(ssp, policy)
-    monkeypatch.setattr(chains, "ITERATIVE_MIN_STATES", 1)
-    monkeypatch.setattr(chains, "_gth", _refuse_elimination)
+    monkeypatch.setattr(chains.explicit, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(chains.explicit, "_gth", _refuse_elimination)
     certified = backend.policy_values(ssp, policy)
     monkeypatch.undo()
-    monkeypatch.setattr(chains, "CERTIFIED_RTOL", 0.0)
+    monkeypatch.setattr(chains.explicit, "CERTIFIED_RTOL", 0.0)
     eliminated = backend.policy_values(ssp, policy)
     for values in (direct, certified, eliminated):
         np.testing.assert_allclose(values, expected, rtol=1e-12)
@@ -424,14 +424,14 @@ def test_slow_chain_is_eliminated(backend, monkeypatch):
     n = 2 * chains.KRYLOV_MAXITER
     ssp = _random_walk(backend, n)
     calls = []
-    eliminate = chains._gth
+    eliminate = chains.explicit._gth
 
     def counting(*args):
         calls.append(args[0].shape)
         return eliminate(*args)
 
-    monkeypatch.setattr(chains, "ITERATIVE_MIN_STATES", 1)
-    monkeypatch.setattr(chains, "_gth", counting)
+    monkeypatch.setattr(chains.explicit, "ITERATIVE_MIN_STATES", 1)
+    monkeypatch.setattr(chains.explicit, "_gth", counting)
     s = np.arange(n)
     np.testing.assert_allclose(
         backend.policy_values(ssp, np.zeros(n, int)), (n - s) * (n + s + 1), rtol=1e-13
@@ -838,7 +838,7 @@ def test_every_path_is_exact_to_1e10_on_stiff_chains(backend, monkeypatch, chain
     for name, settings_ in PATHS.items():
         with monkeypatch.context() as patch:
             for constant, value in settings_.items():
-                patch.setattr(chains, constant, value)
+                patch.setattr(chains.explicit, constant, value)
             answers = [backend.policy_values(ssp, np.zeros(S, int)) for ssp in (dense, csr)]
             answers += [chains.chain_values(chain_, costs) for chain_ in (P, sp.csr_array(P))]
         for values in answers:
@@ -925,8 +925,8 @@ def test_certified_lu_answers_are_within_certified_rtol(chain):
     exact = _exact_chain_values(P, costs, np.arange(S))
     Q, exits = P[:, :S].copy(), P[:, S].copy()
     np.fill_diagonal(Q, 0.0)
-    lu, times = chains._lu_values(Q.copy(), exits, costs)
-    accepted = chains._certified(Q, exits, costs, lu, times)
+    lu, times = chains.explicit._lu_values(Q.copy(), exits, costs)
+    accepted = chains.explicit._certified(Q, exits, costs, lu, times)
     if accepted.any():
         assert _relative_error(lu[accepted], np.array(exact)[accepted]) <= chains.CERTIFIED_RTOL
 
@@ -934,8 +934,8 @@ def test_certified_lu_answers_are_within_certified_rtol(chain):
 def test_too_large_elimination_raises_naming_the_states(backend, monkeypatch):
     # With no certified solve and a dense block above the limit, the answer is refused.
     ssp = _drift(backend, 60, 0.9, sparse=False)
-    monkeypatch.setattr(chains, "CERTIFIED_RTOL", 0.0)
-    monkeypatch.setattr(chains, "ELIMINATION_MAX_STATES", 10)
+    monkeypatch.setattr(chains.explicit, "CERTIFIED_RTOL", 0.0)
+    monkeypatch.setattr(chains.explicit, "ELIMINATION_MAX_STATES", 10)
     with pytest.raises(backend.ConvergenceError, match=r"60 states \[0, 1, .*\].*dense block"):
         backend.policy_values(ssp, np.zeros(60, int))
 

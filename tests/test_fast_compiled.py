@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import fast
 import reference
-from fast import _evi, _vi
+from fast import _boxes, _evi, _pieces, _robust, _vi
 
 COMPILED_NAMES = ["extended_value_iteration", "bernstein_radius", "value_iteration",
                   "search", "estimate_diameter", "solve", "plug_in"]
@@ -35,7 +35,7 @@ def _counts(rng, S, A, n=50):
 
 
 def test_extensions_are_compiled_modules():
-    for module in (_evi, _vi):
+    for module in (_boxes, _evi, _pieces, _robust, _vi):
         assert module.__file__.endswith((".so", ".pyd"))
 
 
@@ -129,7 +129,7 @@ def test_vi_sweeps_equal_the_numpy_bellman_update(S, threads):
 
 
 def test_bernstein_radius_is_compiled(monkeypatch):
-    calls = _counting(monkeypatch, _evi, "radius_dense")
+    calls = _counting(monkeypatch, _boxes, "radius_dense")
     fast.bernstein_radius(_counts(np.random.default_rng(1), 3, 2), 0.05)
     assert calls == ["radius_dense"]
 
@@ -330,7 +330,7 @@ SCAN_SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 
 
 
 def _scan_truth(rows):
-    """What ``_evi.scan_dense`` returns for the rows of ``rows``, by numpy on their bits: the
+    """What ``_boxes.scan_dense`` returns for the rows of ``rows``, by numpy on their bits: the
     entries other than ``±0.0`` as CSR, and the largest entry, NaN unless every one is finite
     with its sign bit clear."""
     nonzero = (rows.view(np.uint64) << np.uint64(1)) != 0
@@ -361,7 +361,7 @@ def test_dense_scan_equals_numpy_on_every_row_length(row_len):
         indptr, cols, data, largest = _scan_truth(rows)
         nnz = int(indptr[-1])
         for max_nnz in {nnz + 3, nnz, max(nnz - 1, 0), int(indptr[n_rows // 2]), 0}:
-            scan = _evi.scan_dense(rows.reshape(n_rows, 1, row_len), max_nnz)
+            scan = _boxes.scan_dense(rows.reshape(n_rows, 1, row_len), max_nnz)
             assert np.array_equal(np.array(scan.largest).view(np.uint64),
                                   np.array(largest).view(np.uint64)) or (
                 np.isnan(scan.largest) and np.isnan(largest))
@@ -421,12 +421,12 @@ def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
         if i % 11 == 3 and k:
             vals[-1] = 0.0
         if i % 13 == 0 and k:
-            vals[:] = _evi.MEMO_COUNTS + np.arange(k)
+            vals[:] = _boxes.MEMO_COUNTS + np.arange(k)
         rows.append((cols, vals))
     indptr = np.cumsum([0] + [c.size for c, _ in rows]).astype(np.int64)
     cols = np.concatenate([c for c, _ in rows]).astype(np.int32)
     data = np.concatenate([v for _, v in rows])
-    boxes = _evi.boxes_from_csr(indptr, cols, data, S, A, delta)
+    boxes = _boxes.boxes_from_csr(indptr, cols, data, S, A, delta)
     lo, gap, unseen, upper, longest = _scalar_boxes(indptr, data, S, A, delta)
     for got, want in ((boxes.lo, lo), (boxes.gap, gap), (boxes.gap_unseen, unseen),
                       (boxes.upper_mass.ravel(), upper)):
@@ -445,11 +445,11 @@ def test_goal_first_ranks_is_the_stable_goal_first_order(S):
               np.round(rng.normal(size=S), 1), rng.random(S) * 1e6, np.zeros(S)]
     for v in shapes:
         v_ext = np.append(v, 0.0)
-        order, rank = _evi.goal_first_ranks(v_ext)
+        order, rank = _pieces.goal_first_ranks(v_ext)
         assert order.dtype == rank.dtype == np.int64
         assert np.array_equal(order, reference.kernels.goal_first_order(v_ext))
         assert np.array_equal(rank[order], np.arange(S + 1))
-    assert _evi.goal_first_ranks(np.append(np.full(S, np.nan), 0.0)) is None
-    assert _evi.goal_first_ranks(np.append(np.zeros(S), np.nan)) is None
-    assert _evi.goal_first_ranks(np.append(np.zeros(S), 1.0)) is None
-    assert _evi.goal_first_ranks(np.zeros(0)) is None
+    assert _pieces.goal_first_ranks(np.append(np.full(S, np.nan), 0.0)) is None
+    assert _pieces.goal_first_ranks(np.append(np.zeros(S), np.nan)) is None
+    assert _pieces.goal_first_ranks(np.append(np.zeros(S), 1.0)) is None
+    assert _pieces.goal_first_ranks(np.zeros(0)) is None

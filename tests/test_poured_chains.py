@@ -98,9 +98,10 @@ def _dense_residual(kernel, costs, values):
 def _iterative(function, *args, **kwargs):
     """``function(*args)`` with ``DENSE_MAX_STATES = 0``: the path of large chains."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chains, "DENSE_MAX_STATES", 0)
+        patch.setattr(chains.explicit, "DENSE_MAX_STATES", 0)
         for name, value in kwargs.items():
-            patch.setattr(chains, name, value)
+            owner = chains.poured if hasattr(chains.poured, name) else chains.explicit
+            patch.setattr(owner, name, value)
         return function(*args)
 
 
@@ -139,8 +140,8 @@ def test_graph_split_matches_the_expanded_support_graph(case):
     # With the costs drawn (components) and with every cost positive (two searches).
     kernel, costs = case
     for c in (costs, np.ones(costs.size)):
-        got = chains._poured_splits(kernel, c)
-        expected = chains._splits(kernel.tocsr(), c)
+        got = chains.poured._poured_splits(kernel, c)
+        expected = chains.explicit._splits(kernel.tocsr(), c)
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_array_equal(got[1], expected[1])
 
@@ -153,7 +154,7 @@ def test_graph_steps_through_auxiliary_nodes_are_the_rows_supports(case):
     # runs between stored zeros before the reach, partials, stored entries.
     kernel, _ = case
     S = kernel.shape[0]
-    n_nodes, tails, heads, exits = chains._poured_graph(kernel)
+    n_nodes, tails, heads, exits = chains.poured._poured_graph(kernel)
     assert n_nodes <= 3 * S + 3 and tails.size <= 5 * (S + 1) + kernel.indices.size * (
         2 * int(np.log2(S + 1)) + 3)
     successors = [[] for _ in range(n_nodes)]
@@ -185,11 +186,11 @@ def test_leaving_and_off_diagonal_products_match_the_dense_kernel(case, seed):
     S = kernel.shape[0]
     off = kernel.toarray()
     off[np.arange(S), np.arange(S)] = 0.0
-    np.testing.assert_allclose(chains._poured_leaving(kernel), off.sum(axis=1), rtol=1e-14,
+    np.testing.assert_allclose(chains.poured._poured_leaving(kernel), off.sum(axis=1), rtol=1e-14,
                                atol=0.0)
     rng = np.random.default_rng(seed)
     x, y = rng.normal(size=S + 1), rng.normal(size=S)
-    forward, backward = chains._offdiagonal_products(kernel)
+    forward, backward = chains.poured._offdiagonal_products(kernel)
     scale = 1e-13 * (np.abs(x).sum() + np.abs(y).sum())
     np.testing.assert_allclose(forward(x), off @ x, rtol=0.0, atol=scale)
     np.testing.assert_allclose(backward(y), y @ off, rtol=0.0, atol=scale)
@@ -248,7 +249,7 @@ def test_occupancy_matches_the_explicit_solve(case, seed):
     kernel, _ = case
     S = kernel.shape[0]
     start = np.random.default_rng(seed).random(S)
-    proper = not chains._splits(kernel.tocsr(), np.ones(S))[0].any()
+    proper = not chains.explicit._splits(kernel.tocsr(), np.ones(S))[0].any()
     for visits in (chains.poured_occupancy(kernel, start),
                    _iterative(chains.poured_occupancy, kernel, start)):
         if proper:
@@ -278,8 +279,8 @@ def test_thousands_of_states_match_a_sparse_lu_of_the_expanded_kernel():
     kernel = _random_kernel(S, 11, reach_max=300)
     costs = np.random.default_rng(12).uniform(0.1, 1.0, S)
     explicit = kernel.tocsr()
-    Q, exits = chains._restricted(explicit, np.arange(S))
-    exact = spsolve((sp.diags_array(exits + chains._row_sums(Q)) - Q).tocsc(), costs)
+    Q, exits = chains.explicit._restricted(explicit, np.arange(S))
+    exact = spsolve((sp.diags_array(exits + chains.explicit._row_sums(Q)) - Q).tocsc(), costs)
     values, residual = chains.poured_values(kernel, costs)
     np.testing.assert_allclose(values, exact, rtol=1e-9)
     assert residual <= 1e-13 * values.max()
@@ -407,7 +408,7 @@ def test_compiled_candidates_at_five_hundred_states_match_the_dense_lu():
 
     for start in (np.zeros(S), exact * (1.0 + 1e-6), np.full(S, 1e9)):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(chains, "poured_values", no_fallback)
+            patch.setattr(chains.poured, "poured_values", no_fallback)
             values, residual = _compiled(kernel, costs, start)
         np.testing.assert_allclose(values, exact, rtol=1e-12)
         assert residual <= 1e-13 * exact.max()
@@ -430,14 +431,14 @@ def test_a_compiled_solve_short_of_its_tolerance_gives_the_exact_answer():
 @given(poured_chains())
 def test_goal_exits_match_the_expanded_goal_column(case):
     kernel, costs = case
-    np.testing.assert_array_equal(chains._poured_exits(kernel), kernel.toarray()[:, -1] > 0)
+    np.testing.assert_array_equal(chains.poured._poured_exits(kernel), kernel.toarray()[:, -1] > 0)
     # The split without a search (every cost positive, every row exiting) is the search's.
     positive = np.ones(costs.size)
-    if chains._poured_exits(kernel).all():
-        infinite, transient = chains._splits(kernel.tocsr(), positive)
+    if chains.poured._poured_exits(kernel).all():
+        infinite, transient = chains.explicit._splits(kernel.tocsr(), positive)
         assert not infinite.any() and transient.all()
-    for got, want in zip(chains._poured_splits(kernel, positive),
-                         chains._splits(kernel.tocsr(), positive)):
+    for got, want in zip(chains.poured._poured_splits(kernel, positive),
+                         chains.explicit._splits(kernel.tocsr(), positive)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -453,10 +454,10 @@ def test_compiled_goal_search_only_answers_when_every_state_reaches_the_goal(cas
     arrays = (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data,
               kernel.width, kernel.reach, kernel.partial)
     positive = np.ones(costs.size)
-    infinite, transient = chains._splits(kernel.tocsr(), positive)
+    infinite, transient = chains.explicit._splits(kernel.tocsr(), positive)
     if _robust.reaches_goal(*arrays):
         assert not infinite.any() and transient.all()
-    if chains._poured_exits(kernel).all():
+    if chains.poured._poured_exits(kernel).all():
         assert _robust.reaches_goal(*arrays)
 
 
@@ -473,7 +474,7 @@ def test_compiled_goal_search_follows_chains_of_stored_and_partial_moves():
         got = _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr, kernel.indices,
                                    kernel.data, kernel.width, kernel.reach, kernel.partial)
         assert got is expected
-        infinite = chains._poured_splits(kernel, np.ones(3))[0]
+        infinite = chains.poured._poured_splits(kernel, np.ones(3))[0]
         assert infinite.any() != expected
 
 

@@ -253,8 +253,8 @@ def test_an_evaluation_without_an_acceptable_candidate_gives_vacuous_bounds(back
     lower = backend.optimistic_values(counts, ssp.costs, 0.1).values
     assert np.isfinite(upper).all() and (lower > 0).all()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chains, "DENSE_MAX_STATES", 0)
-        patch.setattr(chains, "POURED_FAIL", -1.0)
+        patch.setattr(chains.explicit, "DENSE_MAX_STATES", 0)
+        patch.setattr(chains.poured, "POURED_FAIL", -1.0)
         with pytest.raises(ConvergenceError):
             chains.poured_values(backend.optimistic_values(counts, ssp.costs, 0.1).p_bound,
                                  ssp.costs[:, 0])
@@ -448,7 +448,7 @@ def test_the_closable_start_leaves_the_infinite_states_unchanged(S, seed, kind):
         costs_pi = costs[np.arange(S), policy]
         got = reference_robust._infinite_states(boxes, policy, costs_pi)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(reference_robust, "_closable", lambda n, *args: everything)
+            patch.setattr(reference_robust.pessimistic, "_closable", lambda n, *args: everything)
             want = reference_robust._infinite_states(boxes, policy, costs_pi)
         np.testing.assert_array_equal(got, want)
 

@@ -1,0 +1,193 @@
+"""What the robust values share: the result class, the limits, the boxes and costs checked
+once, the messages."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import as_float_array
+from ..chains import UNIT_ROUNDOFF
+from ..confidence import confidence_boxes
+from ..errors import ConvergenceError, ParameterError
+from ..kernels import segment_positions
+from ..poured import PouredKernel
+from ..results import Result
+
+__all__ = ["ROBUST_MAX_ITER", "RobustValuesResult"]
+
+
+ROBUST_MAX_ITER = 1_000
+"""Largest number of evaluations of each policy iteration."""
+
+SWITCH_RTOL = 1e-10
+"""Policy iteration switches a row or an action only for a gain above
+``SWITCH_RTOL * max(1, max|V|)`` (or the evaluation's residual, if larger)."""
+
+CHECK_MAX_SLACK = 1e-6
+"""Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
+
+
+@dataclass(frozen=True, repr=False)
+class RobustValuesResult(Result):
+    """Checked bounds over the boxes: the output of the public functions of this module.
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (S,)
+        The certified bound (``+inf`` where none is finite).
+    policy : ndarray of int64, shape (S,)
+        The policy the values belong to.
+    p_bound : PouredKernel, shape (S, S+1)
+        The kernel of ``policy`` in the boxes attaining the bound (the
+        adversary's or the optimist's last choice), ``O(S + stored)`` bytes
+        (:class:`~reference.poured.PouredKernel`; ``p_bound.tocsr()`` for the
+        explicit matrix).
+    infinite : ndarray of bool, shape (S,)
+        States where the value is ``+inf``.
+    n_iter : int
+        Policy evaluations made (the kernel ``poured_chain_values``,
+        :func:`reference.chains.poured_values` in the numpy kernel set).
+    converged : bool
+        Whether policy iteration stopped on its own (no improving switch).
+    message : str
+        How the computation ended and what the check found.
+    """
+
+    values: np.ndarray
+    policy: np.ndarray
+    p_bound: PouredKernel
+    infinite: np.ndarray
+    n_iter: int
+    converged: bool
+    message: str
+
+
+def _policy_rows(boxes, policy):
+    return np.arange(boxes.n_states) * boxes.n_actions + policy
+
+
+def _row_entries(boxes, rows):
+    """Stored entries of ``rows``: ``(row position, column, lo, hi)``."""
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
+    return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
+            boxes.hi[entry])
+
+
+def _expected(kernel, v_ext):
+    """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
+    return kernel._apply(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
+
+
+def _switch_tolerance(values, residual):
+    """Smallest gain that switches: ``SWITCH_RTOL * max(1, max|V|)`` over the finite values,
+    or the residual of their evaluation when it is larger."""
+    scale = max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
+    return max(SWITCH_RTOL * scale, residual)
+
+
+def _emptied(kernel, rows):
+    """``kernel`` with the rows of the mask ``rows`` put to 0 (no stored entry, width 0)."""
+    lengths = np.where(rows, 0, np.diff(kernel.indptr))
+    entry = np.repeat(kernel.indptr[:-1], lengths) + segment_positions(lengths)
+    kept = ~rows
+    return PouredKernel(kernel.order, np.concatenate([[0], np.cumsum(lengths)]),
+                        kernel.indices[entry], kernel.data[entry],
+                        np.where(kept, kernel.width, 0.0), np.where(kept, kernel.reach, 0),
+                        np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
+
+
+def _evaluate(kernels, kernel, costs_pi, infinite, start):
+    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``
+    (the kernel ``poured_chain_values`` of ``kernels``, warm-started from ``start``).
+
+    The rows of the other states put no mass on ``infinite`` (every state the
+    adversary can move into ``infinite`` is in it), so their values do not
+    depend on the rows of ``infinite``: those are emptied before the solve,
+    which spends no work on the adversary's traps (a near-closed class is an
+    ill-conditioned system), and their values are set to ``+inf``.
+
+    Serves both policy iterations (the optimist's with ``infinite`` all
+    false). A solve that finds no acceptable candidate (``ConvergenceError``)
+    is a failed candidate: every value is ``+inf`` and the residual ``+inf``,
+    which marks the failure. Both policy iterations then stop, not converged
+    (their messages say why); the adversary's Bellman check leaves the upper
+    bound at ``+inf`` (0 where no kernel leads to a positive cost) and the
+    optimist's sets the lower bound to 0 where its values are infinite.
+    """
+    if infinite.any():
+        kernel = _emptied(kernel, infinite)
+    try:
+        values, residual = kernels.poured_chain_values(kernel, costs_pi, start)
+    except ConvergenceError:
+        return np.full(costs_pi.size, np.inf), np.inf
+    values[infinite] = np.inf
+    return values, residual
+
+
+def _rounding(n_states, totals, scale):
+    r"""Bound on the rounding error of computed Bellman values, shape of ``totals``.
+
+    ``totals`` are computed values :math:`c + \sum_{s'} p(s') W(s')` of pours
+    against finite values ``W >= 0`` of largest entry ``scale``. A pour's
+    probabilities come from sums of at most ``S + 1`` lower ends and widths
+    (the leftover mass, the mass filled before each position), each off by at
+    most :math:`(S + 1) u` of the unit mass, so the pour's value moves by at
+    most :math:`2 (S + 1) u` ``scale``; its sum, in any order and through
+    prefix sums along the pour order (the compiled kernel), adds at most
+    :math:`2 (S + 1) u` (``totals + scale``). The bound
+    :math:`\gamma\,(\mathrm{totals} + \mathrm{scale})` with
+    :math:`\gamma = (8 (S + 1) + 32) u` doubles both first-order terms.
+    """
+    gamma = (8.0 * (n_states + 1) + 32.0) * UNIT_ROUNDOFF
+    return gamma * (totals + scale)
+
+
+def _slack(gap, values, costs):
+    r"""Relative slack ``r`` of the Bellman check and the states no slack can save.
+
+    ``gap`` is how far the rounded-safe check misses (``T U + rounding - U``
+    for the upper bound, ``L - (T L - rounding)`` for the lower one, clipped
+    at 0) and ``costs`` the smallest cost of each state. Scaling ``U`` by
+    ``1 + r`` adds ``r c`` to the room of the check and scales the rest by
+    ``1 + r``, so ``r = 2 (gap + 4 u |U|) / c`` covers ``gap``, and the
+    rounding of the scaling and of the comparison. Returns ``(r, hopeless)``
+    with ``r`` the largest need at most :data:`CHECK_MAX_SLACK` and
+    ``hopeless`` the states whose need exceeds it (``c = 0`` with a positive
+    need among them): the check would decide those by rounding, so they fail.
+    """
+    margin = 2.0 * (gap + 4.0 * UNIT_ROUNDOFF * np.abs(values))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(gap > 0, margin / costs, 0.0)
+    hopeless = need > CHECK_MAX_SLACK
+    return float(need[~hopeless].max(initial=0.0)), hopeless
+
+
+def _how(converged, n_iter):
+    """How a policy iteration of ``n_iter`` evaluations ended, for its message."""
+    if converged:
+        return "converged"
+    if n_iter >= ROBUST_MAX_ITER:
+        return "stopped at the iteration limit"
+    return "stopped: an evaluation found no acceptable solution"
+
+
+def _check_message(kind, n_inf, dropped, r, n_iter, converged):
+    how = _how(converged, n_iter)
+    text = (f"{kind} policy iteration {how} after {n_iter} evaluations; "
+            f"{n_inf} state(s) infinite on the graph test")
+    if dropped:
+        return f"{text}; the Bellman check failed on {dropped} state(s), set to inf."
+    return f"{text}; the Bellman check holds everywhere (relative slack {r:.2g})."
+
+
+def checked_inputs(kernels, counts, costs, delta, kind):
+    """The boxes of ``counts`` (built by ``kernels``) and the checked costs (float64 ``(S, A)``,
+    ``>= 0``)."""
+    boxes = kernels.call(confidence_boxes, counts, delta, kind)
+    S, A = boxes.n_states, boxes.n_actions
+    costs = as_float_array("costs", costs, (S, A))
+    if np.any(costs < 0):
+        s, a = (int(i) for i in np.argwhere(costs < 0)[0])
+        raise ParameterError(f"`costs` must be >= 0; got costs[{s}, {a}] = {costs[s, a]!r}.")
+    return boxes, costs

@@ -1,0 +1,160 @@
+"""The best policy against the adversary: :func:`robust_optimal_values`."""
+
+import numpy as np
+
+from .._checks import check_policy
+from ..confidence import SIMPLEX_SLACK
+from ..kernels import NUMPY_KERNELS
+from .common import (
+    ROBUST_MAX_ITER,
+    RobustValuesResult,
+    SWITCH_RTOL,
+    _check_message,
+    _row_entries,
+    checked_inputs,
+)
+from .optimistic import _optimistic
+from .pessimistic import _robust_values
+
+__all__ = ["robust_optimal_values"]
+
+
+def _goal_forcing(boxes):
+    r"""States from which some policy reaches the goal with probability 1 against every adversary.
+
+    The almost-sure reachability of a game on the boxes, as a nested fixpoint:
+    ``W`` is the greatest set such that every state of ``W`` belongs to the
+    least set ``R`` containing the goal and every state with an action that
+    is **safe** (the adversary can put mass only inside ``W`` and the goal)
+    and **progressing** (every kernel of the box puts positive mass on ``R``:
+    lower ends in ``R``, or upper ends outside ``R`` summing below 1). Returns
+    ``(W, action)`` with ``action[s]`` the first safe and progressing action
+    found for ``s`` in ``W`` (0 elsewhere); following it from ``W``, every
+    adversary reaches the goal with probability 1.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    rows_all = np.arange(S * A)
+    row, col, lo, hi = _row_entries(boxes, rows_all)
+    free = 1.0 - np.bincount(row, weights=lo, minlength=S * A)
+    h = boxes.hi_unseen
+    possible = (lo > 0) | ((free[row] > 0) & (hi > 0))
+    spread = (free > 0) & (h > 0)
+    stored = np.diff(boxes.indptr)
+    action = np.zeros(S, dtype=np.int64)
+    W = np.ones(S, dtype=bool)
+    while True:
+        w_ext = np.append(W, True)
+        outside = ~w_ext[col]
+        n_out = np.bincount(row, weights=outside, minlength=S * A)
+        unseen_out = (S - int(W.sum())) - n_out
+        safe = (np.bincount(row, weights=possible & outside, minlength=S * A) == 0) & ~(
+            spread & (unseen_out > 0))
+        R = np.append(np.zeros(S, dtype=bool), True)
+        while True:
+            in_r = R[col]
+            lo_r = np.bincount(row, weights=np.where(in_r, lo, 0.0), minlength=S * A)
+            hi_out = (np.bincount(row, weights=np.where(in_r, 0.0, hi), minlength=S * A)
+                      + (S + 1 - int(R.sum()) - (stored - np.bincount(row, weights=in_r,
+                                                                     minlength=S * A))) * h)
+            good = (safe & ((lo_r > 0) | (hi_out < 1.0 - SIMPLEX_SLACK))).reshape(S, A)
+            new = W & good.any(axis=1) & ~R[:S]
+            if not new.any():
+                break
+            action[new] = np.argmax(good[new], axis=1)
+            R[:S] |= new
+        if np.array_equal(R[:S], W):
+            return W, np.where(W, action, 0)
+        W = R[:S].copy()
+
+
+def _robust_policy(kernels, boxes, costs, policy):
+    """Robust PI from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
+
+    States with an infinite value that some policy can make finite first
+    switch to the goal-forcing action of :func:`_goal_forcing`.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    states, all_rows = np.arange(S), np.arange(S * A)
+    policy = policy.copy()
+    U, total, start, forcing = None, 0, None, None
+    for _ in range(ROBUST_MAX_ITER):
+        costs_pi = costs[states, policy]
+        U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
+            kernels, boxes, costs_pi, policy, start)
+        total += n_iter
+        if np.isinf(U).any():
+            if forcing is None:
+                forcing = _goal_forcing(boxes)
+            rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
+            if rescue.any():
+                policy = np.where(rescue, forcing[1], policy)
+                start = np.where(np.isfinite(U), U, 0.0)
+                continue
+        q = costs + kernels.pour_values(boxes, all_rows, np.append(U, 0.0), True).reshape(S, A)
+        best = np.argmin(q, axis=1)
+        current = q[states, policy]
+        tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
+        switch = ((q[states, best] < current - tol)
+                  | (np.isinf(current) & np.isfinite(q[states, best])))
+        if not switch.any():
+            message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
+            return U, policy, kernel, total, converged, message
+        policy = np.where(switch, best, policy)
+        start = U
+    message = _check_message("robust", int(infinite.sum()), dropped, r, total, False)
+    return U, policy, kernel, total, False, message
+
+
+@NUMPY_KERNELS.bind
+def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None):
+    r"""The policy minimising the worst-case value over the boxes, and that value, checked.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes.
+    policy : array_like of int, shape (S,), optional
+        Starting policy (for example EVI's); by default the optimist's policy
+        of :func:`optimistic_values`.
+
+    Returns
+    -------
+    RobustValuesResult
+        ``policy`` is ``pi_U`` and ``values`` its checked ``U^{pi_U}``.
+
+    Notes
+    -----
+    Robust policy iteration: compute ``U^{pi_k}`` as in
+    :func:`robust_policy_values`, then switch every state to
+
+    .. math::
+
+        \arg\min_a \Big\{ c(s, a) + \max_{p \in B(s, a)} \sum_{s'} p(s') U^{\pi_k}(s') \Big\}
+
+    where it gains more than ``SWITCH_RTOL`` (or turns an infinite value
+    finite). ``T_{pi_{k+1}} U^{pi_k} <= U^{pi_k}`` then gives
+    ``U^{pi_{k+1}} <= U^{pi_k}``, so the values decrease and the iteration
+    stops. The returned values pass the same check as
+    :func:`robust_policy_values`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 2, 2)); counts[0, 0] = [1000, 0]; counts[0, 1] = [0, 1000]
+    >>> out = robust_optimal_values(counts, np.ones((1, 2)), 0.1)
+    >>> int(out.policy[0]), bool(np.isfinite(out.values[0]))
+    (1, True)
+    """
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
+    if policy is None:
+        policy = _optimistic(kernels, boxes, costs, np.argmin(costs, axis=1))[1]
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    U, policy, kernel, n_iter, converged, message = _robust_policy(kernels, boxes, costs, policy)
+    return RobustValuesResult(values=U, policy=policy, p_bound=kernel, infinite=~np.isfinite(U),
+                              n_iter=n_iter, converged=converged, message=message)

@@ -1,0 +1,355 @@
+"""The adversary's values of a fixed policy: :func:`robust_policy_values`, an upper bound on
+``V^pi``."""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .._checks import check_policy
+from ..chains.explicit import _reaching
+from ..confidence import SIMPLEX_SLACK
+from ..errors import ParameterError
+from ..evi import checked_box
+from ..kernels import NUMPY_KERNELS, pour, pour_order
+from .common import (
+    ROBUST_MAX_ITER,
+    RobustValuesResult,
+    _check_message,
+    _evaluate,
+    _expected,
+    _policy_rows,
+    _rounding,
+    _row_entries,
+    _slack,
+    _switch_tolerance,
+    checked_inputs,
+)
+
+__all__ = ["pessimistic_inner", "robust_policy_values"]
+
+
+def pessimistic_inner(lo, hi, v):
+    r"""Exact maximiser of ``sum_s' p(s') v(s')`` over a box intersected with the simplex.
+
+    The mirror of :func:`reference.evi.optimistic_inner`: start at the lower
+    ends, then pour the remaining mass into next states by **decreasing**
+    ``v``, ties to the lower index and the goal last, each up to its upper end.
+
+    Parameters
+    ----------
+    lo, hi : ndarray of float64, shape (..., S+1)
+        Box ends, ``0 <= lo <= hi <= 1`` with ``sum lo <= 1 <= sum hi``.
+    v : ndarray of float64, shape (S+1,)
+        Values of the next states, ``>= 0``, the goal last.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., S+1)
+        The maximiser ``p``:
+
+        .. math::
+
+            p = \arg\max \Big\{ \sum_{s'} p(s') v(s') :
+            lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        On shapes that disagree, non-finite entries, a box outside ``[0, 1]``
+        or missing the simplex, or a negative ``v``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo = np.array([0.1, 0.1, 0.2]); hi = np.array([0.5, 0.6, 0.9])
+    >>> pessimistic_inner(lo, hi, np.array([1.0, 3.0, 0.0])).round(3).tolist()
+    [0.2, 0.6, 0.2]
+    """
+    lo, hi, v = checked_box(lo, hi, v)
+    if np.any(v < 0):
+        raise ParameterError(f"`v` must be >= 0; got min {float(np.min(v))!r}.")
+    return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), pour_order(v, True))
+
+
+def _adversary_graph(boxes, rows):
+    """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
+
+    Returns ``(row, col, lo, hi, free, h, tails, heads, spread)``: the stored
+    entries, the free mass ``1 - sum lo`` and unseen upper end of every row,
+    the explicit edges between non-goal states, and the rows that can put
+    mass on every unseen next state.
+    """
+    S = boxes.n_states
+    row, col, lo, hi = _row_entries(boxes, rows)
+    free = 1.0 - np.bincount(row, weights=lo, minlength=S)
+    h = boxes.hi_unseen[rows]
+    edge = (lo > 0) | ((free[row] > 0) & (hi > 0))
+    inner = edge & (col < S)
+    spread = (free > 0) & (h > 0)
+    return row, col, lo, hi, free, h, row[inner], col[inner], spread
+
+
+def _with_hub(tails, heads, spread, members):
+    """Edges plus a hub node ``S``: every spreading member -> hub -> every member."""
+    S = members.size
+    hub_in = np.flatnonzero(spread & members)
+    hub_out = np.flatnonzero(members)
+    return (np.concatenate([tails, hub_in, np.full(hub_out.size, S)]),
+            np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
+
+
+def _closable(n_states, row, col, lo, hi, h):
+    r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
+
+    A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
+    goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
+    state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
+    are removed until none is. ``row, col, lo, hi`` are the stored entries of
+    the policy's rows and ``h`` their unseen upper ends
+    (:func:`_adversary_graph`). Each component that :func:`_infinite_states`
+    keeps passes these tests inside itself, so inside any ``X`` containing it
+    (the rounded sums of non-negative terms only grow with the set): the
+    result contains every one, and the splitting into components can start
+    from it.
+    """
+    alive = np.ones(n_states, dtype=bool)
+    while True:
+        inside = np.append(alive, False)[col]
+        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
+        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
+                + (int(alive.sum()) - np.bincount(row, weights=inside, minlength=n_states)) * h)
+        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        if np.array_equal(keep, alive):
+            return alive
+        alive = keep
+
+
+def _infinite_states(boxes, policy, costs_pi, graph=None):
+    r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
+
+    The adversary makes the value infinite at ``s`` exactly when some kernel in
+    the boxes leads ``s``, with positive probability, into a closed class
+    holding a positive cost. A set ``X`` can be made closed when every state
+    of it has no lower end outside ``X`` (the goal is outside) and upper ends
+    summing to at least 1 inside ``X``; the closed classes are the strongly
+    connected sets of that kind (the maximal end components of the
+    adversary's choices), found by alternately splitting into strongly
+    connected components and removing the states that cannot stay in their
+    component. The answer is every state with a path into one holding a
+    positive cost. With every cost positive this is the largest set whose
+    lower ends put no mass outside it, and the states reaching it. The
+    splitting starts from :func:`_closable`, which holds every such set (no
+    state is infinite when it is empty). ``graph`` is :func:`_adversary_graph`
+    of the policy's rows when the caller has it.
+    """
+    S = boxes.n_states
+    if graph is None:
+        graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    row, col, lo, hi, free, h, tails, heads, spread = graph
+    alive = _closable(S, row, col, lo, hi, h)
+    if not alive.any():
+        return alive
+    while True:
+        edge_ok = alive[tails] & alive[heads]
+        t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
+        adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
+        labels = connected_components(adjacency, directed=True, connection="strong")[1][:S]
+        labels = np.where(alive, labels, -1)
+        label_ext = np.append(labels, -1)
+        inside = (label_ext[col] == labels[row]) & (labels[row] >= 0)
+        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=S) > 0
+        size = np.bincount(labels[alive], minlength=S + 1)
+        n_inside = np.bincount(row, weights=inside, minlength=S)
+        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=S)
+                + (np.where(alive, size[np.maximum(labels, 0)], 0) - n_inside) * h)
+        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        if np.array_equal(keep, alive):
+            break
+        alive = keep
+    costly = np.bincount(labels[alive], weights=costs_pi[alive] > 0, minlength=S + 1) > 0
+    bad = alive & costly[np.maximum(labels, 0)]
+    t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
+    return _reaching(t, hd, np.append(bad, bad.any()))[:S]
+
+
+def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
+    """Adversary policy iteration for ``policy``: ``(values, kernel, n_iter, converged)``.
+
+    Every iteration evaluates the current kernel and pours every row of the
+    policy again against the values; the new kernel replaces it unless no
+    finite row gains more than the tolerance of :func:`_switch_tolerance`.
+    """
+    rows = _policy_rows(boxes, policy)
+    finite = ~infinite
+    values = np.where(infinite, np.inf, start)
+    kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
+    for n_iter in range(1, ROBUST_MAX_ITER + 1):
+        values, residual = _evaluate(kernels, kernel, costs_pi, infinite, values)
+        if np.isinf(residual):
+            return values, kernel, n_iter, False
+        v_ext = np.append(values, 0.0)
+        poured = kernels.pour_kernel(boxes, rows, v_ext, True)
+        tol = _switch_tolerance(values, residual)
+        if not np.any(finite & (_expected(poured, v_ext) > _expected(kernel, v_ext) + tol)):
+            return values, kernel, n_iter, True
+        kernel = poured
+    return values, kernel, ROBUST_MAX_ITER, False
+
+
+def _zero_states(boxes, policy, costs_pi, graph=None):
+    """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
+    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` as
+    there); none when every cost is positive (each state has its own)."""
+    S = boxes.n_states
+    positive = costs_pi > 0
+    if positive.all():
+        return np.zeros(S, dtype=bool)
+    if graph is None:
+        graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    tails, heads, spread = graph[6:]
+    t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
+    return ~_reaching(t, hd, np.append(positive, positive.any()))[:S]
+
+
+def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
+    r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
+
+    The check is made safe from rounding: a state passes when the computed
+    :math:`T_\pi U` plus the bound of :func:`_rounding` is at most ``U``, or
+    when no kernel leads it to a positive cost (:func:`_zero_states`, where
+    ``U = 0`` is exact). ``U`` is first inflated by the smallest relative
+    factor ``1 + r`` (:func:`_slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
+    the solver's residual and that rounding; states needing more, and states
+    where the check still fails, are set to ``+inf``, which can make their
+    predecessors fail, until the check holds everywhere. ``graph`` is
+    :func:`_adversary_graph` of the policy's rows when the caller has it.
+    Returns ``(U, number of states set to inf by the check, r)``.
+    """
+    S = boxes.n_states
+    rows = _policy_rows(boxes, policy)
+    exact_zero = _zero_states(boxes, policy, costs_pi, graph)
+
+    def upper_bellman(U):
+        finite = np.isfinite(U)
+        T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
+        return T + _rounding(S, T, float(U[finite].max(initial=0.0)))
+
+    U = np.where(exact_zero, 0.0, values)
+    finite = np.isfinite(U) & ~exact_zero
+    gap = np.zeros(S)
+    gap[finite] = np.maximum(upper_bellman(U)[finite] - U[finite], 0.0)
+    r, hopeless = _slack(gap, np.where(finite, U, 0.0), costs_pi)
+    U = np.where(finite & ~hopeless, U * (1.0 + r), np.where(exact_zero, 0.0, np.inf))
+    dropped = int((finite & hopeless).sum())
+    while True:
+        fail = np.isfinite(U) & ~exact_zero & ~((upper_bellman(U) <= U) & (U >= 0))
+        if not fail.any():
+            return U, dropped, r
+        dropped += int(fail.sum())
+        U[fail] = np.inf
+
+
+def _robust_values(kernels, boxes, costs_pi, policy, start=None):
+    """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
+    S = boxes.n_states
+    graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    infinite = _infinite_states(boxes, policy, costs_pi, graph)
+    start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
+    values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
+                                                   start)
+    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values, graph)
+    return U, kernel, infinite, n_iter, converged, dropped, r
+
+
+@NUMPY_KERNELS.bind
+def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
+    r"""Worst-case value ``U^pi`` of a policy over the confidence boxes, checked.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts.
+    costs : array_like of shape (S, A)
+        Costs, ``>= 0``.
+    policy : array_like of int, shape (S,)
+        The policy.
+    delta : float in (0, 1)
+        Confidence level of the boxes.
+    kind : {"kl", "bernstein", "paper"}, default "kl"
+        The boxes (:func:`reference.confidence.confidence_boxes`).
+
+    Returns
+    -------
+    RobustValuesResult
+        ``values`` is ``U``, with ``V^pi <= U`` in every state on the event
+        that the true kernel lies in the boxes.
+
+    Raises
+    ------
+    ShapeError, NotFiniteError, ParameterError
+        On counts, costs, policy, ``delta`` or ``kind`` as in
+        :func:`reference.confidence.confidence_boxes`, or negative costs.
+
+    Notes
+    -----
+    1. **Infinity, exactly.** ``U = inf`` exactly where the adversary can
+       lead the policy with positive probability into a closed class holding
+       a positive cost; this is decided on graphs of lower ends (mass the
+       adversary must place) and upper ends (mass it may place), with no
+       arithmetic on probabilities (:func:`_infinite_states`).
+    2. **Adversary policy iteration.** Evaluate the current kernel ``P``
+       (the kernel ``poured_chain_values``, :func:`reference.chains.poured_values`
+       in the numpy kernel set: ``V = c + P V`` up to its
+       residual), then pour every row of the policy again against ``V``, by
+       decreasing ``V``, into ``P'``. The pour is the exact maximiser of each
+       box against ``V``, so ``P' V >= P V`` row by row. When no state
+       outside the infinite ones gains more than the tolerance
+       (``SWITCH_RTOL``, relative, or the residual if larger), ``P`` and
+       ``V`` are kept. Otherwise ``P'`` replaces ``P`` whole: a row that
+       gains less than the tolerance moves by at most that much, and never
+       down, so ``c + P' V - V = P' V - P V >= 0`` and
+       :math:`V' - V = (I - Q')^{-1} (c + P' V - V) \ge 0`. The values only
+       increase (up to the rounding and residual of the evaluations), every
+       step raises the states that gain by more than the tolerance, and a
+       kernel, fixed by its pour order, never comes back, so the iteration
+       stops (within ``ROBUST_MAX_ITER`` evaluations in any case). The rows
+       of the other states put no mass on the infinite ones (the adversary
+       could otherwise lead them there): the rows of the infinite states are
+       left out of the evaluation and their values are ``+inf``.
+    3. **The check is the certificate.** With :math:`T_\pi U(s) = c(s, \pi(s))
+       + \max_{p \in B(s, \pi(s))} \sum_{s'} p(s') U(s')`, ``U`` is accepted
+       where
+
+       .. math::
+
+           U \ge 0 \quad\text{and}\quad T_\pi U \le U
+
+       with the computed :math:`T_\pi U` raised by a bound on its rounding
+       (:func:`_rounding`, about ``8 (S+1) u`` of ``T U + max U``), after a
+       relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs the
+       solver's residual; failing states, and those needing a larger
+       inflation, get ``+inf`` (a state that reaches no positive cost keeps
+       its exact 0). So the inequality holds for the exact operator, not only
+       for its rounded evaluation. On the
+       event, the true kernel ``P`` is in the boxes, so
+       :math:`c_\pi + P U \le U`; iterating,
+       :math:`\sum_{t < n} P^t c_\pi \le U - P^n U \le U`, hence
+       :math:`V^\pi \le U` for any costs ``>= 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.zeros((1, 1, 2)); counts[0, 0] = [0, 2000]
+    >>> out = robust_policy_values(counts, np.ones((1, 1)), [0], 0.1)
+    >>> bool(1.0 <= out.values[0] < 1.01)
+    True
+    """
+    boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
+    S = boxes.n_states
+    policy = check_policy(policy, S, boxes.n_actions)
+    costs_pi = costs[np.arange(S), policy]
+    U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(kernels, boxes, costs_pi,
+                                                                        policy)
+    message = _check_message("adversary", int(infinite.sum()), dropped, r, n_iter, converged)
+    return RobustValuesResult(values=U, policy=policy, p_bound=kernel, infinite=~np.isfinite(U),
+                              n_iter=n_iter, converged=converged, message=message)
