@@ -11,12 +11,14 @@ convergence they require, are here too.
 import hashlib
 import numbers
 import os
+import sys
 from dataclasses import asdict, dataclass, field, fields
 
 from . import evi
 from ._checks import check_costs, check_policy, check_real, check_real_dtype, make_rng
 from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
+from .generative.files import CheckpointLock, check_regular, remove_stale_temporaries
 from .model import SSP
 from .results import Result
 
@@ -74,6 +76,13 @@ class Run:
     to policies (int64 ``(S,)``) that the last recorded round started from:
     saved with it and restored (checked) on resume, so that a resumed run
     recomputes that round from the same starts, bit for bit.
+
+    A checkpoint path that exists and is not a regular file (a directory, a
+    FIFO, a device) is refused before anything is read. The run holds an
+    exclusive lock on its checkpoint (:class:`~reference.generative.files.CheckpointLock`,
+    POSIX only) for its lifetime, so a second run on it is refused at once;
+    under the lock, the temporary files of a save killed before its rename are
+    removed.
     """
 
     def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
@@ -81,6 +90,12 @@ class Run:
         self.callback = callback
         self.checkpoint = checkpoint
         self.params = params
+        self.lock = None
+        if checkpoint is not None:
+            path = os.path.abspath(os.fspath(checkpoint))
+            check_regular(path, f"`checkpoint` {path!r}")
+            self.lock = CheckpointLock(path, sys._getframe(1))
+            remove_stale_temporaries(path)
         if checkpoint is not None and os.path.exists(checkpoint):
             self.store, self.rng, meta = SampleStore.load(checkpoint)
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
