@@ -135,11 +135,11 @@ def _read_archive(path, where):
     (a link to one is followed), so a FIFO or a device at ``path`` fails at once.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        check_regular(path, where)
+        raise CheckpointError(f"{where} is not a regular file; refused.")
     with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            check_regular(path, where)
-            raise CheckpointError(f"{where} is not a regular file; refused.")
         return _read_open_archive(fh, where)
 
 

@@ -17,7 +17,14 @@ from .checkpoint import (
 )
 from .fingerprint import compare_fingerprints, model_fingerprint
 from .increments import _increment, _summed, _with_arrays
-from .models import TabularGenerativeModel, _check_pair, _check_pairs, _check_samples, _listing
+from .models import (
+    TabularGenerativeModel,
+    _check_pair,
+    _check_pairs,
+    _check_samples,
+    _listing,
+    check_pair_count,
+)
 
 __all__ = ["SampleStore"]
 
@@ -72,6 +79,7 @@ class SampleStore:
     def __init__(self, n_states, n_actions, fingerprint=None):
         self.n_states = check_int("n_states", n_states, low=1)
         self.n_actions = check_int("n_actions", n_actions, low=1)
+        check_pair_count(self.n_states, self.n_actions)
         if fingerprint is not None and not isinstance(fingerprint, dict):
             raise ParameterError(
                 f"`fingerprint` must be a dict (see `model_fingerprint`) or None; got "
