@@ -2,13 +2,15 @@
 
 ``bounds`` stands alone: it imports neither ``reference`` nor ``fast``, so
 ``import bounds`` costs sympy and scipy only. Its arguments are scalars, so
-its checks are two: a real number in an interval, an integer with a floor.
+its checks are a real number in an interval, an integer with a floor, and the keyword
+arguments a calculator is given.
 """
 
+import inspect
 import math
 import numbers
 
-__all__ = ["ParameterError", "real", "integer"]
+__all__ = ["ParameterError", "real", "integer", "given"]
 
 
 class ParameterError(ValueError):
@@ -67,3 +69,16 @@ def integer(name, value, low):
     if value < low:
         raise ParameterError(f"`{name}` must be an integer >= {low}; got {value!r}.")
     return int(value)
+
+
+def given(what, function, params, but=()):
+    """``params`` if they are exactly the parameters of ``function`` it needs (all its required
+    ones but those of ``but``) or accepts, else a :class:`ParameterError` naming ``what``."""
+    accepted = inspect.signature(function).parameters
+    required = [p for p, v in accepted.items() if v.default is v.empty and p not in but]
+    for problem, names in (("needs", [p for p in required if p not in params]),
+                           ("has no parameter", [p for p in params if p not in accepted])):
+        if names:
+            raise ParameterError(f"{what} {problem} {', '.join(map(repr, names))}; give every "
+                                 f"parameter of its calculator but {', '.join(but)}.")
+    return params

@@ -15,7 +15,7 @@ import numbers
 import mpmath
 import sympy as sp
 
-from ._checks import ParameterError, integer, real
+from ._checks import ParameterError, given, integer, real
 from .expressions import BOUNDS, D_HAT_UPPER, NU, final_delta, perturbed_range
 from .symbols import SYMBOLS
 
@@ -379,7 +379,8 @@ def accuracy_for_budget(n, bound="thm1", **params):
     for name in ("eps", "terms", "bound"):
         if name in params:
             raise ParameterError(f"`{name}` is not a parameter of accuracy_for_budget's **params.")
-    expr = _CALCULATORS[bound](eps=None, **params)
+    expr = _CALCULATORS[bound](eps=None, **given("bound " + repr(bound), _CALCULATORS[bound],
+                                                  params, but=("eps",)))
     eps = SYMBOLS["eps"]
     missing = expr.free_symbols - {eps}
     if missing:

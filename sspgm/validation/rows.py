@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import io
 import os
+import stat
 import types
 import typing
 
@@ -230,14 +231,29 @@ def read_rows(path):
     Raises
     ------
     ParameterError
-        If the file's columns are not :data:`COLUMNS` or a complete line is
-        not a row.
+        If the file's columns are not :data:`COLUMNS`, a complete line is
+        not a row, or it is not a regular file (a FIFO is refused at once).
     """
     if not os.path.exists(path):
         return []
-    with open(path, "rb") as handle:
+    with _open_regular(path, os.O_RDONLY, "rb") as handle:
         data = handle.read()
     return _parse(_complete(data).decode("utf-8"), path)
+
+
+def _open_regular(path, flags, mode):
+    """``open`` of a rows file that refuses, without blocking, one that is not a regular file
+    (a FIFO, a directory, a device); a link to a regular file is followed."""
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else \
+            "a device or socket"
+        raise ParameterError(f"`{os.fspath(path)}` is {what}, not a regular file; give a new or "
+                             "a sweep's rows file.")
+    return os.fdopen(fd, mode)
 
 
 class RowLog:
@@ -284,7 +300,7 @@ class RowLog:
     def __enter__(self):
         import fcntl
 
-        handle = open(self.path, "a+b")
+        handle = _open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "a+b")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
