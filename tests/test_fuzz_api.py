@@ -240,14 +240,17 @@ def _paths(kind, directory):
             os.symlink(victim, target + suffix)
     elif kind == "garbage":
         with open(target, "wb") as fh:
-            fh.write(os.urandom(300))
+            fh.write(os.urandom(300) + b"\n")
+    elif kind == "huge-cell":
+        with open(target, "wb") as fh:
+            fh.write(b"a,b\n\"" + b"x" * 200_000 + b"\"\n")
     elif kind == "missing-directory":
         target = os.path.join(directory, "nowhere", "file")
     return target, victim
 
 
 _PATH_KINDS = ["fifo", "directory", "device", "link-to-victim", "links-beside", "garbage",
-               "missing-directory"]
+               "huge-cell", "missing-directory"]
 
 
 def _hostile(kind):

@@ -364,3 +364,45 @@ def test_the_proper_policy_search_matches_its_statement_and_reads_the_kernel_onc
         warnings.simplefilter("ignore", RuntimeWarning)
         best = backend.optimal_values(backend.chain(1500, 0.001))
     assert np.allclose(best.values, backend.chain(1500, 0.001).meta["V_star"], rtol=1e-9)
+
+
+# --- rows files that are not sweep CSVs -----------------------------------------------------
+
+
+def _not_a_sweep_csv(tmp_path, kind):
+    from sspgm.validation.rows import COLUMNS
+
+    path = tmp_path / "rows.csv"
+    header = (",".join(COLUMNS) + "\n").encode()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "binary":
+        path.write_bytes(b"\xff\xfe\x00 not text\n")
+    else:
+        path.write_bytes(header + b'"' + b"x" * 200_000 + b'"\n')
+    return path
+
+
+@pytest.mark.parametrize("kind, pattern", [
+    ("fifo", "is a FIFO, not a regular file"), ("directory", "is a directory"),
+    ("binary", "is not a sweep CSV: 'utf-8' codec"), ("huge cell", "field larger than"),
+])
+def test_a_rows_file_that_is_not_a_sweep_csv_is_refused_untouched(tmp_path, kind, pattern):
+    path = _not_a_sweep_csv(tmp_path, kind)
+    before = None if path.is_dir() or kind == "fifo" else path.read_bytes()
+    out = _run_python(f"""
+        from sspgm.validation import RowLog, read_rows
+        for call in (lambda: read_rows({str(path)!r}), lambda: RowLog({str(path)!r}).__enter__()):
+            try:
+                call()
+            except ValueError as exc:
+                print(type(exc).__name__, exc)
+    """, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("ParameterError") for line in lines)
+    assert pattern in lines[0]
+    if before is not None:
+        assert path.read_bytes() == before
