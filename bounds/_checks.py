@@ -45,7 +45,10 @@ def real(name, value, low=None, high=None, low_open=False, high_open=False):
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"`{name}` must be a real number; got {value!r}.")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf if value > 0 else -math.inf
     above = low is None or (x > low if low_open else x >= low)
     below = high is None or (x < high if high_open else x <= high)
     if not (math.isfinite(x) and above and below):
