@@ -19,12 +19,13 @@ code, when the compiled extensions are missing.
 """
 
 try:
-    from . import _boxes, _build, _evi, _kl, _pieces, _robust, _vi  # noqa: F401
+    from . import _boxes, _build, _evi, _kl, _pieces, _poured, _robust, _vi  # noqa: F401
 except ImportError as exc:
     raise ImportError(
         "the `fast` backend needs its compiled Cython extensions (fast._boxes, fast._build, "
-        "fast._evi, fast._kl, fast._pieces, fast._robust, fast._vi), which are missing or cannot be loaded (sspgm was "
-        "installed without a working C compiler, or their build failed). They are built when "
+        "fast._evi, fast._kl, fast._pieces, fast._poured, fast._robust, fast._vi), which are "
+        "missing or cannot be loaded (sspgm was installed without a working C compiler, or "
+        "their build failed). They are built when "
         "sspgm is installed where a C compiler works (OpenMP optional): from the repository root, "
         "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "
         "backend."
@@ -33,12 +34,15 @@ except ImportError as exc:
 from reference import (
     allocation,
     backend,
+    box_kinds,
     chains,
+    counts,
     envs,
     errors,
     evaluation,
     generative,
     hitting,
+    lemma5,
     model,
     poured,
     results,
@@ -47,6 +51,8 @@ from reference import (
 )
 from reference.allocation import *  # noqa: F401,F403
 from reference.backend import *  # noqa: F401,F403
+from reference.box_kinds import *  # noqa: F401,F403
+from reference.counts import *  # noqa: F401,F403
 from reference.envs import *  # noqa: F401,F403
 from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
@@ -84,6 +90,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -63,7 +63,7 @@ cdef void _set_loops() except *:
 _set_loops()
 
 
-cdef inline void _apply(Loop loop, void* data, double* x, double* out,
+cdef inline void finite_product(Loop loop, void* data, double* x, double* out,
                         cnp.npy_intp size) noexcept nogil:
     """``out = ufunc(x)`` on ``size`` contiguous values, by the ufunc's float64 ``loop``."""
     cdef char* args[2]
@@ -93,7 +93,7 @@ cdef void _kl(const double* p, const double* q, Py_ssize_t k, Bound bound, doubl
     for i in range(k):
         ratio[i] = p[i] / q[i]
         ratio[k + i] = (1 - p[i]) / (1 - q[i])
-    _apply(_log_loop, _log_data, ratio, logs, 2 * k)
+    finite_product(_log_loop, _log_data, ratio, logs, 2 * k)
     for i in range(k):
         # The loads first, so that the selects below are branch-free (and vectorised).
         at = p[i]
@@ -151,14 +151,14 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
             cp[n_listed] = other
             listed[n_listed] = n_live - 1
             n_listed += 1
-    _apply(_log_loop, _log_data, cp, logs, n_listed)
+    finite_product(_log_loop, _log_data, cp, logs, n_listed)
     for i in range(n_listed):
         j = live[listed[i]]
         side = 1 - p[j] if upper[j] else p[j]
         other = cp[i]
         lift = r[j] + bound.roundoff * (40.0 + 32.0 * r[j])
         cx[i] = -(lift - (other * logs[i] if other > 0 else 0.0)) / side
-    _apply(_exp_loop, _exp_data, cx, logs, n_listed)
+    finite_product(_exp_loop, _exp_data, cx, logs, n_listed)
     for i in range(n_listed):
         j = live[listed[i]]
         side = 1 - p[j] if upper[j] else p[j]
@@ -248,7 +248,7 @@ def kl_interval(const double[::1] p_hat, const double[::1] n, const double[::1] 
 
     All arrays have one length; ``p_hat`` in ``[0, 1]``, ``n >= 0``,
     ``level > 0`` (checked by the caller); ``n = 0`` gives ``[0, 1]``.
-    The constants are those of ``reference.confidence`` (``KL_BISECTIONS``,
+    The constants are those of ``reference.box_kinds`` (``KL_BISECTIONS``,
     ``KL_NEWTON_STEPS``, ``KL_EXP_START``, ``KL_ROUNDOFF``, ``KL_UNDERFLOW``);
     ``threads`` OpenMP threads over blocks of entries.
     """

@@ -1,7 +1,8 @@
 """The compiled kernel set: the ``fast`` backend's implementation of the kernel protocol.
 
 Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
-:mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
+:mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured` and
+:mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
@@ -23,14 +24,14 @@ import threading
 
 import numpy as np
 import scipy.sparse as sp
-from reference import confidence
+from reference import box_kinds
 from reference.chains import explicit as explicit_chains
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
 
-from . import _boxes, _evi, _kl, _pieces, _robust, _vi
+from . import _boxes, _evi, _kl, _pieces, _poured, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -42,7 +43,8 @@ two divisions (10^4 entries take 1.7 ms on one thread)."""
 
 
 def radius(counts, delta):
-    """Kernel ``radius``: Lemma 5's ``beta`` of dense counts, by :func:`fast._boxes.radius_dense`."""
+    """Kernel ``radius``: Lemma 5's ``beta`` of dense counts, by
+    :func:`fast._boxes.radius_dense`."""
     out = np.empty_like(counts)
     _boxes.radius_dense(counts, delta, out)
     return out
@@ -204,17 +206,17 @@ def pour_kernel(boxes, rows, v_ext, descending):
 
 class CompiledPouredKernel(PouredKernel):
     """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
-    :func:`fast._robust.poured_apply` (the same floats as the numpy ``_apply``)."""
+    :func:`fast._poured.poured_apply` (the same floats as the numpy ``finite_product``)."""
 
     __slots__ = ()
 
-    def _apply(self, x, positive=False):
+    def finite_product(self, x, positive=False):
         """``kernel @ x`` for finite ``x`` (compiled; with ``positive``, the numpy count of
-        :meth:`reference.poured.PouredKernel._apply`)."""
+        :meth:`reference.poured.PouredKernel.finite_product`)."""
         if positive:
-            return super()._apply(x, positive)
+            return super().finite_product(x, positive)
         out = np.empty(self.shape[0])
-        _robust.poured_apply(self.order, self.rank, self.indptr, self.indices, self.data,
+        _poured.poured_apply(self.order, self.rank, self.indptr, self.indices, self.data,
                              self.width, self.reach, self.partial,
                              np.ascontiguousarray(x, dtype=np.float64),
                              np.empty(self.order.size + 1), out)
@@ -222,29 +224,30 @@ class CompiledPouredKernel(PouredKernel):
 
 
 def _splits(kernel, costs):
-    """:func:`reference.chains.poured._poured_splits`, with no search when every cost is
-    positive and :func:`fast._robust.reaches_goal` shows that every state reaches the goal
+    """:func:`reference.chains.poured.poured_splits`, with no search when every cost is
+    positive and :func:`fast._poured.reaches_goal` shows that every state reaches the goal
     (then no state is infinite)."""
-    if np.all(costs > 0) and _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
-                                                  kernel.indices, kernel.data, kernel.width,
-                                                  kernel.reach, kernel.partial):
+    if np.all(costs > 0) and _poured.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
+                                                 kernel.indices, kernel.data, kernel.width,
+                                                 kernel.reach, kernel.partial):
         return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
-    return poured_chains._poured_splits(kernel, costs)
+    return poured_chains.poured_splits(kernel, costs)
 
 
 def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of
-    :func:`reference.chains.poured._poured_splits` (:func:`_splits`), then :func:`fast._robust.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S +
-    stored)`` products) on the transient states from ``start``, which also gives the
+    :func:`reference.chains.poured.poured_splits` (:func:`_splits`), then
+    :func:`fast._poured.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S + stored)``
+    products) on the transient states from ``start``, which also gives the
     residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
     ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
     (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
     infinite, transient = _splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
-        return values, poured_chains._poured_residual(kernel, costs, values)
+        return values, poured_chains.poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-    omega, residual = _robust.poured_solve(
+    omega, residual = _poured.poured_solve(
         kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
         kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
         x, poured_chains.POURED_RTOL,
@@ -259,9 +262,9 @@ def poured_chain_values(kernel, costs, start):
 def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
-    _kl.kl_interval(p_hat, n, level, lo, hi, confidence.KL_BISECTIONS,
-                    confidence.KL_NEWTON_STEPS, confidence.KL_EXP_START, confidence.KL_ROUNDOFF,
-                    confidence.KL_UNDERFLOW, sweep_threads(KL_WORK * p_hat.size))
+    _kl.kl_interval(p_hat, n, level, lo, hi, box_kinds.KL_BISECTIONS,
+                    box_kinds.KL_NEWTON_STEPS, box_kinds.KL_EXP_START, box_kinds.KL_ROUNDOFF,
+                    box_kinds.KL_UNDERFLOW, sweep_threads(KL_WORK * p_hat.size))
     return lo, hi
 
 

@@ -11,9 +11,11 @@ from . import (
     allocation,
     backend,
     baseline,
+    box_kinds,
     certified,
     chains,
     confidence,
+    counts,
     diameter_estimate,
     envs,
     errors,
@@ -22,6 +24,7 @@ from . import (
     generative,
     hitting,
     kernels,
+    lemma5,
     model,
     optimal,
     poured,
@@ -35,8 +38,10 @@ from .algorithms import *  # noqa: F401,F403
 from .allocation import *  # noqa: F401,F403
 from .backend import *  # noqa: F401,F403
 from .baseline import *  # noqa: F401,F403
+from .box_kinds import *  # noqa: F401,F403
 from .certified import *  # noqa: F401,F403
 from .confidence import *  # noqa: F401,F403
+from .counts import *  # noqa: F401,F403
 from .diameter_estimate import *  # noqa: F401,F403
 from .envs import *  # noqa: F401,F403
 from .errors import *  # noqa: F401,F403
@@ -56,6 +61,6 @@ from .threads import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

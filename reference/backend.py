@@ -19,14 +19,58 @@ import inspect
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["KernelSet"]
+__all__ = ["KernelSet", "KernelGroup", "KERNEL_GROUPS"]
 
 _FORWARDED_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
 @dataclass(frozen=True)
+class KernelGroup:
+    """The kernels of one subsystem: a small protocol, documented under ``title`` in
+    ``docs/backends.md``.
+
+    Attributes
+    ----------
+    title : str
+        The heading of the group's table in ``docs/backends.md``.
+    kernels : tuple of str
+        Its fields of :class:`KernelSet`.
+    callers : str
+        The kernel functions that call them.
+    """
+
+    title: str
+    kernels: tuple
+    callers: str
+
+
+KERNEL_GROUPS = {
+    "evi": KernelGroup(
+        "EVI", ("radius", "scan_counts", "boxes", "evi_sweep", "optimistic_kernel"),
+        "reference.evi: extended_value_iteration (through SEARCH, Alg. 1, 3, 4), "
+        "bernstein_radius"),
+    "vi": KernelGroup("Value iteration", ("vi_model", "vi_sweep"),
+                      "reference.optimal.value_iteration (and the plug-in baseline)"),
+    "pours": KernelGroup("Pours over confidence boxes", ("pour_values", "pour_kernel"),
+                         "the policy iterations of reference.robust (the certificates)"),
+    "kl": KernelGroup("KL intervals", ("kl_interval",),
+                      "reference.confidence: kl_interval, confidence_boxes (kind \"kl\")"),
+    "poured_chains": KernelGroup("Poured chains", ("poured_chain_values",),
+                                 "the evaluations of the policy iterations of reference.robust"),
+}
+"""The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
+(``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
+
+
+@dataclass(frozen=True)
 class KernelSet:
     """The numerical kernels of one backend (the protocol of ``docs/backends.md``).
+
+    The fields come in the groups of :data:`KERNEL_GROUPS`: EVI (``radius``,
+    ``scan_counts``, ``boxes``, ``evi_sweep``, ``optimistic_kernel``), value
+    iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
+    (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``) and
+    poured chains (``poured_chain_values``).
 
     Attributes
     ----------

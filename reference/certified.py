@@ -12,15 +12,15 @@ policy whose gap is at most ``eps`` is eps-optimal with probability at least
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._checks import INT64_MAX, as_float_array, check_int, check_policy, check_real
+from .box_kinds import box_kind
 from .chains import poured_occupancy
-from .confidence import BOX_KINDS, check_level, confidence_boxes
-from .errors import NotCertifiedWarning, ParameterError
+from .confidence import check_level, confidence_boxes
+from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .results import Result
 from .robust import _optimistic, _robust_policy, _robust_values, checked_inputs
@@ -532,11 +532,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     S, A = model.n_states, model.n_actions
     costs = check_model_costs(costs, model)
     eps, delta = check_accuracy(eps, delta)
-    if kind not in BOX_KINDS or kind == "paper":
-        raise ParameterError(
-            f"`kind` must be 'kl' or 'bernstein' (time-uniform boxes, needed by a run that "
-            f"stops on its data); got {kind!r}."
-        )
+    box_kind(kind, time_uniform=True)
     if allocation not in ALLOCATIONS:
         raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
     relative = bool(relative)
@@ -565,7 +561,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = kernels.call(confidence_boxes, run.store.counts_csr(), delta, kind)
+        boxes = kernels.call(confidence_boxes, run.store.counts(), delta, kind)
         work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
             kernels, boxes, costs, eps, theta, policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
@@ -591,7 +587,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     else:
         message = (f"not certified: the budget of {budget} calls is spent and the certificate "
                    f"does not reach {target}. {cert.message}")
-        warnings.warn(message, NotCertifiedWarning, stacklevel=2)
+        warn_at_caller(message, NotCertifiedWarning)
     return CertifiedResult(
         policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,

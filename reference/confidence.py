@@ -1,18 +1,10 @@
-r"""Confidence sets on the transition kernel: Lemma 5's radius, and named per-entry boxes.
+r"""Confidence sets on the transition kernel: named per-entry boxes, and the KL interval.
 
-Lemma 5's radius is written here once for every backend's Python code.
-docs/semantics.md, "Confidence sets and EVI", fixes what Lemma 5 leaves open:
-the logarithm is natural, ``S`` in it is the number of non-goal states, and
-every next state (the goal included) gets a radius
-
-.. math::
-
-    N^+ = \max(1, N(s,a)),\quad \hat p = N(s,a,s') / N^+,\quad
-    L = \log\frac{S A N^+}{\delta},\quad
-    \beta = 4 \sqrt{\frac{\hat p L}{N^+}} + \frac{28 L}{N^+}.
-
-The named boxes of :func:`confidence_boxes` are ``"paper"`` (that radius),
-``"bernstein"`` and ``"kl"``.
+Lemma 5's radius is written once, in the leaf module :mod:`reference.lemma5`;
+the kinds of boxes are records of :mod:`reference.box_kinds`
+(:data:`~reference.box_kinds.KINDS`): ``"paper"`` (that radius),
+``"bernstein"`` and ``"kl"``. :func:`confidence_boxes` is the one way to the
+boxes of any kind.
 
 Each kind gives every next state ``s'`` of every pair ``(s, a)`` an interval
 ``[lo, hi]`` that contains ``p(s'|s, a)`` on one event of probability at least
@@ -30,10 +22,11 @@ way, so dense and CSR counts give the same boxes and nothing is densified.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from ._checks import check_real, csr_position
-from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
+from ._checks import check_real
+from .box_kinds import BOX_KINDS, box_kind
+from .counts import Counts
+from .errors import NumericRangeError, ParameterError
 from .kernels import NUMPY_KERNELS
 
 __all__ = [
@@ -42,31 +35,6 @@ __all__ = [
     "confidence_boxes",
     "kl_interval",
 ]
-
-RADIUS_SQRT_FACTOR = 4.0
-"""The factor 4 of the square-root term of Lemma 5's radius."""
-
-RADIUS_LINEAR_FACTOR = 28.0
-"""The factor 28 of the ``L / N^+`` term of Lemma 5's radius."""
-
-BOX_KINDS = ("paper", "bernstein", "kl")
-"""The confidence-set kinds, in the order of the docs."""
-
-KL_BISECTIONS = 64
-"""Bisection steps of :func:`kl_interval`'s fallback: below one ulp of ``[0, 1]`` after 53."""
-
-KL_NEWTON_STEPS = 12
-"""Most Newton steps of :func:`kl_interval` on one side of an entry."""
-
-KL_EXP_START = 8.0
-"""The side masses ``s`` below ``KL_EXP_START * r`` where :func:`kl_interval` also tries the
-exponential start."""
-
-KL_ROUNDOFF = 2.0**-53
-"""The unit roundoff ``u`` of float64 in the rounding-error bound of :func:`kl_interval`."""
-
-KL_UNDERFLOW = 2.0**-1070
-"""The absolute term of that bound, for results in the subnormal range (16 half-ulps there)."""
 
 SIMPLEX_SLACK = 1e-12
 """Tolerance of the simplex test of a box.
@@ -144,51 +112,6 @@ class ConfidenceBoxes:
         hi[rows, self.indices] = self.hi
         lo[rows, self.indices] = self.lo
         return lo.reshape(S, A, S + 1), hi.reshape(S, A, S + 1)
-
-
-def log_term(n_plus, n_states, n_actions, delta):
-    """``L = log(S A N^+ / delta)``, elementwise in ``n_plus``."""
-    return np.log(n_states * n_actions * n_plus / delta)
-
-
-def radius(p_hat, log_l, n_plus):
-    """Lemma 5's ``beta = 4 sqrt(p_hat L / N^+) + 28 L / N^+``, elementwise (broadcasting)."""
-    return (RADIUS_SQRT_FACTOR * np.sqrt(p_hat * log_l / n_plus)
-            + RADIUS_LINEAR_FACTOR * log_l / n_plus)
-
-
-def _counts_csr(counts):
-    """Canonical CSR float64 counts ``(S*A, S+1)`` from dense ``(S, A, S+1)`` or CSR, checked."""
-    if sp.issparse(counts):
-        rows, cols = counts.shape
-        S = cols - 1
-        if S < 1 or rows < S or rows % S:
-            raise ShapeError(
-                f"`counts` must have shape (S*A, S+1) with S, A >= 1 when sparse; got "
-                f"{counts.shape}."
-            )
-        csr = sp.csr_array(counts, dtype=np.float64, copy=True)
-    else:
-        dense = np.asarray(counts, dtype=np.float64)
-        if dense.ndim != 3 or dense.shape[0] < 1 or dense.shape[2] != dense.shape[0] + 1:
-            raise ShapeError(
-                f"`counts` must have shape (S, A, S+1) or be CSR (S*A, S+1); got {dense.shape}."
-            )
-        S = dense.shape[0]
-        csr = sp.csr_array(dense.reshape(-1, S + 1))
-    csr.sum_duplicates()
-    A = csr.shape[0] // S
-    for bad, what in ((~np.isfinite(csr.data), "finite counts"), (csr.data < 0, ">= 0")):
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            error = NotFiniteError if what == "finite counts" else ParameterError
-            raise error(
-                f"`counts` must hold {what}; got {float(csr.data[k])!r} at (s, a, s') = "
-                f"{csr_position(csr, k, A)}."
-            )
-    csr.eliminate_zeros()
-    csr.sort_indices()
-    return csr, S, A
 
 
 @NUMPY_KERNELS.bind
@@ -313,26 +236,17 @@ def kl_interval(kernels, p_hat, n, level):
     return lo.reshape(p_hat.shape), hi.reshape(p_hat.shape)
 
 
-def _level(kind, n, S, A, delta):
-    """The log term of ``kind`` for rows of ``n`` samples (``n >= 1``)."""
-    if kind == "paper":
-        return log_term(np.maximum(1.0, n), S, A, delta)
-    union = S * A * (S + 1) * n * (n + 1) / delta
-    return np.log((2.0 if kind == "kl" else 4.0) * union)
-
-
-_LEVEL_FACTORS = {"kl": 2.0, "bernstein": 4.0}
-
-
 def check_level(kind, n_max, n_states, n_actions, delta, where="these counts"):
     """Refuse a ``delta`` whose log term of ``kind`` overflows float64 at ``n_max`` samples.
 
-    The log term grows with the samples ``N`` of a row, so the largest ``N``
-    decides; an overflowing term would make every box ``[0, 1]``.
+    Every kind's log term is ``log(g(N) / delta)`` with ``g`` growing in the
+    samples ``N`` of a row, so the largest ``N`` decides; an overflowing term
+    would make every box ``[0, 1]``.
 
     Parameters
     ----------
-    kind : {"kl", "bernstein", "paper"}
+    kind : str
+        A name of :data:`BOX_KINDS`.
     n_max : float
         The most samples a row holds (or may come to hold).
     n_states, n_actions : int
@@ -345,39 +259,20 @@ def check_level(kind, n_max, n_states, n_actions, delta, where="these counts"):
     ------
     NumericRangeError
         If the log term is not finite; the message gives the smallest ``delta``
-        allowed.
+        allowed, ``g(N)`` over the largest float.
     """
-    S, A, n = n_states, n_actions, max(1.0, float(n_max))
-    with np.errstate(over="ignore"):
-        level = _level(kind, np.float64(n), S, A, delta)
+    record = box_kind(kind)
+    S, A, n = n_states, n_actions, np.float64(max(1.0, float(n_max)))
+    with np.errstate(over="ignore", divide="ignore"):
+        level = record.level(n, S, A, delta)
     if np.isfinite(level):
         return
-    if kind == "paper":
-        form, argument = "log(S A N / delta)", float(S) * A * n
-    else:
-        factor = _LEVEL_FACTORS[kind]
-        form = f"log({factor:g} S A (S+1) N (N+1) / delta)"
-        argument = factor * S * A * (S + 1) * n * (n + 1.0)
-    smallest = argument / np.finfo(np.float64).max
+    smallest = np.exp(record.level(n, S, A, 1.0)) / np.finfo(np.float64).max
     raise NumericRangeError(
-        f"the confidence term {form} of the {kind!r} boxes overflows float64 with S = {S}, "
-        f"A = {A}, N = {n:.3g} ({where}) and `delta` = {delta!r}; `delta` must be at least "
+        f"the log term of the {kind!r} boxes overflows float64 with S = {S}, A = {A}, "
+        f"N = {n:.3g} ({where}) and `delta` = {delta!r}; `delta` must be at least "
         f"{smallest * (1 + 1e-9):.4g}."
     )
-
-
-def _intervals(kernels, kind, p_hat, n, level):
-    """Interval ends of frequencies ``p_hat`` in rows of ``n`` samples with log term ``level``."""
-    if kind == "kl":
-        return kernels.kl_interval(p_hat, n, level)
-    if kind == "paper":
-        width = radius(p_hat, level, np.maximum(1.0, n))
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            variance = n * p_hat * (1.0 - p_hat) / (n - 1.0)
-            width = np.sqrt(2.0 * variance * level / n) + 7.0 * level / (3.0 * (n - 1.0))
-        width = np.where(n >= 2, width, np.inf)
-    return np.maximum(0.0, p_hat - width), np.minimum(1.0, p_hat + width)
 
 
 @NUMPY_KERNELS.bind
@@ -386,8 +281,9 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
-        Sample counts ``N(s, a, s')`` (row ``s*A + a`` when CSR); never densified.
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts ``N(s, a, s')`` (row ``s*A + a`` when CSR; see
+        :class:`~reference.counts.Counts`); never densified.
     delta : float in (0, 1)
         Confidence level: the true kernel lies in every box, for every pair,
         with probability at least ``1 - delta``.
@@ -401,8 +297,8 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
     Raises
     ------
-    ShapeError, NotFiniteError
-        On counts of another shape, or NaN/infinite counts.
+    ShapeError, NotFiniteError, SparseFormatError, NumericRangeError
+        On counts that :class:`~reference.counts.Counts` refuses.
     ParameterError
         On negative counts, ``delta`` outside ``(0, 1)``, an unknown ``kind``,
         or a pair whose box misses the simplex (only ``"paper"`` with a
@@ -413,7 +309,10 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
     Notes
     -----
-    With ``N = N(s, a)``, ``p_hat = N(s, a, s') / N`` and ``S`` non-goal states:
+    Each kind is a record of :data:`reference.box_kinds.KINDS`, whose ``doc``
+    says what its intervals are and why they hold; a row without samples gets
+    ``[0, 1]`` for its unseen next states under a time-uniform kind. With
+    ``N = N(s, a)``, ``p_hat = N(s, a, s') / N`` and ``S`` non-goal states:
 
     - ``"paper"`` is Lemma 5 as docs/semantics.md fixes it: ``N+ = max(1, N)``,
       ``L = log(S A N+ / delta)`` and the box
@@ -459,21 +358,21 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     >>> bool(boxes.lo[1] < 0.7 < boxes.hi[1])
     True
     """
-    csr, S, A = _counts_csr(counts)
+    counts = Counts(counts)
+    csr, S, A = counts.csr(), counts.n_states, counts.n_actions
     delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    if kind not in BOX_KINDS:
-        raise ParameterError(f"`kind` must be one of {BOX_KINDS}; got {kind!r}.")
+    record = box_kind(kind)
     n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
     check_level(kind, n.max(), S, A, delta)
     stored = np.diff(csr.indptr)
     n_entry = np.repeat(n, stored)
     p_hat = csr.data / n_entry
-    level = _level(kind, np.maximum(n, 1.0), S, A, delta)
-    lo, hi = _intervals(kernels, kind, p_hat, n_entry, np.repeat(level, stored))
+    level = record.level(np.maximum(n, 1.0), S, A, delta)
+    lo, hi = record.interval(kernels, p_hat, n_entry, np.repeat(level, stored))
     # An unseen entry's interval depends on its row's sample size only: one per distinct size.
     sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
-    hi_unseen = _intervals(kernels, kind, np.zeros_like(sizes), sizes, level[first])[1][row_size]
-    if kind != "paper":
+    hi_unseen = record.interval(kernels, np.zeros_like(sizes), sizes, level[first])[1][row_size]
+    if record.time_uniform:
         hi_unseen = np.where(n > 0, hi_unseen, 1.0)
     rows = np.repeat(np.arange(S * A), stored)
     hi_sum = np.bincount(rows, weights=hi, minlength=S * A) + (S + 1 - stored) * hi_unseen

@@ -77,7 +77,7 @@ def sample_until_radius(run, delta, bound):
     count.
     """
     while True:
-        radius = evi.bernstein_radius_sum(run.store.counts_csr(), delta)
+        radius = evi.bernstein_radius_sum(run.store.counts(), delta)
         failing = np.flatnonzero(radius.reshape(-1) > bound)
         if failing.size == 0:
             return

@@ -7,6 +7,9 @@ and what was given. Warnings are subclasses of :class:`SSPWarning`, to be
 filtered by class, never by message text.
 """
 
+import sys
+import warnings
+
 __all__ = [
     "SSPValueError",
     "ShapeError",
@@ -97,3 +100,23 @@ class NotCertifiedWarning(SSPWarning, RuntimeWarning):
     Its certificate (``result.certificate``) gives the bounds and the gap;
     the result's ``message`` says so too.
     """
+
+
+def warn_at_caller(message, category):
+    """Emit ``message`` as a ``category`` warning that points at the caller's line.
+
+    The warning names the first frame outside ``reference`` and ``fast`` (the
+    user's code, or the command line's), whatever path led to it inside: a
+    public function bound to a kernel set, a kernel function calling another.
+
+    Parameters
+    ----------
+    message : str
+    category : type
+        A subclass of :class:`SSPWarning`.
+    """
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+            "reference", "fast"):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

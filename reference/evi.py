@@ -13,17 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import confidence
+from . import confidence, lemma5
 from ._checks import (
     as_float_array,
     check_counts_log_term,
     check_dense_values,
     check_int,
     check_real,
-    count_table,
     dense_count_array,
 )
 from .confidence import SIMPLEX_SLACK
+from .counts import Counts
 from .errors import NotFiniteError, NumericRangeError, ParameterError, ShapeError
 from .kernels import (
     EVI_DENSE_LIMIT_BYTES,
@@ -99,43 +99,45 @@ class EVIResult(Result):
 
 def dense_counts(counts):
     """Checked counts as dense float64 ``(S, A, S+1)`` (CSR densified, see :func:`densify`)."""
-    table = count_table(counts)
+    table = Counts(counts).table
     return densify(table) if sp.issparse(table) else table
 
 
 def read_counts(kernels, counts):
-    """Counts checked as :func:`~reference._checks.count_table` does, each entry read once.
+    """Counts checked as :class:`~reference.counts.Counts` does, each entry read once.
 
-    Dense counts are read by the kernel set's ``scan_counts``, whose largest
-    entry decides :func:`~reference._checks.check_dense_values` (the counts
-    are read again only to name a bad entry) and whose result the kernel
-    set's ``boxes`` builds the boxes from.
+    Dense counts not yet checked are read by the kernel set's ``scan_counts``,
+    whose largest entry decides :func:`~reference._checks.check_dense_values`
+    (the check of :class:`~reference.counts.Counts`; the counts are read again
+    only to name a bad entry) and whose result the kernel set's ``boxes``
+    builds the boxes from.
 
     Parameters
     ----------
     kernels : KernelSet
-    counts : array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
+    counts : Counts, array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
 
     Returns
     -------
-    table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array
-        As :func:`~reference._checks.count_table` returns it.
+    counts : Counts
+        The checked counts.
     scanned : object
         What ``kernels.boxes`` takes: the ``scan_counts`` of dense counts, or
-        ``table`` itself when it is CSR.
+        the table itself when it is CSR.
 
     Raises
     ------
     ShapeError, NotFiniteError, ParameterError, NumericRangeError, SparseFormatError
-        As :func:`~reference._checks.count_table`.
+        As :class:`~reference.counts.Counts`.
     """
-    if sp.issparse(counts):
-        table = count_table(counts)
-        return table, table
+    if isinstance(counts, Counts) or sp.issparse(counts):
+        counts = Counts(counts)
+        table = counts.table
+        return counts, (table if counts.storage == "csr" else kernels.scan_counts(table))
     table = dense_count_array(counts)
     scanned = kernels.scan_counts(table)
     check_dense_values(table, scanned.largest)
-    return table, scanned
+    return Counts.trusted(table, scanned.largest), scanned
 
 
 def check_delta(delta):
@@ -149,7 +151,7 @@ def bernstein_radius(kernels, counts, delta):
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
         Sample counts ``N(s, a, s')``.
     delta : float in (0, 1)
         Confidence level.
@@ -202,7 +204,7 @@ def bernstein_radius_sum(counts, delta):
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
         Sample counts.
     delta : float in (0, 1)
         Confidence level.
@@ -221,7 +223,7 @@ def bernstein_radius_sum(counts, delta):
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
     """
     delta = check_delta(delta)
-    table = count_table(counts)
+    table = Counts(counts).table
     check_counts_log_term(table, delta)
     if sp.issparse(table):
         S, A = table.shape[1] - 1, table.shape[0] // (table.shape[1] - 1)
@@ -230,22 +232,27 @@ def bernstein_radius_sum(counts, delta):
         S, A = table.shape[:2]
         csr = sp.csr_array(table.reshape(-1, S + 1))
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
-    log_l = confidence.log_term(n_plus, S, A, delta)
+    log_l = lemma5.log_term(n_plus, S, A, delta)
     stored = np.diff(csr.indptr)
     rows = np.repeat(np.arange(S * A), stored)
-    beta_stored = confidence.radius(csr.data / n_plus[rows], log_l[rows], n_plus[rows])
-    beta_unseen = confidence.radius(0.0, log_l, n_plus)
+    beta_stored = lemma5.radius(csr.data / n_plus[rows], log_l[rows], n_plus[rows])
+    beta_unseen = lemma5.radius(0.0, log_l, n_plus)
     total = np.bincount(rows, weights=beta_stored, minlength=S * A)
     return (total + (S + 1 - stored) * beta_unseen).reshape(S, A)
 
 
 def confidence_box(counts, delta, kind="paper"):
-    r"""Lower and upper ends of the confidence box of every pair, as dense arrays.
+    r"""Lower and upper ends of the confidence box of every pair, as dense arrays (small models).
+
+    The dense view of the boxes, for small models and tests; the one way to the
+    boxes of any kind, stored sparse, is
+    :func:`~reference.confidence.confidence_boxes`. Its default kind is the
+    paper's (Lemma 5), computed here on dense arrays.
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
-        Sample counts.
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+        Sample counts (:class:`~reference.counts.Counts`).
     delta : float in (0, 1)
         Confidence level.
     kind : {"paper", "bernstein", "kl"}, default "paper"
@@ -393,7 +400,7 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
         Sample counts ``N(s, a, s')`` (row ``s*A + a`` when CSR). The
         reference backend densifies CSR counts, refusing above
         :data:`EVI_DENSE_LIMIT_BYTES`.
@@ -457,15 +464,15 @@ def iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
     """:func:`extended_value_iteration` on counts already read (:func:`read_counts`).
 
     The other arguments are checked here as in :func:`extended_value_iteration`.
-    :func:`reference.runs.converged_evi` calls it with the table of a
-    :class:`~reference.generative.SampleStore` (:meth:`SampleStore.count_table
-    <reference.generative.SampleStore.count_table>`), whose counts the store built
-    from answers it checked: they are not checked again.
+    :func:`reference.runs.converged_evi` calls it with the counts of a
+    :class:`~reference.generative.SampleStore` (:meth:`SampleStore.counts
+    <reference.generative.SampleStore.counts>`), which the store built from
+    answers it checked: they are not checked again.
 
     Parameters
     ----------
     kernels : KernelSet
-    counts : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array
+    counts : Counts
         Checked counts, as :func:`read_counts` returns them.
     scanned : object
         What ``kernels.boxes`` takes, as :func:`read_counts` returns it.
@@ -476,19 +483,15 @@ def iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
     -------
     EVIResult
     """
-    if sp.issparse(counts):
-        S, A = counts.shape[1] - 1, counts.shape[0] // (counts.shape[1] - 1)
-        largest = np.nan
-    else:
-        S, A = counts.shape[:2]
-        largest = scanned.largest
+    S, A = counts.n_states, counts.n_actions
+    largest = np.nan if counts.storage == "csr" else scanned.largest
     costs = as_float_array("costs", costs, (S, A))
     delta = check_delta(delta)
-    check_counts_log_term(counts, delta, largest)
+    check_counts_log_term(counts.table, delta, largest)
     mu = check_real("mu", mu, 0.0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     boxes = kernels.boxes(scanned, delta)
-    check_simplex(boxes.upper_mass, counts, delta)
+    check_simplex(boxes.upper_mass, counts.table, delta)
     v_ext = np.zeros(S + 1)
     v_next = np.empty(S)
     policy = np.empty(S, dtype=np.intp)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import confidence
+from . import box_kinds, lemma5
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .chains import poured_values
@@ -45,7 +45,7 @@ def radius_and_p_hat(counts, delta):
     S, A = counts.shape[:2]
     n_plus = np.maximum(1.0, counts.sum(axis=2, keepdims=True))
     p_hat = counts / n_plus
-    return confidence.radius(p_hat, confidence.log_term(n_plus, S, A, delta), n_plus), p_hat
+    return lemma5.radius(p_hat, lemma5.log_term(n_plus, S, A, delta), n_plus), p_hat
 
 
 def radius(counts, delta):
@@ -393,7 +393,7 @@ def bernoulli_kl(p, q):
         a = np.where(p > 0, p * np.log(p / q), 0.0)
         b = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
         spread = (2.0 * p + 4.0 * (1 - p)) + 16.0 * (np.abs(a) + np.abs(b))
-        error = confidence.KL_ROUNDOFF * spread + confidence.KL_UNDERFLOW
+        error = box_kinds.KL_ROUNDOFF * spread + box_kinds.KL_UNDERFLOW
     return a + b, error
 
 
@@ -406,12 +406,12 @@ def _kl_starts(p, r, side, upper):
     outwards of the closest bound.
     """
     other = p if upper else 1 - p
-    lift = r + confidence.KL_ROUNDOFF * (40.0 + 32.0 * r)
+    lift = r + box_kinds.KL_ROUNDOFF * (40.0 + 32.0 * r)
     with np.errstate(over="ignore"):
         d = np.minimum(np.sqrt(2.0 * lift * np.minimum(0.25, side)),
                        lift + np.sqrt(lift * (lift + 2.0 * other)))
     q = p + d if upper else p - d
-    near = np.flatnonzero(side < confidence.KL_EXP_START * r)
+    near = np.flatnonzero(side < box_kinds.KL_EXP_START * r)
     if near.size:
         t = other[near]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -434,10 +434,10 @@ def _kl_end(p, r, upper):
     start = strict & (kl > r + error)
     live = np.flatnonzero(start)
     kl, error = kl[live], error[live]
-    for _ in range(confidence.KL_NEWTON_STEPS):
+    for _ in range(box_kinds.KL_NEWTON_STEPS):
         pl, rl, ql = p[live], r[live], q[live]
         slope = (ql - pl) / (ql * (1 - ql))
-        margin = error + confidence.KL_ROUNDOFF * (ql * np.abs(slope))
+        margin = error + box_kinds.KL_ROUNDOFF * (ql * np.abs(slope))
         step = ql - (kl - (rl + 2.0 * margin)) / slope
         ahead = (step < ql) & (step > pl) if upper else (step > ql) & (step < pl)
         go = np.flatnonzero((kl > rl + 3.0 * margin) & ahead)
@@ -459,7 +459,7 @@ def _kl_bisection(p, r, outer):
     """The fallback: the last of ``KL_BISECTIONS`` midpoints between ``p`` and ``outer`` that
     tested outside, or ``outer``."""
     inside, outside = p.copy(), np.full_like(p, outer)
-    for _ in range(confidence.KL_BISECTIONS):
+    for _ in range(box_kinds.KL_BISECTIONS):
         mid = 0.5 * (inside + outside)
         kl, error = bernoulli_kl(p, mid)
         out = kl > r + error

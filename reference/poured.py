@@ -393,9 +393,10 @@ class PouredKernel:
         if x.ndim == 2:
             return np.stack([self @ x[:, j] for j in range(x.shape[1])], axis=1)
         finite = np.where(np.isfinite(x), x, 0.0)
-        totals = [self._apply(finite)]
+        totals = [self.finite_product(finite)]
         for sign in (1.0, -1.0):
-            totals.append(self._apply((x == sign * np.inf).astype(np.float64), positive=True))
+            totals.append(self.finite_product((x == sign * np.inf).astype(np.float64),
+                                              positive=True))
         value, n_pos, n_neg = totals
         with np.errstate(invalid="ignore"):
             return np.where(n_pos > 0, np.inf, 0.0) + np.where(n_neg > 0, -np.inf, 0.0) + value
@@ -420,7 +421,7 @@ class PouredKernel:
                            weights=(self.partial * y)[at_reach], minlength=n_next)
         return out + np.bincount(self.indices, weights=self.data * y[rows], minlength=n_next)
 
-    def _apply(self, x, positive=False):
+    def finite_product(self, x, positive=False):
         """``kernel @ x`` for finite ``x``; with ``positive``, count the positive entries'
         weights as 1 instead (how many of them meet a nonzero ``x``)."""
         n = self.shape[0]

@@ -5,7 +5,6 @@ paper's listing. :func:`search` is a kernel function (:mod:`reference.backend`).
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +13,7 @@ from . import certified, evi
 from ._checks import check_int, check_real
 from .allocation import top_up_to_fixpoint
 from .certified import Certificate
-from .errors import NotCertifiedWarning, ParameterError
+from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .poured import PouredKernel
 from .results import Result
@@ -197,7 +196,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
             f"do not show it eps-optimal (a larger `alpha`, got {alpha:g}, or "
             "`solve_certified` samples until they do)."
         )
-        warnings.warn(warning, NotCertifiedWarning, stacklevel=4)
+        warn_at_caller(warning, NotCertifiedWarning)
         message = f"{message} Warning: {warning}"
     return SolveResult(
         policy=out.policy,

@@ -231,12 +231,12 @@ def run_params(algorithm, model, costs, eps, delta, theta, alpha, seed):
 def converged_evi(kernels, run, costs, delta, mu, max_iter, where):
     """EVI on the run's samples; a :class:`ConvergenceError` naming ``where`` if it fails.
 
-    The counts are the store's table (:meth:`~reference.generative.SampleStore.count_table`):
+    The counts are the store's (:meth:`~reference.generative.SampleStore.counts`):
     the store built them from answers it checked, so EVI does not check them again
     (:func:`reference.evi.iterate`); the other arguments it checks as always.
     """
-    table = run.store.count_table()
-    out = evi.iterate(kernels, table, table, costs, delta, mu, max_iter)
+    counts = run.store.counts()
+    out = evi.iterate(kernels, counts, counts.table, costs, delta, mu, max_iter)
     if not out.converged:
         raise ConvergenceError(
             f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "

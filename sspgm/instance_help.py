@@ -16,6 +16,7 @@ import os
 
 __all__ = [
     "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
+    "time_uniform_box_kinds",
 ]
 
 BUILDERS = {
@@ -41,6 +42,35 @@ def _source_path(module):
     top, *rest = module.split(".")
     spec = importlib.util.find_spec(top)
     return os.path.join(spec.submodule_search_locations[0], *rest) + ".py"
+
+
+def time_uniform_box_kinds():
+    """The names of the time-uniform box kinds of :data:`reference.box_kinds.KINDS`, from source.
+
+    Read from the records (``BoxKind(name=..., time_uniform=True, ...)``) of
+    ``reference/box_kinds.py`` without importing it, so that the command
+    line's help loads no numerical library.
+
+    Returns
+    -------
+    tuple of str
+        In the order of the records.
+
+    Examples
+    --------
+    >>> "kl" in time_uniform_box_kinds() and "paper" not in time_uniform_box_kinds()
+    True
+    """
+    with open(_source_path("reference.box_kinds"), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    names = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "BoxKind"):
+            fields = {k.arg: k.value for k in node.keywords}
+            if ast.literal_eval(fields["time_uniform"]):
+                names.append(ast.literal_eval(fields["name"]))
+    return tuple(names)
 
 
 def builder_signature(name):

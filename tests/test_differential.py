@@ -56,7 +56,7 @@ import reference
 from fast import _boxes
 from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
-from reference._checks import count_table
+from reference.counts import Counts
 from reference.kernels import NUMPY_KERNELS, explicit_pour
 
 EVI_EXAMPLES = 500
@@ -256,7 +256,7 @@ def test_evi_kernels_match_one_by_one_on_larger_tables(problem, seed, as_csr):
 def _check_evi_kernels_match(problem, seed, as_csr):
     counts, costs, delta, _ = problem
     S, A = costs.shape
-    table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
+    table = Counts(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts).table
     rng = np.random.default_rng(seed)
     v_ext = np.append(rng.choice([0.0, 0.5, 1.0, 3.0], size=S) + rng.random(S) * 1e-3 * (S > 3),
                       0.0)

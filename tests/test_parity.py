@@ -165,17 +165,58 @@ def test_kernel_functions_are_written_once(name):
     assert ours.__module__ == f"fast.{_module_of(name)}"
 
 
-def test_fast_imports_no_private_name_of_reference():
+def _private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_uses(source):
+    """The private names of ``reference`` a source uses: by import, by attribute of a name
+    bound to ``reference`` (a module or a class), by ``super()`` in a subclass of a class of
+    ``reference``, or by overriding a private method of one."""
+    tree = ast.parse(source)
+    bound, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reference"):
+            parts = node.module.split(".") + [alias.name for alias in node.names]
+            bound.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            parts = [p for alias in node.names if alias.name.startswith("reference")
+                     for p in alias.name.split(".")]
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names
+                         if alias.name.startswith("reference"))
+        else:
+            continue
+        found += [part for part in parts if _private(part)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = node.value
+            if ((isinstance(owner, ast.Name) and owner.id in bound)
+                    or (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+                        and owner.func.id == "super")):
+                found.append(node.attr)
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and base.id in bound for base in node.bases):
+            found += [item.name for item in node.body
+                      if isinstance(item, ast.FunctionDef) and _private(item.name)]
+    return found
+
+
+def test_fast_uses_no_private_name_of_reference():
     for path in sorted(FAST_DIR.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reference"):
-                parts = node.module.split(".") + [alias.name for alias in node.names]
-            elif isinstance(node, ast.Import):
-                parts = [p for alias in node.names if alias.name.startswith("reference")
-                         for p in alias.name.split(".")]
-            else:
-                continue
-            assert not any(part.startswith("_") for part in parts), (path.name, parts)
+        assert _private_uses(path.read_text()) == [], path.name
+
+
+def test_the_private_name_check_sees_every_way_in():
+    source = (
+        "from reference import chains\n"
+        "from reference._checks import count_table\n"
+        "from reference.poured import PouredKernel as Kernel\n"
+        "chains._splits(1)\n"
+        "class Mine(Kernel):\n"
+        "    def _apply(self):\n"
+        "        return super()._rows()\n"
+    )
+    assert sorted(_private_uses(source)) == ["_apply", "_checks", "_rows", "_splits"]
 
 
 def test_the_kernel_sets_are_complete_and_distinct():

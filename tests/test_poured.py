@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import fast
 import reference
 from fast.kernels import COMPILED_KERNELS
-from reference._checks import count_table
+from reference.counts import Counts
 from reference.kernels import NUMPY_KERNELS
 
 KERNEL_SETS = {"reference": NUMPY_KERNELS, "fast": COMPILED_KERNELS}
@@ -47,7 +47,7 @@ def count_tables(draw):
 def _kernels_of_every_action(kernels, counts, v_ext, delta, as_csr):
     """The optimistic kernel of each action's pairs: ``A`` kernels of shape ``(S, S+1)``."""
     S, A = counts.shape[:2]
-    table = count_table(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts)
+    table = Counts(sp.csr_array(counts.reshape(S * A, S + 1)) if as_csr else counts).table
     boxes = kernels.boxes(table if as_csr else kernels.scan_counts(table), delta)
     return [kernels.optimistic_kernel(boxes, v_ext, np.full(S, a, dtype=np.intp))
             for a in range(A)]
@@ -109,7 +109,7 @@ def test_matvec_equals_the_dense_product(problem, seed, infinite):
 
 
 def _product_recomputing_the_layout(kernel, x):
-    """``kernel @ x`` for finite ``x`` as :meth:`PouredKernel._apply` computed it before the
+    """``kernel @ x`` for finite ``x`` as :meth:`PouredKernel.finite_product` computed it before the
     layout was kept: every piece rebuilt from the stored arrays on each call."""
     n, n_next = kernel.shape
     rows = np.repeat(np.arange(n), np.diff(kernel.indptr))

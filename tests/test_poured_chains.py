@@ -140,7 +140,7 @@ def test_graph_split_matches_the_expanded_support_graph(case):
     # With the costs drawn (components) and with every cost positive (two searches).
     kernel, costs = case
     for c in (costs, np.ones(costs.size)):
-        got = chains.poured._poured_splits(kernel, c)
+        got = chains.poured.poured_splits(kernel, c)
         expected = chains.explicit._splits(kernel.tocsr(), c)
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_array_equal(got[1], expected[1])
@@ -437,7 +437,7 @@ def test_goal_exits_match_the_expanded_goal_column(case):
     if chains.poured._poured_exits(kernel).all():
         infinite, transient = chains.explicit._splits(kernel.tocsr(), positive)
         assert not infinite.any() and transient.all()
-    for got, want in zip(chains.poured._poured_splits(kernel, positive),
+    for got, want in zip(chains.poured.poured_splits(kernel, positive),
                          chains.explicit._splits(kernel.tocsr(), positive)):
         np.testing.assert_array_equal(got, want)
 
@@ -445,36 +445,36 @@ def test_goal_exits_match_the_expanded_goal_column(case):
 @SETTINGS
 @given(poured_chains())
 def test_compiled_goal_search_only_answers_when_every_state_reaches_the_goal(case):
-    # fast._robust.reaches_goal, on a subgraph of the support: True only where the expanded
+    # fast._poured.reaches_goal, on a subgraph of the support: True only where the expanded
     # chain's split with positive costs has no infinite state, and True whenever every row
     # exits (the reference's shortcut).
-    from fast import _robust
+    from fast import _poured
 
     kernel, costs = case
     arrays = (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data,
               kernel.width, kernel.reach, kernel.partial)
     positive = np.ones(costs.size)
     infinite, transient = chains.explicit._splits(kernel.tocsr(), positive)
-    if _robust.reaches_goal(*arrays):
+    if _poured.reaches_goal(*arrays):
         assert not infinite.any() and transient.all()
     if chains.poured._poured_exits(kernel).all():
-        assert _robust.reaches_goal(*arrays)
+        assert _poured.reaches_goal(*arrays)
 
 
 def test_compiled_goal_search_follows_chains_of_stored_and_partial_moves():
     # 0 -> 1 (stored), 1 -> 2 (the partial at the reach, unseen), 2 -> goal: all reach it;
     # without the goal entry of 2 (a self-loop instead), none does.
-    from fast import _robust
+    from fast import _poured
 
     order = np.array([2, 3, 0, 1])
     for goal_prob, expected in ((1.0, True), (0.0, False)):
         kernel = PouredKernel(order, [0, 1, 2, 4], [1, 1, 2, 3],
                               [1.0, 0.5, 1.0 - goal_prob, goal_prob], [0.5, 0.5, 0.0],
                               [0, 0, 4], [0.0, 0.5, 0.0])
-        got = _robust.reaches_goal(kernel.order, kernel.rank, kernel.indptr, kernel.indices,
+        got = _poured.reaches_goal(kernel.order, kernel.rank, kernel.indptr, kernel.indices,
                                    kernel.data, kernel.width, kernel.reach, kernel.partial)
         assert got is expected
-        infinite = chains.poured._poured_splits(kernel, np.ones(3))[0]
+        infinite = chains.poured.poured_splits(kernel, np.ones(3))[0]
         assert infinite.any() != expected
 
 
@@ -490,6 +490,6 @@ def test_compiled_products_are_the_numpy_products_bit_for_bit(case, seed):
     rng = np.random.default_rng(seed)
     x = rng.random(kernel.shape[1]) * 10.0 ** rng.integers(-5, 5, kernel.shape[1])
     x[rng.random(x.size) < 0.2] = -0.0
-    assert np.array_equal(compiled._apply(x).view(np.uint64), kernel._apply(x).view(np.uint64))
+    assert np.array_equal(compiled.finite_product(x).view(np.uint64), kernel.finite_product(x).view(np.uint64))
     x[rng.integers(0, x.size)] = np.inf
     np.testing.assert_array_equal(compiled @ x, kernel @ x)

@@ -24,7 +24,6 @@ from .arrays import (
 )
 from .counts import (
     csr_position,
-    count_table,
     check_csr_counts,
     largest_count,
     dense_count_array,

@@ -30,39 +30,6 @@ def csr_position(matrix, k, n_actions):
     return row // n_actions, row % n_actions, int(matrix.indices[k])
 
 
-def count_table(counts):
-    """Return checked counts: dense float64 ``(S, A, S+1)`` or canonical float64 CSR ``(S*A, S+1)``.
-
-    The one check of every public function taking counts, made before any
-    kernel (numpy or compiled) reads them.
-
-    Parameters
-    ----------
-    counts : array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
-        Sample counts ``N(s, a, s')`` (row ``s*A + a`` when sparse).
-
-    Returns
-    -------
-    ndarray of float64, shape (S, A, S+1), C-contiguous, or scipy.sparse.csr_array
-        A sparse input stays sparse: a float64 copy with duplicate entries
-        summed and indices sorted (:func:`check_csr_counts`).
-
-    Raises
-    ------
-    ShapeError, NotFiniteError, ParameterError, NumericRangeError
-        As :func:`check_dense_counts` and :func:`check_csr_counts`: another
-        shape (``S`` or ``A`` of 0 included), a non-real dtype, NaN, infinite
-        or negative counts (the first one is named by its ``(s, a, s')``), or a
-        pair with more than ``2^63 - 1`` samples.
-    SparseFormatError
-        On a malformed sparse structure (indices out of range, ``indptr`` not
-        starting at 0 or decreasing, non-integer index arrays).
-    """
-    if sp.issparse(counts):
-        return check_csr_counts(counts)[0]
-    return check_dense_counts(counts)
-
-
 def check_csr_counts(counts, name="counts"):
     """Return sample counts given as a sparse matrix, checked, as canonical CSR float64.
 
@@ -319,12 +286,12 @@ def check_log_term(n_states, n_actions, max_samples, delta):
 
 
 def check_counts_log_term(table, delta, largest=math.nan):
-    """:func:`check_log_term` for checked counts (a :func:`count_table`) and a checked ``delta``.
+    """:func:`check_log_term` for checked counts (a ``Counts.table``) and a checked ``delta``.
 
     Parameters
     ----------
     table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array (S*A, S+1)
-        Counts as :func:`count_table` returns them.
+        The ``table`` of a :class:`~reference.counts.Counts`.
     delta : float in (0, 1)
     largest : float, optional
         The largest entry of dense counts (:func:`largest_count`), NaN when

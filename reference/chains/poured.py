@@ -266,7 +266,7 @@ def _poured_exits(kernel):
     return exits | unseen
 
 
-def _poured_splits(kernel, costs):
+def poured_splits(kernel, costs):
     """The split of :func:`chain_values` of a square ``PouredKernel``: masks ``(infinite,
     transient)`` of shape ``(S,)``, decided on :func:`_poured_graph` as :func:`_splits` does
     (with every cost positive, the states reaching a state that cannot reach the goal; an
@@ -384,11 +384,11 @@ def _poured_solve(offdiagonal, diagonal, rhs, start=None):
     return best[0], best[1]
 
 
-def _poured_residual(kernel, costs, values):
+def poured_residual(kernel, costs, values):
     """``max |c + P V - V|`` over the finite positive entries of ``values`` (``kernel @``, one
     product of the kernel when every value is finite)."""
     v_ext = np.append(values, 0.0)
-    flow = kernel._apply(v_ext) if np.isfinite(values).all() else kernel @ v_ext
+    flow = kernel.finite_product(v_ext) if np.isfinite(values).all() else kernel @ v_ext
     finite = np.isfinite(values) & (values > 0)
     return float(np.abs(costs[finite] + flow[finite] - values[finite]).max(initial=0.0))
 
@@ -464,8 +464,8 @@ def poured_values(kernel, costs, start=None):
     S = _check_poured(kernel, vectors)
     if S <= explicit.DENSE_MAX_STATES:
         values = explicit.chain_values(kernel.toarray(), costs)
-        return values, _poured_residual(kernel, costs, values)
-    infinite, transient = _poured_splits(kernel, costs)
+        return values, poured_residual(kernel, costs, values)
+    infinite, transient = poured_splits(kernel, costs)
     values = np.zeros(S)
     values[infinite] = np.inf
     states = np.flatnonzero(transient)
@@ -490,7 +490,7 @@ def poured_values(kernel, costs, start=None):
                 f"range."
             )
         values[states] = np.maximum(found, 0.0)
-    return values, _poured_residual(kernel, costs, values)
+    return values, poured_residual(kernel, costs, values)
 
 
 def poured_occupancy(kernel, start):
@@ -531,7 +531,7 @@ def poured_occupancy(kernel, start):
     """
     start = np.asarray(start, dtype=np.float64)
     S = _check_poured(kernel, {"start": start})
-    if _poured_splits(kernel, np.ones(S))[0].any():
+    if poured_splits(kernel, np.ones(S))[0].any():
         return np.zeros(S)
     leaving = _poured_leaving(kernel)
     if S <= explicit.DENSE_MAX_STATES:

@@ -1,9 +1,7 @@
 """Fingerprints of generative models: what a checkpoint records to recognise its model."""
 
-import warnings
-
 from .._checks import check_int
-from ..errors import CheckpointError, ParameterError, UnfingerprintedModelWarning
+from ..errors import CheckpointError, ParameterError, UnfingerprintedModelWarning, warn_at_caller
 
 __all__ = ["model_fingerprint", "compare_fingerprints"]
 
@@ -129,12 +127,11 @@ def compare_fingerprints(saved, current, where):
             f"{_describe_model(current)}; {advice}"
         )
     if current["kind"] == "unfingerprinted":
-        warnings.warn(
+        warn_at_caller(
             f"{where} and `model` declare no identity ({current['type']}), so the checkpoint "
             "cannot be checked against the model; pass `identity=` to the simulator to have it "
             "checked.",
             UnfingerprintedModelWarning,
-            stacklevel=3,
         )
         return
     what = {

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from .._checks import INT64_MAX, check_call_budget, check_dense_size, check_int, exact_sum
 from ..errors import GenerativeModelError, ParameterError
+from ..counts import Counts
 from ..model import DENSE_LIMIT_BYTES
 from .checkpoint import (
     LEDGER_SUFFIX,
@@ -455,9 +456,9 @@ class SampleStore:
         return self._csr
 
     def count_table(self):
-        """The counts as :func:`~reference._checks.count_table` returns them, unchecked.
+        """The counts as the ``table`` of :class:`~reference.counts.Counts`, unchecked.
 
-        The same arrays, bit for bit, as ``count_table(store.counts_csr())``,
+        The same arrays, bit for bit, as ``Counts(store.counts_csr()).table``,
         without its checks: the store built its counts from answers it checked
         or that a :class:`TabularGenerativeModel` makes correct (next states in
         ``0..S``, integer counts ``>= 0``, at most ``2^63 - 1`` calls), so they
@@ -474,6 +475,20 @@ class SampleStore:
         return _with_arrays(csr, csr.indptr.astype(np.int64, copy=False),
                             csr.indices.astype(np.int64, copy=False),
                             csr.data.astype(np.float64))
+
+    def counts(self):
+        """The counts as a :class:`~reference.counts.Counts`, without checking them again.
+
+        The store built them from answers it checked or that a
+        :class:`TabularGenerativeModel` makes correct, so :meth:`count_table`
+        is wrapped as it is (:meth:`Counts.trusted <reference.counts.Counts.trusted>`).
+
+        Returns
+        -------
+        Counts
+            CSR storage, shape ``(S*A, S+1)``; a new object at every call.
+        """
+        return Counts.trusted(self.count_table())
 
     def counts_dense(self, max_bytes=DENSE_LIMIT_BYTES):
         """Counts as an int64 array of shape ``(S, A, S+1)``.

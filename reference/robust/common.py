@@ -76,7 +76,7 @@ def _row_entries(boxes, rows):
 
 def _expected(kernel, v_ext):
     """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
-    return kernel._apply(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
+    return kernel.finite_product(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
 
 
 def _switch_tolerance(values, residual):

@@ -110,7 +110,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
         Sample counts.
     costs : array_like of shape (S, A)
         Costs, ``>= 0``.

@@ -267,7 +267,7 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
 
     Parameters
     ----------
-    counts : ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
+    counts : Counts, ndarray of shape (S, A, S+1) or CSR matrix of shape (S*A, S+1)
         Sample counts.
     costs : array_like of shape (S, A)
         Costs, ``>= 0``.

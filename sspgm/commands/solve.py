@@ -21,7 +21,7 @@ import warnings
 
 from sspgm import BACKENDS, load_backend
 from sspgm.cli import COMMANDS
-from sspgm.instance_help import describe_instance_help
+from sspgm.instance_help import describe_instance_help, time_uniform_box_kinds
 
 EXIT_FAILED_CHECK = 1
 """Exit status of a run whose answer fails a check (e.g. its exact error exceeds eps)."""
@@ -34,7 +34,8 @@ def register(subparsers):
         help=COMMANDS["solve"],
         usage="sspgm solve [-h] [--eps EPS] [--delta DELTA] [--theta THETA] [--alpha ALPHA] "
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
-        "[--method {paper,certified}] [--kind {kl,bernstein}] [--relative] [--budget N] "
+        "[--method {paper,certified}] [--kind {" + ",".join(time_uniform_box_kinds()) + "}] "
+        "[--relative] [--budget N] "
         "[--show N] [INSTANCE] [--param value ...]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
@@ -82,7 +83,7 @@ def register(subparsers):
         "eps-optimality (solve_certified) (default: paper)",
     )
     parser.add_argument(
-        "--kind", choices=("kl", "bernstein"), default="kl",
+        "--kind", choices=time_uniform_box_kinds(), default="kl",
         help="confidence sets of --method certified (default: kl)",
     )
     parser.add_argument(

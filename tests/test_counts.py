@@ -1,0 +1,179 @@
+"""``Counts``: the one door for user counts, and every public function behind it.
+
+Every public function of both backends that takes counts (found from ``__all__``
+by its signature) runs on malformed tables in a fresh interpreter, so that a
+crash of compiled code (an abort, a segfault) fails the test instead of the
+run: each must raise a ``ValueError`` subclass naming ``counts``.
+"""
+
+import inspect
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import reference
+from reference import Counts
+from reference.errors import ParameterError, ShapeError, SparseFormatError
+
+COUNTS_FUNCTIONS = [
+    name for name in reference.__all__
+    if inspect.isfunction(getattr(reference, name))
+    and "counts" in inspect.signature(getattr(reference, name)).parameters
+]
+"""The public functions taking counts, by signature."""
+
+MALFORMED = {
+    "column out of range": "csr_with(indices=[0, 7, 1, 2])",
+    "column far out of range": "csr_with(indices=[0, 10**6, 1, 2])",
+    "negative column": "csr_with(indices=[0, -1, 1, 2])",
+    "indptr decreasing": "csr_with(indptr=[0, 2, 1, 4])",
+    "indptr too short": "csr_with(indptr=[0, 4])",
+    "indptr past the entries": "csr_with(indptr=[0, 2, 3, 9])",
+    "negative count": "csr_with(data=[1.0, -2.0, 3.0, 1.0])",
+    "complex csr": "sp.csr_array(np.ones((2, 3)) * (1 + 1j))",
+    "complex dense": "np.ones((2, 1, 3)) * (1 + 1j)",
+    "object dense": "np.ones((2, 1, 3)).astype(object)",
+    "nan dense": "np.where(np.eye(3)[:2].reshape(2, 1, 3) > 0, np.nan, 1.0)",
+    "totals past int64": "np.full((2, 1, 3), 2.0**62)",
+    "wrong shape": "np.ones((2, 1, 2))",
+}
+"""Malformed count tables for ``S = 2, A = 1`` (``csr_with`` builds a CSR ``(2, 3)`` table and
+then overwrites its arrays, past scipy's constructor)."""
+
+SCRIPT = textwrap.dedent("""
+    import inspect
+    import sys
+    import warnings
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    backend = __import__(sys.argv[1])
+    warnings.simplefilter("ignore")
+
+
+    def csr_with(**arrays):
+        table = sp.csr_array(np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 1.0]]))
+        for name, value in arrays.items():
+            setattr(table, name, np.asarray(value, dtype=float if name == "data" else np.int32))
+        return table
+
+
+    ARGS = {"costs": np.full((2, 1), 0.5), "policy": np.zeros(2, dtype=int), "delta": 0.1,
+            "mu": 0.01}
+    defects, names = sys.argv[2].split(";"), sys.argv[3:]
+    for defect in defects:
+        for name in names:
+            function = getattr(backend, name)
+            params = list(inspect.signature(function).parameters.values())
+            kwargs = {p.name: ARGS[p.name] for p in params[1:] if p.default is p.empty}
+            try:
+                function(eval(defect), **kwargs)
+            except ValueError as exc:
+                verdict = f"raised {type(exc).__name__}: {exc}"
+            else:
+                verdict = "accepted"
+            print(f"{defect}|{name}|{verdict}", flush=True)
+""")
+
+
+@pytest.mark.parametrize("backend", ["reference", "fast"])
+def test_every_counts_function_refuses_a_malformed_table_without_crashing(backend):
+    # One interpreter per backend: a crash ends it, and the last line printed tells where.
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, backend, ";".join(MALFORMED.values()), *COUNTS_FUNCTIONS],
+        capture_output=True, text=True, timeout=600,
+    )
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0, (proc.returncode, lines[-1:], proc.stderr[-2000:])
+    expected = [(table, name) for table in MALFORMED.values() for name in COUNTS_FUNCTIONS]
+    assert [tuple(line.split("|")[:2]) for line in lines] == expected
+    for line in lines:
+        verdict = line.split("|")[2]
+        assert verdict.startswith("raised") and "`counts" in verdict, line
+
+
+def test_the_counts_functions_are_found():
+    assert {"extended_value_iteration", "bernstein_radius", "bernstein_radius_sum",
+            "confidence_boxes", "certify", "robust_policy_values",
+            "robust_optimal_values", "optimistic_values"} <= set(COUNTS_FUNCTIONS)
+
+
+def test_counts_carry_their_shape_storage_and_totals():
+    dense = np.zeros((2, 3, 3))
+    dense[1, 2] = [4.0, 0.0, 1.0]
+    for given, storage in ((dense, "dense"), (sp.csr_array(dense.reshape(6, 3)), "csr")):
+        counts = Counts(given)
+        assert (counts.n_states, counts.n_actions, counts.storage) == (2, 3, storage)
+        expected = np.zeros((2, 3))
+        expected[1, 2] = 5.0
+        np.testing.assert_array_equal(counts.n_pair, expected)
+        np.testing.assert_array_equal(counts.csr().toarray(), dense.reshape(6, 3))
+
+
+def test_csr_counts_are_made_canonical():
+    # Duplicates summed, indices sorted, explicit zeros dropped: one table per set of counts.
+    table = sp.csr_array((np.array([2.0, 1.0, 0.0, 3.0]), np.array([2, 0, 1, 2]),
+                          np.array([0, 3, 4])), shape=(2, 3))
+    table.has_sorted_indices = False
+    counts = Counts(table)
+    assert counts.table.has_canonical_format
+    np.testing.assert_array_equal(counts.table.indices, [0, 2, 2])
+    np.testing.assert_array_equal(counts.table.toarray(), table.toarray())
+
+
+def test_counts_are_immutable_and_pass_through_unchecked():
+    counts = Counts(np.ones((1, 2, 2)))
+    with pytest.raises(AttributeError, match="immutable"):
+        counts.n_states = 3
+    again = Counts(counts)
+    assert again.table is counts.table and again.n_actions == 2
+
+
+def test_every_counts_function_accepts_counts_with_the_same_result(backend):
+    rng = np.random.default_rng(3)
+    raw = rng.integers(0, 5, size=(3, 2, 4)).astype(float)
+    raw[..., 0] += 1.0
+    costs = np.full((3, 2), 0.5)
+    policy = np.zeros(3, dtype=int)
+    for table in (raw, sp.csr_array(raw.reshape(6, 4))):
+        wrapped = Counts(table)
+        for call in (lambda c: backend.bernstein_radius(c, 0.1),
+                     lambda c: backend.bernstein_radius_sum(c, 0.1),
+                     lambda c: backend.extended_value_iteration(c, costs, 0.1, 0.01).v_tilde,
+                     lambda c: backend.confidence_boxes(c, 0.1).hi,
+                     lambda c: backend.certify(c, costs, policy, 0.1).upper,
+                     lambda c: backend.robust_policy_values(c, costs, policy, 0.1).values,
+                     lambda c: backend.optimistic_values(c, costs, 0.1).values):
+            np.testing.assert_array_equal(call(wrapped), call(table))
+
+
+def test_the_sample_store_hands_out_its_counts_unchecked():
+    ssp = reference.chain(3, 0.8)
+    store = reference.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(reference.TabularGenerativeModel(ssp), 5, np.random.default_rng(0))
+    counts = store.counts()
+    assert isinstance(counts, Counts) and counts.storage == "csr"
+    checked = Counts(store.counts_csr())
+    assert (counts.table != checked.table).nnz == 0
+    np.testing.assert_array_equal(counts.n_pair, store.n_pair)
+
+
+@pytest.mark.parametrize("error, table", [
+    (SparseFormatError, "csr_with(indices=[0, 7, 1, 2])"),
+    (ParameterError, "np.ones((1, 1, 2)) * (1 + 1j)"),
+    (ShapeError, "np.ones((2, 2))"),
+])
+def test_counts_name_the_defect(error, table):
+    def csr_with(**arrays):
+        out = sp.csr_array(np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 1.0]]))
+        for name, value in arrays.items():
+            setattr(out, name, np.asarray(value, dtype=np.int32))
+        return out
+
+    with pytest.raises(error, match="`counts"):
+        Counts(eval(table, {"np": np, "csr_with": csr_with}))
