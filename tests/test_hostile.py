@@ -406,3 +406,12 @@ def test_a_rows_file_that_is_not_a_sweep_csv_is_refused_untouched(tmp_path, kind
     assert pattern in lines[0]
     if before is not None:
         assert path.read_bytes() == before
+
+
+def test_sspgm_solve_refuses_a_fifo_as_its_checkpoint_at_once(tmp_path):
+    fifo = tmp_path / "run.ckpt"
+    os.mkfifo(fifo)
+    out = subprocess.run([sys.executable, "-m", "sspgm", "solve", "tradeoff", "--checkpoint",
+                          str(fifo)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "is not a regular file" in out.stderr and "Traceback" not in out.stderr
