@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_real
+from ._checks import check_real, check_real_dtype
 from .box_kinds import BOX_KINDS, box_kind
 from .counts import Counts
-from .errors import NumericRangeError, ParameterError
+from .errors import NumericRangeError, ParameterError, ShapeError
 from .kernels import NUMPY_KERNELS
 
 __all__ = [
@@ -223,10 +223,18 @@ def kl_interval(kernels, p_hat, n, level):
     >>> float(lo), round(float(hi), 6), round(1 - float(np.exp(-0.03)), 6)
     (0.0, 0.029554, 0.029554)
     """
-    p_hat, n, level = np.broadcast_arrays(
-        np.asarray(p_hat, dtype=np.float64), np.asarray(n, dtype=np.float64),
-        np.asarray(level, dtype=np.float64),
-    )
+    arrays = []
+    for name, value in (("p_hat", p_hat), ("n", n), ("level", level)):
+        check_real_dtype(name, value)
+        try:
+            arrays.append(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ParameterError(f"`{name}` must be real numbers; got {value!r:.80}.") from None
+    try:
+        p_hat, n, level = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ShapeError(f"`p_hat`, `n` and `level` must broadcast together; got shapes "
+                         f"{[a.shape for a in arrays]}.") from None
     for name, value, good, form in (("p_hat", p_hat, (p_hat >= 0) & (p_hat <= 1), "in [0, 1]"),
                                     ("n", n, n >= 0, ">= 0"), ("level", level, level > 0, "> 0")):
         if not good.all():
