@@ -131,8 +131,9 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         run = Run(model, run_params("alg1", model, costs, eps, delta, None, alpha, seed),
                    seed, callback, checkpoint)
         out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
-        return solve_result(kernels, run, out, scale, None, None, "alg1", eps, delta, None, alpha,
-                            seed, costs)
+        return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None,
+                            algorithm="alg1", eps=eps, delta=delta, theta=None, alpha=alpha,
+                            seed=seed, costs=costs)
     theta = check_real("theta", theta, 1.0)
     run = Run(model, run_params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
@@ -140,5 +141,6 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     nu = eps / (2.0 * theta * D_hat)
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
-    return solve_result(kernels, run, out, scale, D_hat, nu, "alg3", eps, delta, theta, alpha,
-                        seed, perturbed)
+    return solve_result(kernels, run, out, scale=scale, D_hat=D_hat, nu=nu, algorithm="alg3",
+                        eps=eps, delta=delta, theta=theta, alpha=alpha, seed=seed,
+                        costs=perturbed)

@@ -134,8 +134,9 @@ def diameter_rounds(kernels, run, eps, delta, max_iter):
         out = converged_evi(kernels, run, unit, delta, eps / 2.0, max_iter, f"Alg. 4 at W = {W:g}")
         v_tilde_max = float(out.v_tilde.max())
         run.record(
-            Round("diameter", W, int(run.store.n_pair.min()), run.store.Gamma_hat,
-                  out.n_iter, v_tilde_max, run.store.n_samples, time.perf_counter() - start)
+            Round(phase="diameter", scale=W, target=int(run.store.n_pair.min()),
+                  Gamma_hat=run.store.Gamma_hat, evi_n_iter=out.n_iter, v_tilde_max=v_tilde_max,
+                  n_calls=run.store.n_samples, seconds=time.perf_counter() - start)
         )
     eta = eps / W
     D_hat = (1.0 + 2.0 * eta * (1.0 + eps) * v_tilde_max) * (1.0 + eps) * v_tilde_max

@@ -223,14 +223,9 @@ def bernstein_radius_sum(counts, delta):
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
     """
     delta = check_delta(delta)
-    table = Counts(counts).table
-    check_counts_log_term(table, delta)
-    if sp.issparse(table):
-        S, A = table.shape[1] - 1, table.shape[0] // (table.shape[1] - 1)
-        csr = table
-    else:
-        S, A = table.shape[:2]
-        csr = sp.csr_array(table.reshape(-1, S + 1))
+    counts = Counts(counts)
+    check_counts_log_term(counts.table, delta)
+    S, A, csr = counts.n_states, counts.n_actions, counts.csr()
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
     log_l = lemma5.log_term(n_plus, S, A, delta)
     stored = np.diff(csr.indptr)

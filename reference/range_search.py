@@ -162,8 +162,9 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
         v_tilde_max = float(out.v_tilde.max())
         if not finished:
             run.record(
-                Round("search", scale, target, Gamma_hat, out.n_iter, v_tilde_max,
-                      run.store.n_samples, time.perf_counter() - start)
+                Round(phase="search", scale=scale, target=target, Gamma_hat=Gamma_hat,
+                      evi_n_iter=out.n_iter, v_tilde_max=v_tilde_max,
+                      n_calls=run.store.n_samples, seconds=time.perf_counter() - start)
             )
         if v_tilde_max <= scale:
             return out, scale
@@ -311,5 +312,5 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
     run = Run(model, run_params("search", model, costs, eps, delta, None, alpha, seed),
                seed, callback, checkpoint)
     out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
-    return solve_result(kernels, run, out, scale, None, None, "search", eps, delta, None, alpha,
-                        seed, costs)
+    return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None, algorithm="search",
+                        eps=eps, delta=delta, theta=None, alpha=alpha, seed=seed, costs=costs)

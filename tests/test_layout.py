@@ -115,3 +115,12 @@ def test_the_docs_list_every_kernel_of_every_group():
         assert f"### {group.title}" in text, group.title
         for kernel in group.kernels:
             assert kernel in rows, kernel
+
+
+def test_the_command_line_offers_the_time_uniform_kinds_of_the_registry():
+    from reference.box_kinds import KINDS, time_uniform_kinds
+    from sspgm.instance_help import time_uniform_box_kinds
+
+    assert time_uniform_box_kinds() == time_uniform_kinds()
+    assert all(name == kind.name for name, kind in KINDS.items())
+    assert not KINDS["paper"].time_uniform and KINDS["kl"].time_uniform
