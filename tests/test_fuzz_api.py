@@ -107,7 +107,6 @@ def targets(module_name):
     """``(fuzzed, skipped)``: the public callables of ``module_name`` with a fuzzable parameter,
     as ``(name, {parameter: kind}, required names)``, and those lacking an example (name,
     missing parameter)."""
-    from reference.errors import ConvergenceError, SSPValueError  # noqa: F401
     from reference.results import Result
 
     module = importlib.import_module(module_name)
@@ -350,7 +349,7 @@ def outcome(module, function, kwargs, tokens, defaults, victims):
 
 
 def run_examples(module_name, max_examples, seed_value, out_path):
-    """Run the examples of ``module_name`` (in a subprocess), one JSON line each to ``out_path``."""
+    """Run the examples of ``module_name`` in this process, one JSON line each to ``out_path``."""
     import faulthandler
     import warnings
 
