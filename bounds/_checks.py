@@ -10,7 +10,7 @@ import inspect
 import math
 import numbers
 
-__all__ = ["ParameterError", "real", "integer", "given"]
+__all__ = ["ParameterError", "real", "integer", "exact_params"]
 
 
 class ParameterError(ValueError):
@@ -74,7 +74,7 @@ def integer(name, value, low):
     return int(value)
 
 
-def given(what, function, params, but=()):
+def exact_params(what, function, params, but=()):
     """``params`` if they are exactly the parameters of ``function`` it needs (all its required
     ones but those of ``but``) or accepts, else a :class:`ParameterError` naming ``what``."""
     accepted = inspect.signature(function).parameters

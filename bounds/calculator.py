@@ -11,11 +11,12 @@ as exact rationals (``0.1`` becomes ``1/10``).
 from functools import partial
 import math
 import numbers
+import sys
 
 import mpmath
 import sympy as sp
 
-from ._checks import ParameterError, given, integer, real
+from ._checks import ParameterError, exact_params, integer, real
 from .expressions import BOUNDS, D_HAT_UPPER, NU, final_delta, perturbed_range
 from .symbols import SYMBOLS
 
@@ -379,8 +380,8 @@ def accuracy_for_budget(n, bound="thm1", **params):
     for name in ("eps", "terms", "bound"):
         if name in params:
             raise ParameterError(f"`{name}` is not a parameter of accuracy_for_budget's **params.")
-    expr = _CALCULATORS[bound](eps=None, **given("bound " + repr(bound), _CALCULATORS[bound],
-                                                  params, but=("eps",)))
+    params = exact_params(f"bound {bound!r}", _CALCULATORS[bound], params, but=("eps",))
+    expr = _CALCULATORS[bound](eps=None, **params)
     eps = SYMBOLS["eps"]
     missing = expr.free_symbols - {eps}
     if missing:
@@ -521,11 +522,27 @@ def run_total(eps, delta, S, A, Gamma, cmin, Delta, alpha=1.0, theta=None, D_hat
 
 
 def _phi(X, y, eps, delta, S, A, Gamma, alpha):
-    """The allocation function of eq. 6 in floats."""
-    l1 = math.log(X * S * A / (y * eps * delta))
-    l2 = math.log(X * S * A / (y * delta))
-    return alpha * (X**3 * Gamma / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
-                    + X**2 * Gamma / y**2 * l2**2)
+    """The allocation function of eq. 6 as a run computes it: in floats, or at 30 digits where
+    a denominator is not a normal float or a term overflows; refused where ``phi`` does."""
+    if min(y * eps * delta, y * delta, y * eps**2, y * eps, y**2) >= sys.float_info.min:
+        try:
+            l1 = math.log(X * S * A / (y * eps * delta))
+            l2 = math.log(X * S * A / (y * delta))
+            value = alpha * (X**3 * Gamma / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
+                             + X**2 * Gamma / y**2 * l2**2)
+            if math.isfinite(value):
+                return value
+        except OverflowError:
+            pass
+    with mpmath.workdps(30):
+        X, y, eps, delta, alpha = (mpmath.mpf(v) for v in (X, y, eps, delta, alpha))
+        l1, l2 = mpmath.log(X * S * A / (y * eps * delta)), mpmath.log(X * S * A / (y * delta))
+        value = float(alpha * (X**3 * Gamma / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
+                               + X**2 * Gamma / y**2 * l2**2))
+    if not math.isfinite(value):
+        raise ParameterError("the allocation phi overflows float64: more samples per pair than "
+                             "any run can count; use a larger `eps`, `delta` or `cmin`.")
+    return value
 
 
 def _ceil(value):
@@ -542,6 +559,9 @@ def _diameter_count(target, delta, S, A, Gamma):
 
     low, high = 2, 3
     while not passes(high):
+        if high > 2**64:
+            raise ParameterError(f"the diameter subroutine's accuracy {target:.3g} needs more "
+                                 "samples per pair than any run can count (2^63 - 1).")
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2
