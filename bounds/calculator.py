@@ -524,16 +524,16 @@ def run_total(eps, delta, S, A, Gamma, cmin, Delta, alpha=1.0, theta=None, D_hat
 def _phi(X, y, eps, delta, S, A, Gamma, alpha):
     """The allocation function of eq. 6 as a run computes it: in floats, or at 30 digits where
     a denominator is not a normal float or a term overflows; refused where ``phi`` does."""
-    if min(y * eps * delta, y * delta, y * eps**2, y * eps, y**2) >= sys.float_info.min:
-        try:
+    try:
+        if min(y * eps * delta, y * delta, y * eps**2, y * eps, y**2) >= sys.float_info.min:
             l1 = math.log(X * S * A / (y * eps * delta))
             l2 = math.log(X * S * A / (y * delta))
             value = alpha * (X**3 * Gamma / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
                              + X**2 * Gamma / y**2 * l2**2)
             if math.isfinite(value):
                 return value
-        except OverflowError:
-            pass
+    except OverflowError:
+        pass
     with mpmath.workdps(30):
         X, y, eps, delta, alpha = (mpmath.mpf(v) for v in (X, y, eps, delta, alpha))
         l1, l2 = mpmath.log(X * S * A / (y * eps * delta)), mpmath.log(X * S * A / (y * delta))

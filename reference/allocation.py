@@ -78,19 +78,19 @@ def _phi(X, y, eps, delta, S, A, G, alpha):
     exponent range holds every such term (to 28 digits), so that a finite
     value is returned and an infinite one is refused.
     """
-    denominators = (y * eps * delta, y * delta, y * eps**2, y * eps, y**2)
-    if min(denominators) >= sys.float_info.min:
-        try:
+    try:
+        denominators = (y * eps * delta, y * delta, y * eps**2, y * eps, y**2)
+        if min(denominators) >= sys.float_info.min:
             l1 = math.log(X * S * A / (y * eps * delta))
             l2 = math.log(X * S * A / (y * delta))
             phi = alpha * (
                 X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
                 + X**2 * G / y**2 * l2**2
             )
-        except OverflowError:
-            phi = math.inf
-        if math.isfinite(phi):
-            return phi
+            if math.isfinite(phi):
+                return phi
+    except OverflowError:
+        pass
     x, c, e, d, k = (Decimal(v) for v in (X, y, eps, delta, alpha))
     l1 = (x * S * A / (c * e * d)).ln()
     l2 = (x * S * A / (c * d)).ln()

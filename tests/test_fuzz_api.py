@@ -453,8 +453,8 @@ def test_every_public_callable_with_a_fuzzable_parameter_is_fuzzed_or_listed():
         assert not names & {s[0] for s in skipped}
 
 
-@pytest.mark.parametrize("module_name, examples", [("reference", 150), ("fast", 150),
-                                                  ("bounds", 100), ("sspgm.validation", 16)])
+@pytest.mark.parametrize("module_name, examples", [("reference", 300), ("fast", 300),
+                                                  ("bounds", 200), ("sspgm.validation", 16)])
 def test_fuzz_public_api(module_name, examples):
     records = fuzz(module_name, examples)
     assert len(records) >= min(examples, 16)
@@ -462,8 +462,8 @@ def test_fuzz_public_api(module_name, examples):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module_name, examples", [("reference", 800), ("fast", 800),
-                                                  ("bounds", 300), ("sspgm.validation", 100)])
+@pytest.mark.parametrize("module_name, examples", [("reference", 3000), ("fast", 3000),
+                                                  ("bounds", 1000), ("sspgm.validation", 100)])
 def test_fuzz_public_api_long(module_name, examples):
     records = fuzz(module_name, examples, seed_value=1000)
     assert len(records) >= min(examples, 16)

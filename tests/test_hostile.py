@@ -225,6 +225,7 @@ def _phi_exact(X, y, eps, delta, S, A, G, alpha):
     (1.0, 5e-324, 0.5, 0.5, 1, 2, 0, 1e-300),
     (8.0, 0.25, 1e-160, 0.1, 3, 2, 0, 1e-290),
     (1e100, 1.0, 0.1, 0.1, 1, 1, 0, 1e-250),
+    (2.0, 1e308, 0.5, 0.1, 2, 2, 2, 1.0),
 ])
 def test_the_allocation_function_of_tiny_or_huge_arguments_is_finite_and_right(backend, args):
     got = backend.allocation_function(*args)
