@@ -36,6 +36,7 @@ __all__ = [
     "EXPLICIT_THETA",
     "BOUNDS",
     "NU",
+    "NU_LARGEST",
     "D_HAT_UPPER",
     "phi_terms",
     "phi",
@@ -43,6 +44,7 @@ __all__ = [
     "diameter_samples",
     "diameter_total_terms",
     "perturbed_range",
+    "proved_range",
     "final_delta",
 ]
 
@@ -186,16 +188,21 @@ SIMULATION_THETA = Bound(
 
 LOWER_BOUND = Bound(
     "lower",
-    "Lower bound (Sec. 5, unit cost)",
-    r"Lower bound (Sec.~5, unit cost)",
+    "Lower bound (Sec. 5, from discounted MDPs)",
+    r"Lower bound (Sec.~5, from discounted MDPs)",
     "Omega",
     (S * A * B**3 / eps**2,),
 )
-"""Sec. 5: with unit costs (``c_min = 1``) the DMDP lower bound with
-:math:`1/(1-\\gamma) = B_\\star` carries over,
+"""Sec. 5: the discounted lower bound :math:`\\Omega(S A / ((1-\\gamma)^3 \\epsilon^2))`
+carries over through footnote 1 to SSPs with costs in ``[0, 1]`` (the rewards ``r``
+become costs ``1 - r``), whose range is :math:`B_\\star \\le 1/(1-\\gamma)`:
 
 .. math::
     \\Omega\\Big(\\frac{S A B_\\star^3}{\\epsilon^2}\\Big).
+
+Not with unit costs, as the paper says: there every policy of the converted
+problem has the value :math:`1/(1-\\gamma)`, and no sample is needed
+(docs/semantics.md, "Errata", 10).
 """
 
 DIAMETER = Bound(
@@ -389,6 +396,10 @@ def diameter_total_terms(W_value, accuracy=eps):
 NU = eps / (2 * theta * D_hat)
 """The cost perturbation of Alg. 3, :math:`\\nu = \\epsilon / (2 \\theta \\hat D)`."""
 
+NU_LARGEST = eps / (2 * theta * D)
+"""The largest perturbation a run can have under Lemma 9's lower side ``D <= D_hat``:
+:math:`\\nu \\le \\epsilon / (2 \\theta D)`."""
+
 D_HAT_UPPER = (1 + 2 * eps * (1 + eps)) * (1 + eps) * D
 """Lemma 9's upper bound on the diameter estimate run at accuracy ``eps``:
 :math:`\\hat D \\le (1 + 2\\epsilon(1+\\epsilon))(1+\\epsilon) D`, with the proof's
@@ -492,6 +503,42 @@ def perturbed_range(D_value, B_value=None, cmin_value=None, nu=NU):
     if B_value is None:
         return D_value
     return sp.Min(D_value, sp.Max(1, nu / cmin_value) * B_value)
+
+
+def proved_range(D_value, B_value=None, cmin_value=None, nu=NU_LARGEST):
+    r"""The range Thm. 2's proof works with: :math:`\max(1, B_\nu)`, by :func:`perturbed_range`.
+
+    App. E applies Thm. 1 to the costs :math:`\max(c, \nu)`, whose optimal values
+    range up to :math:`B_\nu`, and SEARCH's guess never falls below 1, so Thm. 1's
+    :math:`B` becomes :math:`\max(1, B_\nu)`, not :math:`B_\star` (which is 0 on
+    zero-cost problems). With :math:`\nu \le \epsilon / (2 \theta D)`
+    (:data:`NU_LARGEST`, from :math:`\hat D \ge D`):
+
+    .. math::
+        R = \max\Big(1, \min\Big(D, \max\big(1, \tfrac{\nu}{c_{\min}}\big)
+        B_\star\Big)\Big), \qquad R = D \text{ when } c_{\min} = 0.
+
+    Parameters
+    ----------
+    D_value : sympy.Expr or number
+        The SSP-diameter (at least 1).
+    B_value, cmin_value : sympy.Expr or number, optional
+        :math:`B_\star` and :math:`c_{\min} > 0`; both or neither.
+    nu : sympy.Expr or number, optional
+        An upper bound on the perturbation (default :data:`NU_LARGEST`).
+
+    Returns
+    -------
+    sympy.Expr or number
+
+    Examples
+    --------
+    >>> proved_range(12), proved_range(12, 0, 0.5, 0.01), proved_range(12, 3, 0.001, 0.01)
+    (12, 1, 12)
+    """
+    if B_value is None:
+        return D_value
+    return sp.Max(1, perturbed_range(D_value, B_value, cmin_value, nu))
 
 
 def final_delta(B_value):

@@ -11,7 +11,7 @@ kernel set :data:`fast.kernels.COMPILED_KERNELS`. The algorithms and argument ch
 (:class:`reference.backend.KernelSet`, ``docs/backends.md``): ``fast.evi``,
 ``fast.optimal``, ``fast.range_search``, ``fast.confidence``, ``fast.diameter_estimate``,
 ``fast.algorithms`` and ``fast.baseline`` mirror the modules of the same names,
-and the modules without kernels are ``reference``'s own. Results,
+and the modules without kernels (``lower_bound`` among them) are ``reference``'s own. Results,
 result classes and errors are the very same objects in both backends.
 
 Importing this package fails, rather than silently running the reference
@@ -43,10 +43,13 @@ from reference import (
     generative,
     hitting,
     lemma5,
+    lower_bound,
     model,
+    parallel,
     poured,
     results,
     runs,
+    streams,
     threads,
 )
 from reference.allocation import *  # noqa: F401,F403
@@ -58,10 +61,13 @@ from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
+from reference.lower_bound import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
+from reference.parallel import *  # noqa: F401,F403
 from reference.poured import *  # noqa: F401,F403
 from reference.results import *  # noqa: F401,F403
 from reference.runs import *  # noqa: F401,F403
+from reference.streams import *  # noqa: F401,F403
 from reference.threads import *  # noqa: F401,F403
 
 from . import (
@@ -90,6 +96,6 @@ from .robust import *  # noqa: F401,F403
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, counts, box_kinds, lemma5,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

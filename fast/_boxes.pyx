@@ -315,7 +315,7 @@ cdef class DenseScan:
     """Dense counts read once: their largest entry and, when few, their nonzero entries.
 
     ``largest`` is the largest count when every count is finite with its sign
-    bit clear (``-0.0`` is not), else NaN: the caller's checks pass at once
+    bit clear (``-0.0`` is not) and an integer, else NaN: the caller's checks pass at once
     when it is small enough (``reference._checks.check_dense_values``).
     ``indptr`` (int64 ``(S*A+1,)``), ``cols`` (int32) and ``data`` hold the
     entries other than ``±0.0`` as CSR rows ``s*A + a``, or are None when more
@@ -334,8 +334,10 @@ def scan_dense(counts, Py_ssize_t max_nnz):
     again, and their entries other than ``±0.0`` stored by a bit mask. The OR of
     all the bits tells a negative or ``-0.0`` entry, the largest bit pattern (as
     a signed integer) an infinite or NaN one, and orders the finite counts
-    ``>= +0.0`` as their values. Integer operations only, on an AVX2 build of the
-    pass where the compiler and the CPU allow it (``fast/_scan.h``).
+    ``>= +0.0`` as their values; the OR of the bits of the blocks read again that
+    lie below ``2^0`` (by their exponent) tells a fractional one. Integer
+    operations only, on an AVX2 build of the pass where the compiler and the CPU
+    allow it (``fast/_scan.h``).
 
     Parameters
     ----------

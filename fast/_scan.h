@@ -1,5 +1,5 @@
-/* One pass over dense counts: whether they are plainly valid, their largest entry, and
- * their nonzero entries as CSR rows.
+/* One pass over dense counts: whether they are plainly valid (finite, sign bit clear,
+ * integers), their largest entry, and their nonzero entries as CSR rows.
  *
  * Private C helper of fast/_boxes.pyx (scan_dense). Only integer operations on the
  * bit patterns of the counts: every result is the same bit for bit whatever
@@ -64,6 +64,20 @@ static inline int64_t sspgm_lowest_set(uint64_t x)
 #endif
 }
 
+/* The bits of the fraction of the float64 whose bit pattern is `bits`: its bits worth less
+ * than 1, shifted to the top (sign and exponent shifted out); not 0 exactly when it is
+ * finite and not an integer. With the biased exponent k = e + 1023, the bits below 2^0 are
+ * the mantissa's last 52 - e when 0 <= e < 52 (a shift by 12 + e = k - 1011 keeps them),
+ * all of a nonzero value when e < 0 (it is below 1: a shift by 1 keeps them), none when
+ * e >= 52 (a shift of 64 or more; infinities and NaNs included, which the largest bit
+ * pattern tells). */
+static SSPGM_ALWAYS_INLINE uint64_t sspgm_fraction_bits(uint64_t bits)
+{
+    uint64_t k = (bits >> 52) & 0x7ff;
+    uint64_t shift = k > 1022 ? k - 1011 : 1;
+    return shift < 64 ? bits << shift : 0;
+}
+
 /* What the entries read tell, kept over the scan: `any`, the OR of their bit patterns
  * (its sign bit set when one is negative or -0.0), and `top`, the largest of their bit
  * patterns as signed integers (at least SSPGM_INF_BITS when one with its sign bit clear
@@ -108,6 +122,21 @@ static SSPGM_ALWAYS_INLINE void sspgm_raise(sspgm_lanes *top, const sspgm_lanes 
 {
     sspgm_lanes x_above = *x > *top;
     *top = (*x & x_above) | (*top & ~x_above);
+}
+
+/* OR sspgm_fraction_bits of the SSPGM_SCAN_BLOCK entries at x into the lanes of
+ * *fraction. */
+static SSPGM_ALWAYS_INLINE void sspgm_block_fraction(sspgm_words *fraction, const double *x)
+{
+    int i;
+    for (i = 0; i < SSPGM_SCAN_BLOCK; i += 4) {
+        sspgm_words bits;
+        sspgm_lanes k, shift;
+        memcpy(&bits, x + i, sizeof bits);
+        k = (sspgm_lanes)((bits >> 52) & 0x7ff);
+        shift = ((k - 1012) & (k > 1022)) + 1;
+        *fraction |= (bits << (sspgm_words)(shift & 63)) & (sspgm_words)(shift < 64);
+    }
 }
 
 /* Raise *top to the bit patterns of the SSPGM_SCAN_BLOCK entries at x. */
@@ -159,6 +188,16 @@ static inline uint64_t sspgm_run_bits(const double *x, int64_t n_blocks, sspgm_w
         set |= (uint64_t)(block != 0) << j;
     }
     return set;
+}
+
+static inline void sspgm_block_fraction(sspgm_words *fraction, const double *x)
+{
+    int k;
+    for (k = 0; k < SSPGM_SCAN_BLOCK; k++) {
+        uint64_t bits;
+        memcpy(&bits, x + k, sizeof bits);
+        *fraction |= sspgm_fraction_bits(bits);
+    }
 }
 
 static inline void sspgm_raise_block(sspgm_lanes *top, const double *x)
@@ -230,6 +269,27 @@ static inline uint64_t sspgm_zeros_avx2(const double *x)
     return (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(zero));
 }
 
+/* sspgm_block_fraction with AVX2 instructions: VPSLLVQ gives 0 for a shift of 64 or more,
+ * as sspgm_fraction_bits does (a lane with its sign bit set may give other bits than
+ * sspgm_fraction_bits, but such an entry is invalid whatever they are). */
+__attribute__((target("avx2")))
+static inline void sspgm_block_fraction_avx2(sspgm_words *fraction, const double *x)
+{
+    __m256i seen = (__m256i)*fraction;
+    const __m256i below = _mm256_set1_epi64x(1022), offset = _mm256_set1_epi64x(1012),
+                  one = _mm256_set1_epi64x(1);
+    int i;
+    for (i = 0; i < SSPGM_SCAN_BLOCK; i += 4) {
+        __m256i bits = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i k = _mm256_srli_epi64(bits, 52);
+        __m256i above = _mm256_cmpgt_epi64(k, below);
+        __m256i shift = _mm256_add_epi64(_mm256_and_si256(_mm256_sub_epi64(k, offset), above),
+                                         one);
+        seen = _mm256_or_si256(seen, _mm256_sllv_epi64(bits, shift));
+    }
+    *fraction = (sspgm_words)seen;
+}
+
 /* sspgm_block_nonzero with AVX2 instructions. */
 __attribute__((target("avx2")))
 static inline uint64_t sspgm_block_nonzero_avx2(const double *x)
@@ -242,13 +302,14 @@ static inline uint64_t sspgm_block_nonzero_avx2(const double *x)
 
 /* Store the entries of the block of row[start..start + SSPGM_SCAN_BLOCK) that `mask`
  * names (bit k for row[start + k]): their columns at cols[nnz..], their values at
- * data[nnz..], in order, raising *top to their bit patterns as signed integers; return
- * the new nnz. The first is stored without a branch (when the mask is empty, the last
+ * data[nnz..], in order, raising *top to their bit patterns as signed integers and ORing
+ * the bits of their fractions into *fraction (the entries not named are +-0.0, whose
+ * fractions are 0); return the new nnz. The first is stored without a branch (when the mask is empty, the last
  * entry of the block, +-0.0, is written and not counted). */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t start,
                                                      uint64_t mask, int64_t nnz,
                                                      int32_t *cols, double *data,
-                                                     int64_t *top)
+                                                     int64_t *top, uint64_t *fraction)
 {
     int64_t k = start + sspgm_lowest_set(mask | ((uint64_t)1 << (SSPGM_SCAN_BLOCK - 1)));
     int64_t bits;
@@ -256,6 +317,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
     cols[nnz] = (int32_t)k;
     memcpy(data + nnz, &bits, sizeof bits);
     *top = bits > *top ? bits : *top;
+    *fraction |= sspgm_fraction_bits((uint64_t)bits);
     nnz += mask != 0;
     mask &= mask - 1;
     while (mask != 0) {
@@ -265,6 +327,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
         cols[nnz] = (int32_t)k;
         memcpy(data + nnz, &bits, sizeof bits);
         *top = bits > *top ? bits : *top;
+        *fraction |= sspgm_fraction_bits((uint64_t)bits);
         nnz++;
     }
     return nnz;
@@ -272,6 +335,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_store_block(const double *row, int64_t 
 
 typedef uint64_t (*sspgm_run_fn)(const double *, int64_t, sspgm_words *);
 typedef uint64_t (*sspgm_block_fn)(const double *);
+typedef void (*sspgm_fraction_fn)(sspgm_words *, const double *);
 
 /* Scan the `n_rows` rows of `row_len` counts at `counts` (C-contiguous).
  *
@@ -281,27 +345,30 @@ typedef uint64_t (*sspgm_block_fn)(const double *);
  * one bit per block tells whether any of its entries has a bit set, without a branch,
  * and the OR of all their bits is kept; then only the blocks with a bit set are read
  * again (from the cache), and their entries other than +-0.0 (`block_nonzero`) stored
- * with the largest of their bit patterns kept. The last SSPGM_SCAN_BLOCK entries of a
+ * with the largest of their bit patterns and the OR of the bits of their fractions kept. The last SSPGM_SCAN_BLOCK entries of a
  * row whose length is not a multiple of it are read as one more block, of which only
  * the entries after the row's last whole block are stored; a row shorter than a block
  * is read one entry at a time. A block of zero bits holds +0.0 only, plainly valid.
  * Beyond max_nnz entries it stops storing them and returns a number above max_nnz
  * (`indptr` is then partial), and keeps the largest bit pattern of the blocks with a
- * bit set instead. Every entry is checked either way: `*valid` is 1 when each is
- * finite with its sign bit clear (no sign bit in the OR, the largest pattern below
- * SSPGM_INF_BITS), else 0; `*largest` is then the largest.
+ * bit set, and the OR of the bits of their fractions, instead. Every entry is checked
+ * either way: `*valid` is 1 when each is finite with its sign bit clear (no sign bit in
+ * the OR, the largest pattern below SSPGM_INF_BITS) and an integer (no bit in the OR of
+ * the fractions), else 0; `*largest` is then the largest.
  * Returns the number of stored entries. */
 static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
-    sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, const double *counts,
+    sspgm_run_fn run_bits, sspgm_block_fn block_nonzero, sspgm_fraction_fn block_fraction,
+    const double *counts,
     int64_t n_rows, int64_t row_len, int64_t max_nnz, int64_t *indptr, int32_t *cols,
     double *data, int *valid, double *largest)
 {
     const int64_t tail = row_len % SSPGM_SCAN_BLOCK;
     int64_t i, b, k, nnz = 0, top = 0;
-    uint64_t any = 0;
-    sspgm_words any_lanes;
+    uint64_t any = 0, fraction = 0;
+    sspgm_words any_lanes, fraction_lanes;
     sspgm_lanes top_lanes;
     memset(&any_lanes, 0, sizeof any_lanes);
+    memset(&fraction_lanes, 0, sizeof fraction_lanes);
     memset(&top_lanes, 0, sizeof top_lanes);
     indptr[0] = 0;
     for (i = 0; i < n_rows; i++) {
@@ -312,6 +379,7 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 memcpy(&bits, row + k, sizeof bits);
                 any |= (uint64_t)bits;
                 top = bits > top ? bits : top;
+                fraction |= sspgm_fraction_bits((uint64_t)bits);
                 if (((uint64_t)bits << 1) != 0 && nnz <= max_nnz) {
                     cols[nnz] = (int32_t)k;
                     memcpy(data + nnz, &bits, sizeof bits);
@@ -330,9 +398,10 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 set &= set - 1;
                 if (nnz <= max_nnz) {
                     nnz = sspgm_store_block(row, start, block_nonzero(row + start), nnz, cols,
-                                            data, &top);
+                                            data, &top, &fraction);
                 } else {
                     sspgm_raise_block(&top_lanes, row + start);
+                    block_fraction(&fraction_lanes, row + start);
                 }
             }
         }
@@ -342,16 +411,18 @@ static SSPGM_ALWAYS_INLINE int64_t sspgm_scan_rows(
                 nnz = sspgm_store_block(row, b,
                                         block_nonzero(row + b) >> (SSPGM_SCAN_BLOCK - tail)
                                             << (SSPGM_SCAN_BLOCK - tail),
-                                        nnz, cols, data, &top);
+                                        nnz, cols, data, &top, &fraction);
             } else {
                 sspgm_raise_block(&top_lanes, row + b);
+                block_fraction(&fraction_lanes, row + b);
             }
         }
         indptr[i + 1] = nnz;
     }
     any |= sspgm_words_or(&any_lanes);
+    fraction |= sspgm_words_or(&fraction_lanes);
     top = sspgm_lanes_max(&top_lanes) > top ? sspgm_lanes_max(&top_lanes) : top;
-    *valid = (any & SSPGM_SIGN) == 0 && top < SSPGM_INF_BITS;
+    *valid = (any & SSPGM_SIGN) == 0 && top < SSPGM_INF_BITS && fraction == 0;
     *largest = sspgm_double_of_bits((uint64_t)top);
     return nnz;
 }
@@ -362,8 +433,9 @@ static int64_t sspgm_scan_rows_avx2(const double *counts, int64_t n_rows, int64_
                                     int64_t max_nnz, int64_t *indptr, int32_t *cols,
                                     double *data, int *valid, double *largest)
 {
-    return sspgm_scan_rows(sspgm_run_bits_avx2, sspgm_block_nonzero_avx2, counts, n_rows,
-                           row_len, max_nnz, indptr, cols, data, valid, largest);
+    return sspgm_scan_rows(sspgm_run_bits_avx2, sspgm_block_nonzero_avx2,
+                           sspgm_block_fraction_avx2, counts, n_rows, row_len, max_nnz, indptr,
+                           cols, data, valid, largest);
 }
 #endif
 
@@ -378,8 +450,8 @@ static int64_t sspgm_scan_counts(const double *counts, int64_t n_rows, int64_t r
                                     valid, largest);
     }
 #endif
-    return sspgm_scan_rows(sspgm_run_bits, sspgm_block_nonzero, counts, n_rows, row_len,
-                           max_nnz, indptr, cols, data, valid, largest);
+    return sspgm_scan_rows(sspgm_run_bits, sspgm_block_nonzero, sspgm_block_fraction, counts,
+                           n_rows, row_len, max_nnz, indptr, cols, data, valid, largest);
 }
 
 #endif

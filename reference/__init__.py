@@ -25,13 +25,16 @@ from . import (
     hitting,
     kernels,
     lemma5,
+    lower_bound,
     model,
     optimal,
+    parallel,
     poured,
     range_search,
     results,
     robust,
     runs,
+    streams,
     threads,
 )
 from .algorithms import *  # noqa: F401,F403
@@ -49,18 +52,21 @@ from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
+from .lower_bound import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
 from .poured import *  # noqa: F401,F403
 from .range_search import *  # noqa: F401,F403
 from .results import *  # noqa: F401,F403
 from .robust import *  # noqa: F401,F403
 from .runs import *  # noqa: F401,F403
+from .streams import *  # noqa: F401,F403
 from .threads import *  # noqa: F401,F403
 
 _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
-    confidence, robust, certified, poured, counts, box_kinds, lemma5,
+    confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound, parallel, streams,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -113,8 +113,9 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     (docs/semantics.md, "Allocation function"): compute the target with the
     current ``Gamma_hat``, top up every pair (in order ``(s, a)``), recompute,
     and repeat until every pair has at least the target. The arguments are
-    checked once, as :func:`allocation_function` checks them. This terminates
-    because ``Gamma_hat`` never decreases and is at most ``S + 1``.
+    checked once, as :func:`allocation_function` checks them (SEARCH, whose
+    public caller checked them, calls :func:`_top_up_to_fixpoint`). This
+    terminates because ``Gamma_hat`` never decreases and is at most ``S + 1``.
 
     Parameters
     ----------
@@ -134,8 +135,15 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
     Gamma_hat : int
         The ``Gamma_hat`` it was computed with.
     """
-    X, y, eps, delta, S, A, _, alpha = _checked(X, y, eps, delta, store.n_states,
+    X, y, eps, delta, _, _, _, alpha = _checked(X, y, eps, delta, store.n_states,
                                                 store.n_actions, store.Gamma_hat, alpha)
+    return _top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha)
+
+
+def _top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha):
+    """:func:`top_up_to_fixpoint` of checked arguments (floats: ``X, y, eps, alpha > 0``,
+    ``delta`` in ``(0, 1)``), which it trusts."""
+    S, A = store.n_states, store.n_actions
     while True:
         Gamma_hat = store.Gamma_hat
         target = math.ceil(_phi(X, y, eps, delta, S, A, Gamma_hat, alpha))

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import certified, optimal
+from . import optimal
+from .box_kinds import box_kind
 from ._checks import check_int, check_real, make_rng
-from .certified import Certificate
+from .certified import Certificate, _certify
+from .confidence import _confidence_boxes
 from .generative import SampleStore
 from .kernels import NUMPY_KERNELS
 from .model import SSP
@@ -114,6 +116,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
     empirical = SSP(p_hat, costs, require_proper=False, name="empirical")
     out = kernels.call(optimal.value_iteration, empirical, tol, max_iter)
     policy = np.asarray(out.policy, dtype=np.int64)
+    boxes = _confidence_boxes(kernels, store.counts(), delta, box_kind("kl"))
     return PlugInResult(
         policy=policy,
         values=np.asarray(out.values),
@@ -122,6 +125,6 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         calls=store.n_pair,
         n_iter=int(out.n_iter),
         converged=bool(out.converged),
-        certificate=kernels.call(certified.certify, counts, costs, policy, delta),
+        certificate=_certify(kernels, boxes, costs, policy.copy(), None),
         message=out.message,
     )

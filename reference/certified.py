@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import INT64_MAX, as_float_array, check_int, check_policy, check_real
+from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
 from .chains import poured_occupancy
-from .confidence import check_level, confidence_boxes
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .results import Result
-from .robust import _optimistic, _robust_policy, _robust_values, checked_inputs
-from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
+from .robust import _optimistic, _robust_values, checked_inputs
+from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
+from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
     "ALLOCATIONS",
@@ -85,6 +86,9 @@ class Certificate(Result):
     converged : bool
         Whether both policy iterations stopped on their own (the bounds are
         valid either way: each passed its check).
+    proper : bool
+        Whether the policy is proper from every state in every kernel of the
+        boxes, so in the true model on the event (docs/certified-soundness.md).
     message : str
         One line: the gap, and how the two bounds were computed.
     """
@@ -97,10 +101,14 @@ class Certificate(Result):
     kind: str
     delta: float
     converged: bool
+    proper: bool
     message: str
 
     def certified(self, eps, relative=False):
         """Whether it proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
+
+        Never for a policy not shown ``proper``: with zero costs, one that
+        never reaches the goal can have ``upper = lower``.
 
         Parameters
         ----------
@@ -113,8 +121,11 @@ class Certificate(Result):
         -------
         bool
         """
-        eps = check_real("eps", eps, 0.0, None, low_open=True)
-        return bool((self.relative_gap if relative else self.gap) <= eps)
+        return self._proves(check_real("eps", eps, 0.0, None, low_open=True), relative)
+
+    def _proves(self, eps, relative):
+        """:meth:`certified` of a checked ``eps``, which it trusts."""
+        return self.proper and bool((self.relative_gap if relative else self.gap) <= eps)
 
 
 @dataclass(frozen=True, repr=False)
@@ -126,7 +137,7 @@ class CertifiedRound(Result):
     n_calls : int
         Calls made so far, lost ones included (the boxes use every sample kept).
     gap, relative_gap : float
-        Of the round's certificate (on the perturbed costs with ``theta``).
+        Of the round's certificate (against ``V*_theta`` with ``theta``).
     max_lower, max_upper : float
         ``max lower`` and ``max upper`` of the round.
     n_infinite : int
@@ -135,7 +146,8 @@ class CertifiedRound(Result):
         With ``theta``: the robust unit-cost bound on ``D`` (``inf`` while
         none is finite).
     nu : float or None
-        With ``theta``: the cost floor ``eps / (2 theta D_hat)``.
+        With ``theta``: the cost floor (``eps / (2 theta D_hat)``, or less
+        with ``relative``).
     seconds : float
         Wall time of the round (ignored when rounds are compared).
     """
@@ -162,12 +174,11 @@ class CertifiedResult(Result):
     values : ndarray of float64, shape (S,)
         Its certified upper bound ``U`` (``certificate.upper``).
     certificate : Certificate
-        The last round's certificate of ``policy`` (on the costs
-        ``max(c, nu)`` with ``theta``; ``upper`` bounds ``V^pi`` of the
-        original costs too).
+        The last round's certificate of ``policy``; with ``theta``,
+        ``lower <= V*_theta`` and ``upper >= V^pi`` (docs/certified-soundness.md).
     certified : bool
-        Whether the certificate meets the target: ``gap <= eps`` (``eps / 2``
-        with ``theta``), or ``relative_gap <= eps`` with ``relative``.
+        Whether the certificate meets the target: ``gap <= eps``, or
+        ``relative_gap <= eps`` with ``relative``, for a policy shown proper.
     n_calls : int
         Calls made by the run (before a resume and lost ones included); ``budget`` caps it.
     calls : ndarray of int64, shape (S, A)
@@ -225,18 +236,19 @@ def _gaps(lower, upper):
     return float(diff.max()), float(ratio.max())
 
 
-def _certificate(boxes, policy, lower, upper, lower_message, converged):
+def _certificate(boxes, policy, lower, upper, lower_message, converged, proper):
     """The Certificate of ``policy`` from the checked bounds ``lower``, ``upper`` of ``boxes``."""
     gap, relative_gap = _gaps(lower, upper)
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
+    how += "" if proper else "; the policy is not shown proper"
     message = (
         f"{boxes.kind} boxes at delta = {boxes.delta:g}: gap max(upper - lower) = {gap:.6g}, "
         f"relative gap {relative_gap:.6g}; {how}. Lower: {lower_message}"
     )
     return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
                        relative_gap=relative_gap, kind=boxes.kind, delta=boxes.delta,
-                       converged=converged, message=message)
+                       converged=converged, proper=proper, message=message)
 
 
 @NUMPY_KERNELS.bind
@@ -298,16 +310,21 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
     (True, False)
     """
     boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
-    S, A = boxes.n_states, boxes.n_actions
-    policy = check_policy(policy, S, A)
-    if start is not None:
-        start = as_float_array("start", start, (S,))
+    policy = check_policy(policy, boxes.n_states, boxes.n_actions)
+    start = None if start is None else as_float_array("start", start, (boxes.n_states,))
+    return _certify(kernels, boxes, costs, policy, start)
+
+
+def _certify(kernels, boxes, costs, policy, start):
+    """:func:`certify` on boxes, of checked arguments (as :func:`certify` makes them)."""
     lower, _, _, _, lower_converged, lower_message = _optimistic(kernels, boxes, costs, policy,
                                                                  start)
-    upper, _, _, _, upper_converged, _, _ = _robust_values(
-        kernels, boxes, costs[np.arange(S), policy], policy, lower)
+    costs_pi = costs[np.arange(boxes.n_states), policy]
+    upper, _, infinite, _, upper_converged, _, _ = _robust_values(kernels, boxes, costs_pi,
+                                                                  policy, lower)
     return _certificate(boxes, policy, lower, upper, lower_message,
-                        lower_converged and upper_converged)
+                        lower_converged and upper_converged,
+                        proper_everywhere(boxes, policy, costs_pi, infinite))
 
 
 def _draw(run, more):
@@ -401,33 +418,20 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
     return params
 
 
-def _round(kernels, boxes, costs, eps, theta, policies):
-    """Bounds of one round: ``(costs', lower, pi_L, kernel_L, certificate of pi_U, D_hat, nu)``.
+def _round(kernels, boxes, costs, eps, theta, relative, policies):
+    """Bounds of one round: ``(costs', (L, pi_L, kernel_L, U), certificate, D_hat, nu)``.
 
-    With ``theta``, ``D_hat`` is the robust optimal unit-cost value; while it
-    is infinite the round works on unit costs, to find the goal.
+    With ``theta`` (:func:`reference.theta_bounds.theta_round`) the
+    certificate bounds ``V*_theta`` and ``V^pi`` of ``costs``, and the other
+    bounds are those of the costs ``costs'`` the round works on.
     """
-    S, A = boxes.n_states, boxes.n_actions
     D_hat = nu = None
-    if theta is not None:
-        unit = np.ones((S, A))
-        low = _optimistic(kernels, boxes, unit, policies.get("unit", np.zeros(S, dtype=np.int64)))
-        robust = _robust_policy(kernels, boxes, unit, low[1])
-        policies["unit"] = robust[1]
-        D_hat = float(robust[0].max())
-        if not np.isfinite(D_hat):
-            cert = _certificate(boxes, robust[1], low[0], robust[0], low[5], low[4] and robust[4])
-            return unit, low[0], low[1], low[2], cert, D_hat, None
-        nu = eps / (2.0 * theta * D_hat)
-        costs = np.maximum(costs, nu)
-    start = policies.get("lower", np.argmin(costs, axis=1))
-    lower, policy_l, kernel_l, _, lower_converged, lower_message = _optimistic(
-        kernels, boxes, costs, start)
-    policies["lower"] = policy_l
-    upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
-    cert = _certificate(boxes, policy_u, lower, upper, lower_message,
-                        lower_converged and upper_converged)
-    return costs, lower, policy_l, kernel_l, cert, D_hat, nu
+    if theta is None:
+        state, parts = round_bounds(kernels, boxes, costs, policies)
+    else:
+        costs, state, parts, D_hat, nu = theta_round(kernels, boxes, costs, eps, theta, relative,
+                                                     policies)
+    return costs, state, _certificate(boxes, *parts), D_hat, nu
 
 
 @NUMPY_KERNELS.bind
@@ -455,7 +459,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         Stop when ``upper <= (1 + eps) lower`` instead of ``upper - lower <= eps``.
     theta : float >= 1, optional
         ``c_min = 0`` variant: run on the costs ``max(c, nu)`` with
-        ``nu = eps / (2 theta D_hat)``, stopping at gap ``eps / 2``.
+        ``nu = eps / (2 theta D_hat)`` (halved while it alone stops a
+        relative run), and certify against ``V*_theta``.
     budget : int, optional
         Cap on calls, lost ones included. When reached, the best policy found is
         returned with ``certified = False`` and its certificate, a message and a
@@ -513,12 +518,14 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     optimistic policy's pairs grow until their lower ends force mass towards
     the goal.
 
-    With ``theta``: ``D_hat`` is the robust optimal unit-cost value over the
-    same boxes, an upper bound on the diameter ``D`` on the event, and
-    ``nu = eps / (2 theta D_hat)``. On the event, every ``pi`` in
-    ``Pi_theta`` has ``V^pi_{max(c, nu)} <= V^pi + nu theta D <= V^pi + eps/2``,
-    so a gap of ``eps / 2`` on the perturbed costs gives
-    ``V^{pi_U} <= V*_theta + eps`` (Thm. 2's form, docs/semantics.md).
+    With ``theta``: ``H >= D_s`` is the robust unit-cost value over the same
+    boxes, ``D_hat = max H`` and ``nu = eps / (2 theta D_hat)``; every ``pi``
+    in ``Pi_theta`` has ``V^pi_{max(c, nu)} <= V^pi + nu theta H``, so
+    ``max(0, L' - nu theta H) <= V*_theta`` for the optimist ``L'`` of the
+    costs ``max(c, nu)``, and the stop compares it with ``min(U', U)``
+    (:mod:`reference.theta_bounds`, docs/certified-soundness.md). With
+    ``relative`` a state with ``V*_theta = 0`` is certified only by a policy
+    of zero cost in every state: give a ``budget``.
 
     Examples
     --------
@@ -532,13 +539,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     S, A = model.n_states, model.n_actions
     costs = check_model_costs(costs, model)
     eps, delta = check_accuracy(eps, delta)
-    box_kind(kind, time_uniform=True)
+    record = box_kind(kind, time_uniform=True)
     if allocation not in ALLOCATIONS:
         raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
     relative = bool(relative)
-    if budget is not None:
-        budget = check_int("budget", budget, low=S * A * INITIAL_PER_PAIR)
-    check_level(kind, budget or INT64_MAX, S, A, delta, "`budget`, else 2^63 - 1, per pair")
+    budget = checked_budget(budget, S * A * INITIAL_PER_PAIR, kind, S, A, delta)
     if theta is None:
         if costs.min() <= 0.0:
             s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
@@ -561,26 +566,25 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = kernels.call(confidence_boxes, run.store.counts(), delta, kind)
-        work_costs, lower, policy_l, kernel_l, cert, D_hat, nu = _round(
-            kernels, boxes, costs, eps, theta, policies)
+        boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
+        work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
+                                                    policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
-        done = not searching and cert.certified(goal_gap, relative)
+        done = not searching and cert._proves(eps, relative)
         n_calls = run.store.calls_made
         if not (first and resumed):
             run.record(CertifiedRound(
                 n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
-                max_lower=float(lower.max()), max_upper=float(cert.upper.max()),
+                max_lower=float(cert.lower.max()), max_upper=float(cert.upper.max()),
                 n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break
-        state = (lower, policy_l, kernel_l, cert.upper)
         _draw(run, _next_draws(kernels, boxes, work_costs, allocation, run.store.n_samples,
                                state, goal_gap, cap))
-    target = f"{'relative ' if relative else ''}gap <= {goal_gap:g}"
+    target = f"{'relative ' if relative else ''}gap <= {eps:g}"
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "
                    f"{target}. {cert.message}")

@@ -367,11 +367,28 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     True
     """
     counts = Counts(counts)
-    csr, S, A = counts.csr(), counts.n_states, counts.n_actions
     delta = check_real("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    record = box_kind(kind)
+    return _confidence_boxes(kernels, counts, delta, box_kind(kind))
+
+
+def _confidence_boxes(kernels, counts, delta, record):
+    """:func:`confidence_boxes` of checked arguments, which it trusts.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+    counts : Counts
+    delta : float in (0, 1)
+    record : BoxKind
+        The kind's record (:func:`~reference.box_kinds.box_kind`).
+
+    Returns
+    -------
+    ConfidenceBoxes
+    """
+    csr, S, A = counts.csr(), counts.n_states, counts.n_actions
     n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
-    check_level(kind, n.max(), S, A, delta)
+    check_level(record.name, n.max(), S, A, delta)
     stored = np.diff(csr.indptr)
     n_entry = np.repeat(n, stored)
     p_hat = csr.data / n_entry
@@ -395,5 +412,5 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     return ConfidenceBoxes(
         n_states=S, n_actions=A, indptr=csr.indptr.astype(np.int64),
         indices=csr.indices.astype(np.int64), lo=lo, hi=hi, hi_unseen=hi_unseen,
-        p_hat=p_hat, n=n, kind=kind, delta=delta,
+        p_hat=p_hat, n=n, kind=record.name, delta=delta,
     )

@@ -25,8 +25,9 @@ class Counts:
     Parameters
     ----------
     counts : Counts, array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
-        ``N(s, a, s')``, the goal last (row ``s*A + a`` when sparse). A
-        :class:`Counts` is taken as it is.
+        ``N(s, a, s')``, the goal last (row ``s*A + a`` when sparse): numbers
+        of samples, so integers ``>= 0`` of any real dtype (``3.0`` is one,
+        ``2.5`` is not). A :class:`Counts` is taken as it is.
 
     Attributes
     ----------
@@ -46,8 +47,9 @@ class Counts:
     ShapeError
         On another shape (``S`` or ``A`` of 0 included).
     ParameterError
-        On a non-real dtype (complex, object, bool, string) or a negative count
-        (the first one is named by its ``(s, a, s')``).
+        On a non-real dtype (complex, object, bool, string), a negative count
+        or a fractional one (the first one is named by its ``(s, a, s')`` and
+        its value).
     NotFiniteError
         On a NaN or infinite count.
     SparseFormatError
@@ -62,8 +64,9 @@ class Counts:
     -----
     The checks are those of :func:`reference._checks.check_dense_counts` and
     :func:`reference._checks.check_csr_counts`, made once: functions given a
-    :class:`Counts` read it without checking it again. Counts need not be
-    integers (a fractional count is read as a weight).
+    :class:`Counts` read it without checking it again. Counts must be
+    integers: the coverage of the confidence boxes (Lemma 5, and the KL and
+    mixture kinds) is proved for numbers of samples, and holds for no weights.
 
     Examples
     --------
@@ -75,6 +78,10 @@ class Counts:
     array([[4.]])
     >>> Counts(counts) is not counts, Counts(counts).table is counts.table
     (True, True)
+    >>> Counts(np.array([[[2.5, 1.0]], ]))
+    Traceback (most recent call last):
+    ...
+    reference.errors.ParameterError: `counts` must hold integers (numbers of samples); got 2.5 at (s, a, s') = (0, 0, 0).
     """
 
     __slots__ = ("n_states", "n_actions", "storage", "table", "_largest")

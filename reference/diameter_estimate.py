@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import evi
-from ._checks import check_int
+from .evi import _bernstein_radius_sum
+from ._checks import check_counts_log_term, check_int
 from .kernels import NUMPY_KERNELS
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, converged_evi, run_params
@@ -77,7 +78,9 @@ def sample_until_radius(run, delta, bound):
     count.
     """
     while True:
-        radius = evi.bernstein_radius_sum(run.store.counts(), delta)
+        counts = run.store.counts()
+        check_counts_log_term(counts.table, delta)
+        radius = _bernstein_radius_sum(counts, delta)
         failing = np.flatnonzero(radius.reshape(-1) > bound)
         if failing.size == 0:
             return

@@ -68,8 +68,9 @@ def policy_values(ssp, policy):
     ConvergenceError
         If a value exceeds the float64 range, or no certified solve exists and
         the exact elimination would need a dense block above
-        ``reference.chains.ELIMINATION_MAX_STATES`` states (the message names
-        the states).
+        ``reference.chains.ELIMINATION_MAX_STATES`` states or a round of more
+        than ``reference.chains.fill.ELIMINATION_MAX_ENTRIES`` stored entries,
+        refused before it is made (the message names the states and the size).
 
     Notes
     -----
@@ -96,7 +97,9 @@ def policy_values(ssp, policy):
     ``reference.chains.CERTIFIED_RTOL`` = 1e-10 when it comes from a
     floating-point solve (dense LU up to ``DENSE_MAX_STATES`` states, BiCGSTAB
     on large sparse chains), proved a posteriori from the residual and the
-    chain's hitting times; otherwise it comes from subtraction-free (GTH)
+    chain's hitting times, or from upper and lower solutions of the Bellman
+    equation checked in extended precision, whatever the conditioning
+    (docs/exact-evaluation.md); otherwise it comes from subtraction-free (GTH)
     elimination, whose relative error stays a modest multiple of the unit
     roundoff whatever the conditioning (measured: below 1e-13 on chains with
     values of 1e37). Non-negative costs never give a negative value.

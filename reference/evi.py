@@ -225,6 +225,12 @@ def bernstein_radius_sum(counts, delta):
     delta = check_delta(delta)
     counts = Counts(counts)
     check_counts_log_term(counts.table, delta)
+    return _bernstein_radius_sum(counts, delta)
+
+
+def _bernstein_radius_sum(counts, delta):
+    """:func:`bernstein_radius_sum` of checked :class:`~reference.counts.Counts` and ``delta``
+    (its log term finite for them: :func:`check_counts_log_term`), which it trusts."""
     S, A, csr = counts.n_states, counts.n_actions, counts.csr()
     n_plus = np.maximum(1.0, np.asarray(csr.sum(axis=1)).ravel())
     log_l = lemma5.log_term(n_plus, S, A, delta)
@@ -452,17 +458,23 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
     """
-    return iterate(kernels, *read_counts(kernels, counts), costs, delta, mu, max_iter)
+    counts, scanned = read_counts(kernels, counts)
+    largest = np.nan if counts.storage == "csr" else scanned.largest
+    costs = as_float_array("costs", costs, (counts.n_states, counts.n_actions))
+    delta = check_delta(delta)
+    check_counts_log_term(counts.table, delta, largest)
+    mu = check_real("mu", mu, 0.0, None, low_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    return _iterate(kernels, counts, scanned, costs, delta, mu, max_iter)
 
 
-def iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
-    """:func:`extended_value_iteration` on counts already read (:func:`read_counts`).
+def _iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
+    """:func:`extended_value_iteration` of checked arguments, which it trusts.
 
-    The other arguments are checked here as in :func:`extended_value_iteration`.
     :func:`reference.runs.converged_evi` calls it with the counts of a
     :class:`~reference.generative.SampleStore` (:meth:`SampleStore.counts
     <reference.generative.SampleStore.counts>`), which the store built from
-    answers it checked: they are not checked again.
+    answers it checked, and the arguments its public caller checked.
 
     Parameters
     ----------
@@ -471,20 +483,18 @@ def iterate(kernels, counts, scanned, costs, delta, mu, max_iter):
         Checked counts, as :func:`read_counts` returns them.
     scanned : object
         What ``kernels.boxes`` takes, as :func:`read_counts` returns it.
-    costs, delta, mu, max_iter
-        As in :func:`extended_value_iteration`.
+    costs : ndarray of float64, shape (S, A)
+        Finite costs.
+    delta : float in (0, 1)
+        Its log term finite for these counts (:func:`check_counts_log_term`).
+    mu : float > 0
+    max_iter : int >= 1
 
     Returns
     -------
     EVIResult
     """
-    S, A = counts.n_states, counts.n_actions
-    largest = np.nan if counts.storage == "csr" else scanned.largest
-    costs = as_float_array("costs", costs, (S, A))
-    delta = check_delta(delta)
-    check_counts_log_term(counts.table, delta, largest)
-    mu = check_real("mu", mu, 0.0, None, low_open=True)
-    max_iter = check_int("max_iter", max_iter, low=1)
+    S = counts.n_states
     boxes = kernels.boxes(scanned, delta)
     check_simplex(boxes.upper_mass, counts.table, delta)
     v_ext = np.zeros(S + 1)

@@ -9,15 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import certified, evi
+from . import evi
 from ._checks import check_int, check_real
-from .allocation import top_up_to_fixpoint
-from .certified import Certificate
+from .allocation import _top_up_to_fixpoint
+from .box_kinds import box_kind
+from .certified import Certificate, _certify
+from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .poured import PouredKernel
 from .results import Result
 from .runs import Round, Run, as_model, check_accuracy, check_model_costs, converged_evi, run_params
+from .theta_bounds import alg3_hitting_check
 
 __all__ = ["SolveResult", "search"]
 
@@ -71,7 +74,10 @@ class SolveResult(Result):
         :class:`NotCertifiedWarning` is emitted.
     certified : bool
         Whether ``certificate`` proves the policy eps-optimal: its gap is at
-        most ``eps``, or ``eps / 2`` for Alg. 3.
+        most ``eps`` and the policy is shown proper; for Alg. 3 the gap is at
+        most ``eps / 2`` and the robust unit-cost bound on ``D`` from the same
+        boxes is at most ``D_hat`` (so ``nu theta D <= eps / 2`` on the event,
+        docs/certified-soundness.md).
     message : str
         How the run ended.
     algorithm : str
@@ -153,7 +159,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             scale *= 2.0
         run.start_round(f"SEARCH round {len(run.rounds('search')) + (not finished)} "
                         f"(Delta = {scale:g})")
-        target, Gamma_hat = top_up_to_fixpoint(
+        target, Gamma_hat = _top_up_to_fixpoint(
             run.model, run.store, run.rng, scale, iota, eps, delta, alpha
         )
         mu = iota * eps / (6.0 * scale)
@@ -178,7 +184,9 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
     (:func:`~reference.certified.certify`, KL boxes at ``delta``); warns with
     :class:`NotCertifiedWarning` (and says so in ``message``) when the
     certificate's gap exceeds ``eps``, or ``eps / 2`` for Alg. 3 (``costs``
-    are then the perturbed costs ``max(c, nu)`` SEARCH ran on).
+    are then the perturbed costs ``max(c, nu)`` SEARCH ran on), whose answer
+    is certified only when the robust unit-cost bound on ``D`` from the same
+    boxes is at most ``D_hat`` (docs/certified-soundness.md).
     """
     target = eps if theta is None else eps / 2.0
     n_rounds = len(run.rounds("search"))
@@ -187,15 +195,20 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         f"max v_tilde = {float(out.v_tilde.max()):.6g} <= Delta; EVI met its stopping rule "
         f"at j = {out.n_iter - 1}."
     )
-    certificate = kernels.call(certified.certify, run.store.counts_csr(), costs, out.policy,
-                               delta, start=out.v_tilde)
-    proved = certificate.certified(target)
+    boxes = _confidence_boxes(kernels, run.store.counts(), delta, box_kind("kl"))
+    certificate = _certify(kernels, boxes, costs, out.policy.copy(), out.v_tilde)
+    proved = certificate._proves(target, False)
+    reason = (f"its certificate gives max(upper - lower) = {certificate.gap:.6g}"
+              + ("" if certificate.proper else " and does not show it proper"))
+    if proved and theta is not None:
+        proved, H_max = alg3_hitting_check(kernels, boxes, D_hat)
+        reason = (f"the robust unit-cost bound on D from its certificate's boxes, {H_max:.6g}, "
+                  f"exceeds D_hat = {D_hat:.6g}, so nu theta D <= eps / 2 is not shown")
     if not proved:
         warning = (
             f"The returned policy is not certified at {target:g}: on the run's own samples "
-            f"its certificate gives max(upper - lower) = {certificate.gap:.6g}, so the samples "
-            f"do not show it eps-optimal (a larger `alpha`, got {alpha:g}, or "
-            "`solve_certified` samples until they do)."
+            f"{reason}, so the samples do not show it eps-optimal (a larger `alpha`, got "
+            f"{alpha:g}, or `solve_certified` samples until they do)."
         )
         warn_at_caller(warning, NotCertifiedWarning)
         message = f"{message} Warning: {warning}"

@@ -14,8 +14,18 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field, fields
 
-from . import evi
-from ._checks import check_costs, check_policy, check_real, check_real_dtype, make_rng
+from ._checks import (
+    INT64_MAX,
+    check_costs,
+    check_counts_log_term,
+    check_int,
+    check_policy,
+    check_real,
+    check_real_dtype,
+    make_rng,
+)
+from .evi import _iterate
+from .confidence import check_level
 from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
 from .generative.files import CheckpointLock, check_regular, remove_stale_temporaries
@@ -205,6 +215,17 @@ def check_model_costs(costs, model):
     return check_costs("costs", costs, model.n_states, model.n_actions, "`model`")
 
 
+def checked_budget(budget, low, kind, n_states, n_actions, delta):
+    """``budget`` (None, or an integer ``>= low``), refused when a pair of that many samples
+    (``2^63 - 1`` without a budget) would overflow the log term of the boxes ``kind`` at
+    ``delta`` (:func:`reference.confidence.check_level`)."""
+    if budget is not None:
+        budget = check_int("budget", budget, low=low)
+    check_level(kind, budget or INT64_MAX, n_states, n_actions, delta,
+                "`budget`, else 2^63 - 1, per pair")
+    return budget
+
+
 def check_accuracy(eps, delta):
     """``eps`` in ``(0, 1]`` and ``delta`` in ``(0, 1)``, as floats."""
     eps = check_real("eps", eps, 0.0, 1.0, low_open=True)
@@ -233,10 +254,14 @@ def converged_evi(kernels, run, costs, delta, mu, max_iter, where):
 
     The counts are the store's (:meth:`~reference.generative.SampleStore.counts`):
     the store built them from answers it checked, so EVI does not check them again
-    (:func:`reference.evi.iterate`); the other arguments it checks as always.
+    (:func:`reference.evi._iterate`), nor the other arguments, which the public
+    function running the run checked (``costs`` float64 ``(S, A)``, ``delta`` in
+    ``(0, 1)``, ``max_iter >= 1``) or computed (``mu > 0``). Only the log term
+    of ``delta`` is checked, against these counts (they grow each round).
     """
     counts = run.store.counts()
-    out = evi.iterate(kernels, counts, counts.table, costs, delta, mu, max_iter)
+    check_counts_log_term(counts.table, delta)
+    out = _iterate(kernels, counts, counts.table, costs, delta, mu, max_iter)
     if not out.converged:
         raise ConvergenceError(
             f"EVI did not converge in {where} (mu = {mu:.3g}, max_iter = {max_iter}): "

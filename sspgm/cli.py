@@ -33,7 +33,7 @@ COMMANDS = {
 EXTRAS = {
     "validate": "the sweeps, progress bars and plots of `sspgm validate`",
     "gym": "gymnasium's CliffWalking, FrozenLake and Taxi instances",
-    "dask": "`sspgm validate --scheduler` on a Dask cluster",
+    "dask": "`sspgm validate --scheduler` and `sspgm solve --scheduler` on a Dask cluster",
 }
 """Optional-dependency group (``pip install 'sspgm[NAME]'``) -> what it enables."""
 

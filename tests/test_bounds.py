@@ -172,7 +172,8 @@ def test_explicit_total_by_hand():
 def test_samp_comp_is_symbolic_in_missing_parameters():
     expr = bounds.samp_comp(0.1, 10, 0.5)
     assert expr.free_symbols == {S, A, Gamma}
-    assert bounds.samp_comp_theta(0.1, 2, 50, 10).free_symbols == {S, A, Gamma}
+    assert bounds.samp_comp_theta(0.1, 2, 50, 10, cmin=0.5).free_symbols == {S, A, Gamma}
+    assert bounds.samp_comp_theta(0.1, 2, 50).free_symbols == {S, A, Gamma}
     assert bounds.samp_comp(None, 10, 0.5, S=1, A=1, Gamma=1).free_symbols == {eps}
 
 
@@ -196,7 +197,7 @@ def _call(key, p, **missing):
     if key in ("thm1", "eq4", "explicit1"):
         return bounds.samp_comp(given["eps"], given["B"], given["cmin"], bound=key, **sizes,
                                 **explicit)
-    if key == "explicit3":
+    if key in ("explicit3", "thm2"):
         explicit["cmin"] = given["cmin"]
     return bounds.samp_comp_theta(given["eps"], given["theta"], given["D"], given["B"],
                                   bound=key, **sizes, **explicit)
@@ -260,18 +261,53 @@ def test_perturbed_range_bound():
 
 def test_thm2_variants():
     printed = bounds.samp_comp_theta(0.1, 5, 12, 10, S=20, A=4, Gamma=3, variant="printed")
-    proved = bounds.samp_comp_theta(0.1, 5, 12, 10, S=20, A=4, Gamma=3)
+    proved = bounds.samp_comp_theta(0.1, 5, 12, 10, S=20, A=4, Gamma=3, cmin=0.5)
+    # nu <= 0.1 / (2 * 5 * 12) < c_min: the perturbed range is B* = 10, and the
     # middle term B S^2 A theta D / eps^2: 10 * 400 * 4 * 60 / 0.01 printed, times B = 10 proved
     middle = 10 * 400 * 4 * 60 / 0.01
     lemma9 = 144 * 3 * 80 / 0.01 + 12 * 400 * 4 / 0.1
     assert proved - printed == pytest.approx(9 * middle + lemma9, rel=1e-12)
 
 
+@pytest.mark.parametrize("B_star, cmin, expected_range", [
+    (None, None, 12),  # only D bounds the perturbed range
+    (0.5, 0.5, 1),  # nu < c_min: the range is B* = 0.5, SEARCH's guess is at least 1
+    (3, 0.5, 3),  # nu <= 1/1200 < c_min: B_nu = B*
+    (3, 1 / 6000, 12),  # nu / c_min <= 5: 5 B* = 15, capped at D = 12
+    (2, 1 / 3000, 5),  # nu / c_min <= 2.5: B_nu <= 2.5 B* = 5
+])
+def test_thm2_as_proved_uses_the_perturbed_range(B_star, cmin, expected_range):
+    """Thm. 2 as proved is Thm. 1 on the costs max(c, nu) at eps / 2 with the range
+    max(1, min(D, max(1, nu / c_min) B*)), nu <= eps / (2 theta D), plus Lemma 9's terms."""
+    eps, theta, D, S_, A_, G = 0.1, 5, 12, 20, 4, 3
+    R = expected_range
+    by_hand = (theta * D * R**3 * G * S_ * A_ / eps**3 + theta * D * R**2 * S_**2 * A_ / eps**2
+               + theta**2 * D**2 * R**2 * G * S_ * A_ / eps**2 + D**2 * G * S_ * A_ / eps**2
+               + D * S_**2 * A_ / eps)
+    given = {} if cmin is None else dict(cmin=cmin)
+    value = bounds.samp_comp_theta(eps, theta, D, B_star, S=S_, A=A_, Gamma=G, **given)
+    assert value == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_thm2_as_proved_on_theta_example_is_not_the_printed_zero():
+    """theta_example: c_min = 0 and B* = 0, so Thm. 2 as printed is 0; as proved the range of
+    the perturbed problem is only bounded by D, so its first term is theta D^4 Gamma S A / eps^3."""
+    eps, theta, D = 0.1, 3, 20.0
+    printed = bounds.samp_comp_theta(eps, theta, D, 0, S=1, A=2, Gamma=2, variant="printed")
+    proved = bounds.samp_comp_theta(eps, theta, D, S=1, A=2, Gamma=2, terms=True)
+    assert printed == 0.0
+    assert proved[0] == pytest.approx(theta * D**4 * 2 * 2 / eps**3, rel=1e-12)
+
+
 def test_zero_cost_problems_have_b_star_zero():
     common = dict(S=1, A=2, Gamma=2)
     assert bounds.samp_comp_theta(0.1, 5, 1, 0, variant="printed", **common) == 0.0
-    # as proved, Lemma 9's phase remains: D^2 Gamma S A / eps^2 + D S^2 A / eps
-    assert bounds.samp_comp_theta(0.1, 5, 1, 0, **common) == pytest.approx(400 + 20)
+    # as proved the range is max(1, B_nu) = 1 (D = 1), and Lemma 9's phase remains:
+    # 5 * 4 / 0.001 + 5 * 2 / 0.01 + 25 * 4 / 0.01 + (4 / 0.01 + 2 / 0.1)
+    assert bounds.samp_comp_theta(0.1, 5, 1, **common) == pytest.approx(
+        20000 + 1000 + 10000 + 400 + 20)
+    assert bounds.samp_comp_theta(0.1, 5, 1, 0.5, cmin=0.5, **common) == pytest.approx(
+        20000 + 1000 + 10000 + 400 + 20)
     with pytest.raises(ParameterError, match=r"`B` must lie in \(0, inf\)"):
         bounds.samp_comp(0.1, 0, 0.5)
 
@@ -294,7 +330,7 @@ BUDGET_CASES = [
     ("thm1", 1e9, dict(B=10, cmin=0.5, S=20, A=4, Gamma=3)),
     ("eq4", 1e11, dict(B=10, cmin=0.5, S=20, A=4, Gamma=3)),
     ("explicit1", 1e11, dict(B=10, cmin=0.5, S=20, A=4, Gamma=3, delta=0.1)),
-    ("thm2", 1e11, dict(theta=2, D=10, B=10, S=20, A=4, Gamma=3)),
+    ("thm2", 1e11, dict(theta=2, D=10, B=10, cmin=0.5, S=20, A=4, Gamma=3)),
     ("explicit3", 1e14, dict(theta=2, D=5, S=20, A=4, Gamma=3, delta=0.1)),
     ("lemma9", 1e8, dict(D=5, S=20, A=4, Gamma=3)),
     ("explicit4", 1e12, dict(D=5, S=20, A=4, Gamma=3, delta=0.1)),
@@ -366,7 +402,8 @@ def test_accuracy_for_budget_errors():
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, D_hat=4, bound="explicit3"),
      r"`D_hat` must be >= `D` = 5"),
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, bound="explicit3"),
-     r"`B` does not bound SEARCH's range"),
+     r"`B` does not bound the range of the problem SEARCH solves"),
+    (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1), r"`B` does not bound the range .*Thm. 2 as"),
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, cmin=0.5, Delta=2, bound="explicit3"),
      r"give `B` .* or `Delta` .*, not both"),
     (lambda: bounds.samp_comp(0.1, 10, 0.5, Delta=16, bound="explicit1"),
@@ -377,7 +414,8 @@ def test_accuracy_for_budget_errors():
     (lambda: bounds.samp_comp(0.1, 10, 0.5, delta=0.1), r"`delta` is not used by bound 'thm1'"),
     (lambda: bounds.samp_comp(0.1, 10, 0.5, alpha=2, bound="eq4"), r"`alpha` is not used"),
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, Delta=4), r"`Delta` is not used by bound 'thm2'"),
-    (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, cmin=0.2), r"`cmin` is not used"),
+    (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, cmin=0.2, variant="printed"),
+     r"`cmin` is not used"),
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, bound="eq5", variant="printed"),
      r"`variant` applies to bound 'thm2' only"),
     (lambda: bounds.samp_comp_theta(0.1, 2, 5, 1, variant="stated"), r"`variant` must be one"),
@@ -485,8 +523,8 @@ def _round_trip_params(key, draw):
     return {
         "thm1": dict(B=b, cmin=c, **sizes), "eq4": dict(B=b, cmin=c, **sizes),
         "explicit1": dict(B=b, cmin=c, **sizes, **conf),
-        "thm2": dict(B=b, variant=draw(st.sampled_from(["proved", "printed"])), **slack,
-                     **sizes),
+        "thm2": draw(st.sampled_from([dict(B=b, variant="printed"), dict(B=b, cmin=c),
+                                      dict(variant="proved")])) | slack | sizes,
         "eq5": dict(B=b, **slack, **sizes), "explicit3": dict(**slack, **sizes, **conf),
         "lemma9": dict(D=d, **sizes), "explicit4": dict(D=d, **sizes, **conf),
         "lower": dict(B=max(b, 1.0), S=sizes["S"], A=sizes["A"]),
@@ -497,7 +535,7 @@ def _round_trip_params(key, draw):
 @given(key=st.sampled_from(ROUND_TRIP_KEYS), exponent=st.floats(0.0, 300.0), data=st.data())
 def test_accuracy_for_budget_round_trips_up_to_1e300(key, exponent, data):
     params = _round_trip_params(key, data.draw)
-    calculator = bounds.calculator._CALCULATORS[key]
+    calculator = bounds.calculator.CALCULATORS[key]
     budget = 10.0**exponent
     try:
         accuracy = bounds.accuracy_for_budget(budget, bound=key, **params)

@@ -140,3 +140,25 @@ def test_through_the_sspgm_command_line(capsys):
     assert has_row(capsys.readouterr().out, "total", "5.1296e+07")
     assert main(["bounds", "--eps", "0.1", "--B", "0.2", "--cmin", "0.5"]) == 2
     assert "`B` must be >= `cmin`" in capsys.readouterr().err
+
+
+def test_delta_and_Delta_have_distinct_labels_in_the_help():
+    parser = argparse.ArgumentParser(prog="sspgm")
+    command.register(parser.add_subparsers(dest="command"))
+    subparser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    help_text = subparser.choices["bounds"].format_help()
+    labels = {flag: re.search(rf"{flag} (\S+)", help_text).group(1)
+              for flag in ("--delta", "--Delta")}
+    assert labels["--delta"] != labels["--Delta"]
+
+
+def test_thm2_as_proved_row_uses_the_perturbed_range(capsys):
+    argv = ["--eps", "0.1", "--B", "10", "--theta", "5", "--D", "12", "--S", "20", "--A", "4",
+            "--Gamma", "3"]
+    status, out = run(argv, capsys)
+    assert status == 0
+    expected = bounds.samp_comp_theta(0.1, 5, 12, S=20, A=4, Gamma=3)
+    assert f"{expected:.6g}" in out
+    status, out = run([*argv, "--cmin", "0.5"], capsys)
+    expected = bounds.samp_comp_theta(0.1, 5, 12, 10, cmin=0.5, S=20, A=4, Gamma=3)
+    assert f"{expected:.6g}" in out

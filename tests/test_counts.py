@@ -34,6 +34,9 @@ MALFORMED = {
     "indptr too short": "csr_with(indptr=[0, 4])",
     "indptr past the entries": "csr_with(indptr=[0, 2, 3, 9])",
     "negative count": "csr_with(data=[1.0, -2.0, 3.0, 1.0])",
+    "fractional csr": "csr_with(data=[1.0, 2.5, 3.0, 1.0])",
+    "fractional dense": "np.where(np.eye(3)[:2].reshape(2, 1, 3) > 0, 0.5, 1.0)",
+    "subnormal dense": "np.full((2, 1, 3), 5e-324)",
     "complex csr": "sp.csr_array(np.ones((2, 3)) * (1 + 1j))",
     "complex dense": "np.ones((2, 1, 3)) * (1 + 1j)",
     "object dense": "np.ones((2, 1, 3)).astype(object)",
@@ -161,6 +164,35 @@ def test_the_sample_store_hands_out_its_counts_unchecked():
     checked = Counts(store.counts_csr())
     assert (counts.table != checked.table).nnz == 0
     np.testing.assert_array_equal(counts.n_pair, store.n_pair)
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+@pytest.mark.parametrize("value", [0.5, 2.5, 1e-300, 2.0**51 + 0.5])
+def test_fractional_counts_are_refused_by_entry_and_value(backend, storage, value):
+    # A count is a number of samples: the first fractional one is named, on both backends,
+    # by every way into counts (the constructor, EVI's own pass over dense counts).
+    dense = np.ones((3, 2, 4))
+    dense[2, 1, 3] = 7.0
+    dense[1, 0, 2] = value
+    dense[2, 1, 0] = value + 1.0
+    table = dense if storage == "dense" else sp.csr_array(dense.reshape(6, 4))
+    message = rf"`counts` must hold integers .*got {value!r} at \(s, a, s'\) = \(1, 0, 2\)"
+    costs = np.full((3, 2), 0.5)
+    for call in (Counts, lambda c: backend.extended_value_iteration(c, costs, 0.1, 0.01),
+                 lambda c: backend.bernstein_radius_sum(c, 0.1),
+                 lambda c: backend.confidence_boxes(c, 0.1)):
+        with pytest.raises(ParameterError, match=message):
+            call(table)
+
+
+def test_integer_counts_of_any_dtype_are_accepted(backend):
+    raw = np.arange(24).reshape(3, 2, 4) % 5
+    costs = np.full((3, 2), 0.5)
+    expected = backend.extended_value_iteration(raw.astype(np.float64), costs, 0.1, 0.01)
+    for table in (raw, raw.astype(np.int32), raw.astype(np.uint8), raw.astype(np.float32),
+                  sp.csr_array(raw.reshape(6, 4)), sp.csr_array(raw.reshape(6, 4) * 1.0)):
+        got = backend.extended_value_iteration(table, costs, 0.1, 0.01)
+        np.testing.assert_array_equal(got.v_tilde, expected.v_tilde)
 
 
 @pytest.mark.parametrize("error, table", [

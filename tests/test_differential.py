@@ -191,10 +191,11 @@ def test_evi_kernels_match_one_by_one(problem, seed, as_csr):
     _check_evi_kernels_match(problem, seed, as_csr)
 
 
-SPECIAL_COUNTS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 2.0**62,
-                  np.finfo(np.float64).max]
-"""Counts the scan must tell apart: invalid ones, ``-0.0`` (valid, stored as a zero), the
-smallest subnormal and huge counts (valid, whose pair totals the caller checks)."""
+SPECIAL_COUNTS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 0.5,
+                  2.0**51 + 0.5, 2.0**62, np.finfo(np.float64).max]
+"""Counts the scan must tell apart: invalid ones (fractional ones, the smallest subnormal
+included), ``-0.0`` (valid, stored as a zero) and huge counts (valid, whose pair totals the
+caller checks)."""
 
 
 @settings(max_examples=SCAN_EXAMPLES, **SETTINGS)
@@ -203,7 +204,8 @@ smallest subnormal and huge counts (valid, whose pair totals the caller checks).
        seed=st.integers(0, 2**32 - 1), cut=st.floats(0.0, 1.0))
 def test_count_scans_agree(S, A, density, special, seed, cut):
     rng = np.random.default_rng(seed)
-    counts = rng.random((S, A, S + 1)) * 100 * (rng.random((S, A, S + 1)) < density)
+    counts = rng.integers(1, 100, (S, A, S + 1)) * (rng.random((S, A, S + 1)) < density)
+    counts = counts.astype(np.float64)
     for value in special:
         counts[tuple(rng.integers(0, n) for n in counts.shape)] = value
     largest = NUMPY_KERNELS.scan_counts(counts).largest

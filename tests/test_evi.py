@@ -263,7 +263,7 @@ def test_evi_guard_of_the_logarithm_near_its_limit(backend, as_csr):
 
 @pytest.mark.parametrize("ssp_index", range(5))
 def test_evi_on_a_run_store_is_evi_on_its_checked_counts(backend, ssp_index):
-    """``converged_evi`` runs EVI on the store's unchecked table (``iterate``): the result is
+    """``converged_evi`` runs EVI on the store's unchecked table (``_iterate``): the result is
     the public EVI's on the same counts, checked, field for field and bit for bit."""
     import importlib
     from types import SimpleNamespace

@@ -325,17 +325,17 @@ def test_csr_pour_order_sorted_afresh_keeps_the_stable_order(S, samples):
 
 
 SCAN_SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, -1.0, -5e-324, -0.0, 5e-324, 2.0**62,
-                 np.finfo(np.float64).max]
+                 np.finfo(np.float64).max, 0.5, 2.0**51 + 0.5]
 """Entries the dense scan must tell apart (``tests/test_differential.py``'s ``SPECIAL_COUNTS``)."""
 
 
 def _scan_truth(rows):
     """What ``_boxes.scan_dense`` returns for the rows of ``rows``, by numpy on their bits: the
-    entries other than ``±0.0`` as CSR, and the largest entry, NaN unless every one is finite
-    with its sign bit clear."""
+    entries other than ``±0.0`` as CSR, and the largest entry, NaN unless every one is a finite
+    integer with its sign bit clear."""
     nonzero = (rows.view(np.uint64) << np.uint64(1)) != 0
     indptr = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))])
-    valid = bool(np.all(np.isfinite(rows) & ~np.signbit(rows)))
+    valid = bool(np.all(np.isfinite(rows) & ~np.signbit(rows) & (rows == np.trunc(rows))))
     return indptr, np.nonzero(nonzero)[1], rows[nonzero], rows.max() if valid else np.nan
 
 
@@ -354,7 +354,8 @@ def test_dense_scan_equals_numpy_on_every_row_length(row_len):
     for trial in range(40):
         n_rows = int(rng.integers(1, 7))
         density = [0.0, 0.01, 0.1, 0.6, 1.0][trial % 5]
-        rows = rng.random((n_rows, row_len)) * 100 * (rng.random((n_rows, row_len)) < density)
+        rows = rng.integers(1, 100, (n_rows, row_len)) * (rng.random((n_rows, row_len)) < density)
+        rows = rows.astype(np.float64)
         for _ in range(trial % 4):
             col = spots[rng.integers(len(spots))] if rng.random() < 0.6 else rng.integers(row_len)
             rows[rng.integers(n_rows), col] = SCAN_SPECIALS[rng.integers(len(SCAN_SPECIALS))]
@@ -371,6 +372,41 @@ def test_dense_scan_equals_numpy_on_every_row_length(row_len):
             assert scan.indptr.tolist() == indptr.tolist()
             assert scan.cols.tolist() == cols.tolist()
             assert scan.data.view(np.uint64).tolist() == data.view(np.uint64).tolist()
+
+
+FRACTIONS = [0.5, 2.5, 1e-300, 5e-324, 2.0**-1074 * 3, 0.75, 1.0 - 2.0**-53, 1.0 + 2.0**-52,
+             2.0**51 + 0.5, 2.0**52 - 0.5, 123.0625]
+"""Fractional counts: below 1 (subnormals included), just above 1 and 2^51, and the last
+fractional ones below 2^52 (one bit below 2^0)."""
+
+WHOLE = [1.0, 2.0**51 + 1.0, 2.0**52, 2.0**52 + 2.0, 2.0**53, 1e300, np.finfo(np.float64).max]
+"""Integer counts whose exponent sits at each edge of the scan's fraction test."""
+
+
+@pytest.mark.parametrize("row_len", [5, 16, 17, 33, 1041])
+def test_dense_scan_refuses_a_fractional_entry_at_every_position(row_len):
+    """A fractional entry anywhere in a row (each block's first and last entry, the tail,
+    the overlap of the tail and the last whole block, every entry of a short row), among
+    zeros or among integer counts, stored or not (``max_nnz`` 0 reads the blocks again by
+    vectors), makes the scan's largest entry NaN, as numpy's test ``x != trunc(x)`` says;
+    the same rows of integers (whatever their exponent) give the largest one."""
+    tail = row_len % 16
+    positions = sorted({p for b in range(0, row_len, 16) for p in (b, b + 1, b + 15)
+                        if p < row_len} | {row_len - 1, row_len - 1 - tail,
+                                           max(row_len - 16, 0)} | set(range(min(row_len, 40))))
+    rng = np.random.default_rng(row_len)
+    filled = rng.integers(0, 9, (3, row_len)).astype(np.float64)
+    for base in (np.zeros((3, row_len)), filled):
+        for position in positions:
+            for value in FRACTIONS + WHOLE:
+                rows = base.copy()
+                rows[1, position] = value
+                assert (value == np.trunc(value)) == (value in WHOLE)
+                expected = rows.max() if value in WHOLE else np.nan
+                for max_nnz in (3 * row_len, 0):
+                    largest = _boxes.scan_dense(rows.reshape(3, 1, row_len), max_nnz).largest
+                    assert np.array_equal(largest, expected, equal_nan=True), (
+                        position, value, max_nnz)
 
 
 def _scalar_boxes(indptr, data, S, A, delta):
@@ -406,8 +442,8 @@ def _scalar_boxes(indptr, data, S, A, delta):
 def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
     """The boxes of counts met again (read from the memo of their ``N+``) are the floats of
     the formula, bit for bit: pairs whose ``N+`` alternates (so a count's box changes with
-    it), integer counts below and above ``MEMO_COUNTS``, fractional counts, a stored zero,
-    a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
+    it), integer counts below and above ``MEMO_COUNTS`` and off the multinomial's, a stored
+    zero, a pair without samples; and the pour bound skipped for pairs that cannot raise it."""
     rng = np.random.default_rng(7)
     S, A, delta = 40, 3, 0.1
     rows = []
@@ -417,7 +453,7 @@ def test_csr_boxes_of_repeated_counts_equal_the_scalar_formula():
         n = [7, 200, 3000, 200][i % 4]
         vals = rng.multinomial(n, np.full(k, 1.0 / k)).astype(float) if k else np.zeros(0)
         if i % 9 == 5 and k:
-            vals[0] += 0.5
+            vals[0] += 1.0
         if i % 11 == 3 and k:
             vals[-1] = 0.0
         if i % 13 == 0 and k:

@@ -2,14 +2,16 @@
 
 * Lemma 2 (simulation lemma), under ``eta ||V'|| <= c_min / 2``, in exact rational
   arithmetic on small chains, with the worst perturbation; the printed condition's
-  counterexample pinned.
+  counterexample pinned, with a proper policy in both models.
 * Lemma 4 (EVI's optimism and the ``1 + 2 mu / c_min`` factor) on random counts, under
   the event that the true kernel lies in the confidence boxes.
-* Lemma 5 (coverage of the Bernstein boxes) by simulation, against its rate ``delta``.
+* Lemma 5 (coverage of the Bernstein boxes) by simulation, against its rate ``delta``, and
+  its radius by hand where the square-root term dominates.
 * Lemma 7 (goal-reaching tail) against exact tail probabilities of the cost to go,
   computed level by level over the costs.
-* Lemma 9 (the diameter estimate) in its corrected form, and the printed iteration
-  count's counterexample pinned.
+* Lemma 9 (the diameter estimate) in its corrected form over many random instances, the
+  range of ``eps`` where its lower side is proved, and the printed iteration count's
+  counterexample pinned.
 """
 
 from fractions import Fraction
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
+import sympy
 
 SIMULATION_CONDITION = Fraction(1, 2)
 """Lemma 2 holds for ``eta ||V'|| <= SIMULATION_CONDITION * c_min`` (the paper prints 2)."""
@@ -104,20 +107,31 @@ def test_simulation_lemma_under_the_corrected_condition(backend, chain, share):
                                                                       rel=1e-9)
 
 
-def test_simulation_lemma_as_printed_fails_on_one_state(backend):
-    """One state, ``eta = 1/2``, ``V' = 4``: ``eta V' = 2 = 2 c_min`` yet the policy is improper."""
-    model_prime = [[Fraction(3, 4), Fraction(1, 4)]]
+def test_simulation_lemma_as_printed_fails_with_a_proper_policy_in_both_models(backend):
+    """One state, two actions of unit cost; action 1 reaches the goal surely in both models,
+    so both have a proper policy, as the lemma requires. Under ``p'`` action 0 reaches the
+    goal w.p. ``1/4``: ``V' = 4`` for the policy playing it, and ``eta = 1/2`` gives
+    ``eta V' = 2 = 2 c_min``; under ``p`` (L1 distance ``1/2``) it never reaches the goal."""
+    row_prime = [Fraction(3, 4), Fraction(1, 4)]
     cost = [Fraction(1)]
     (V_prime,) = _exact_values([[Fraction(3, 4)]], cost)
     eta = Fraction(1, 2)
     assert V_prime == 4 and eta * V_prime <= 2 * min(cost)
     assert not eta * V_prime <= SIMULATION_CONDITION * min(cost)
-    true_row = _worst_perturbation(model_prime[0], [V_prime, 0], eta)
+    true_row = _worst_perturbation(row_prime, [V_prime, 0], eta)
     assert true_row == [1, 0]
-    true_model = _ssp(backend, [true_row], cost)
-    policy = np.zeros(1, dtype=np.int64)
-    assert not backend.is_proper(true_model, policy)
-    assert backend.policy_values(true_model, policy)[0] == math.inf
+    assert sum(abs(a - b) for a, b in zip(true_row, row_prime)) == eta
+    exit_row = [0.0, 1.0]
+    P_prime = np.array([[[float(x) for x in row_prime], exit_row]])
+    P = np.array([[[float(x) for x in true_row], exit_row]])
+    costs = np.ones((1, 2))
+    model_prime, true_model = backend.SSP(P_prime, costs), backend.SSP(P, costs)
+    exit_policy, pi = np.array([1]), np.array([0])
+    assert backend.is_proper(model_prime, exit_policy) and backend.is_proper(true_model,
+                                                                             exit_policy)
+    assert backend.policy_values(model_prime, pi)[0] == pytest.approx(4.0)
+    assert not backend.is_proper(true_model, pi)
+    assert backend.policy_values(true_model, pi)[0] == math.inf
 
 
 def _random_model(seed, n_states, n_actions, c_min):
@@ -173,6 +187,32 @@ def test_lemma_5_coverage_at_the_promised_rate(backend, seed, n_states, n_action
     assert binom.sf(failures - 1, trials, delta) > 1e-4
 
 
+@pytest.mark.parametrize("n, p_goal", [(10**7, 0.5), (10**9, 0.3), (4 * 10**5, 0.8)])
+def test_lemma_5_radius_where_the_square_root_dominates(backend, n, p_goal):
+    """The radius ``4 sqrt(p_hat L / N) + 28 L / N``, ``L = log(S A N / delta)``, by hand,
+    at sample sizes where the square-root term is most of it: in the box, in the radius
+    sum Alg. 4 tests, and in the optimistic kernel EVI builds.
+
+    The coverage simulation cannot see a smaller constant: the box is wider than the
+    sampling error by many standard deviations at every ``N``, so a halved square-root
+    term still covers. This pins the constants instead."""
+    S, A, delta = 1, 1, 0.1
+    counts = np.array([[[n * (1 - p_goal), n * p_goal]]])
+    L = math.log(S * A * n / delta)
+    beta = [4 * math.sqrt(q * L / n) + 28 * L / n for q in (1 - p_goal, p_goal)]
+    assert 4 * math.sqrt(min(p_goal, 1 - p_goal) * L / n) > 10 * 28 * L / n
+    lo, hi = backend.confidence_box(counts, delta)
+    np.testing.assert_allclose(lo[0, 0], [1 - p_goal - beta[0], p_goal - beta[1]], rtol=1e-12)
+    np.testing.assert_allclose(hi[0, 0], [1 - p_goal + beta[0], p_goal + beta[1]], rtol=1e-12)
+    total = backend.bernstein_radius_sum(counts, delta)
+    assert float(total[0, 0]) == pytest.approx(sum(beta), rel=1e-12)
+    out = backend.extended_value_iteration(counts, np.ones((1, 1)), delta, 1e-6)
+    kernel = out.p_tilde.toarray()[0]
+    goal = p_goal + min(beta)  # the goal's upper end, or all the mass the stay's lower end leaves
+    assert kernel[1] == pytest.approx(goal, rel=1e-12)
+    assert out.v_tilde[0] == pytest.approx(1 / goal, rel=1e-5)
+
+
 def _tail_probabilities(Q, units, levels):
     """``T[u, s] = P(cost to go from s > u units)`` for ``u = 0 .. levels - 1``, one chain.
 
@@ -222,20 +262,56 @@ def _lemma_9_upper(eps):
     return (1 + 2 * eps * (1 + eps)) * (1 + eps)
 
 
-@settings(FIXTURE, max_examples=6)
-@given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 3), n_actions=st.integers(1, 2),
-       eps=st.sampled_from([0.25, 0.3, 0.36]))
-def test_lemma_9_corrected(backend, seed, n_states, n_actions, eps):
-    """``D <= D_hat <= (1 + 2 eps (1 + eps))(1 + eps) D`` where proved (``eps <= 0.366``),
-    in at most ``ceil(log2 D) + 1`` rounds: the last ``W`` is at most the first power of two
-    at least ``D``."""
+LEMMA_9_PROVED_EPS = (math.sqrt(3) - 1) / 2
+"""Lemma 9's lower side ``D <= D_hat`` is proved for ``eps <= (sqrt(3) - 1) / 2 = 0.366``."""
+
+
+@settings(FIXTURE, max_examples=120)
+@given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 5), n_actions=st.integers(1, 3),
+       goal=st.floats(0.02, 0.5), eps=st.floats(0.1, LEMMA_9_PROVED_EPS))
+def test_lemma_9_over_many_random_instances(backend, seed, n_states, n_actions, goal, eps):
+    """``D <= D_hat <= (1 + 2 eps (1 + eps))(1 + eps) D`` where proved, with ``D_hat`` the
+    proof's value of the last round's ``||v||`` and ``eta = eps / W``, in at most
+    ``ceil(log2 D) + 1`` rounds: the last ``W`` is at most the first power of two at least
+    ``D``."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(n_states + 1, 0.5), size=(n_states, n_actions))
+    P[..., n_states] += goal
+    P /= P.sum(axis=2, keepdims=True)
+    ssp = backend.SSP(P, np.ones((n_states, n_actions)))
+    D = float(backend.diameter(ssp).D)
+    out = backend.estimate_diameter(ssp, eps, 0.1, seed=seed)
+    v, eta = out.v_tilde_max, eps / out.W
+    assert out.D_hat == pytest.approx((1 + 2 * eta * (1 + eps) * v) * (1 + eps) * v, rel=1e-14)
+    assert v <= D * (1 + 1e-12)
+    assert D * (1 - 1e-12) <= out.D_hat <= _lemma_9_upper(eps) * D * (1 + 1e-12)
+    rounds = round(math.log2(out.W)) + 1
+    assert rounds == len(out.history) <= max(math.ceil(math.log2(D)), 0) + 1
+
+
+def test_lemma_9_lower_side_is_proved_up_to_the_root_of_eps_one_plus_eps_is_one_half():
+    """Lemma 9's step (a) applies the corrected Lemma 2 with ``eta ||V'|| <= eps (1 + eps)``,
+    which must be at most ``1/2``: exactly ``eps <= (sqrt(3) - 1) / 2``. Thm. 2 (App. E) uses
+    ``D <= D_hat``, so it is proved only there too (docs/semantics.md, "Errata", 9)."""
+    x = sympy.symbols("x", positive=True)
+    (root,) = sympy.solve(sympy.Eq(x * (1 + x), sympy.Rational(1, 2)), x)
+    assert sympy.simplify(root - (sympy.sqrt(3) - 1) / 2) == 0
+    assert float(root) == pytest.approx(LEMMA_9_PROVED_EPS, rel=1e-15)
+    assert float(root) == pytest.approx(0.366, abs=5e-4)
+
+
+@settings(FIXTURE, max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 4), n_actions=st.integers(1, 2),
+       eps=st.floats(LEMMA_9_PROVED_EPS, 1.0, exclude_min=True))
+def test_lemma_9_lower_side_observed_above_the_proved_range(backend, seed, n_states, n_actions,
+                                                            eps):
+    """Above ``eps = 0.366`` ``D <= D_hat`` is not proved; it is observed on random instances
+    (an observation this test keeps watching, not a guarantee)."""
     P, costs, _ = _random_model(seed, n_states, n_actions, 0.5)
-    ssp = backend.SSP(P, costs)
+    ssp = backend.SSP(P, np.ones_like(costs))
     D = float(backend.diameter(ssp).D)
     out = backend.estimate_diameter(ssp, eps, 0.1, seed=seed)
     assert D * (1 - 1e-12) <= out.D_hat <= _lemma_9_upper(eps) * D * (1 + 1e-12)
-    rounds = round(math.log2(out.W)) + 1
-    assert rounds <= max(math.ceil(math.log2(D)), 0) + 1
 
 
 def test_lemma_9_printed_iteration_count_fails_on_a_chain(backend):

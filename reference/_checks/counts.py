@@ -61,7 +61,7 @@ def check_csr_counts(counts, name="counts"):
     NotFiniteError
         On a NaN or infinite count.
     ParameterError
-        On a negative count.
+        On a negative or fractional count (counts are numbers of samples).
     NumericRangeError
         If some pair holds more than ``2^63 - 1`` samples, more than any run
         can draw (its confidence terms would lose all precision).
@@ -77,8 +77,7 @@ def check_csr_counts(counts, name="counts"):
     values = csr.data
     largest = largest_count(values) if values.size else 0.0
     if math.isnan(largest):
-        for bad, error, what in ((~np.isfinite(values), NotFiniteError, "hold finite counts"),
-                                 (values < 0, ParameterError, "be >= 0")):
+        for bad, error, what in _defects(values):
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
                 raise error(
@@ -110,19 +109,29 @@ relative ``n 2^-53`` at most over ``n`` entries, stays below ``2^63``: no
 total can pass the ``2^63 - 1`` check.
 """
 
+def _defects(values):
+    """The defects a count can have, in the order they are reported: for each, where
+    ``values`` has it, its error class and what counts must be instead."""
+    yield ~np.isfinite(values), NotFiniteError, "hold finite counts"
+    yield values < 0, ParameterError, "be >= 0"
+    yield values != np.trunc(values), ParameterError, "hold integers (numbers of samples)"
+
+
 _INF_BITS = np.float64(np.inf).view(np.uint64)
 """Bit pattern of ``+inf``: every finite float64 ``>= +0.0`` lies below it, read as uint64."""
 
 
 def largest_count(dense):
-    """The largest of dense counts if all are plainly valid, in one pass; else NaN.
+    """The largest of dense counts if all are plainly valid, else NaN.
 
     Read as unsigned 64-bit integers, the finite float64 values ``>= +0.0``
     lie below the bits of ``+inf`` and in the order of their values, while a
     negative number (sign bit set), an infinity or a NaN does not. So one
     integer maximum, without a temporary, gives the largest count when every
     count is finite with its sign bit clear, and tells when one is not
-    (``-0.0`` included, which :func:`check_dense_values` then accepts).
+    (``-0.0`` included, which :func:`check_dense_values` then accepts); the
+    counts are then compared with their truncation, which a fractional count
+    differs from.
 
     Parameters
     ----------
@@ -133,10 +142,13 @@ def largest_count(dense):
     Returns
     -------
     float
-        The largest count, or NaN.
+        The largest count when every count is finite, has its sign bit clear
+        and is an integer; else NaN.
     """
     top = dense.view(np.uint64).max()
-    return float(top.view(np.float64)) if top < _INF_BITS else math.nan
+    if top < _INF_BITS and np.array_equal(np.trunc(dense), dense):
+        return float(top.view(np.float64))
+    return math.nan
 
 
 def dense_count_array(counts, name="counts"):
@@ -169,7 +181,7 @@ def dense_count_array(counts, name="counts"):
 
 
 def check_dense_values(dense, largest, name="counts"):
-    """Raise unless dense counts are finite, ``>= 0`` and at most ``2^63 - 1`` per pair.
+    """Raise unless dense counts are finite integers ``>= 0``, at most ``2^63 - 1`` per pair.
 
     Parameters
     ----------
@@ -177,8 +189,9 @@ def check_dense_values(dense, largest, name="counts"):
         As :func:`dense_count_array` returns it.
     largest : float
         :func:`largest_count` of ``dense`` (or a kernel's own pass computing
-        it): when every count is at most ``largest`` and ``S+1`` times it fits
-        in int64, the counts pass without being read again.
+        it, NaN unless every count is a finite integer with its sign bit
+        clear): when every count is at most ``largest`` and ``S+1`` times it
+        fits in int64, the counts pass without being read again.
     name : str, default "counts"
         Argument name used in the messages.
 
@@ -187,14 +200,13 @@ def check_dense_values(dense, largest, name="counts"):
     NotFiniteError
         On a NaN or infinite count (the first one is named by its ``(s, a, s')``).
     ParameterError
-        On a negative count (the first one is named).
+        On a negative count, else on a fractional one (the first one is named).
     NumericRangeError
         If some pair holds more than ``2^63 - 1`` samples.
     """
     if largest * dense.shape[2] <= INT64_MAX:
         return
-    for bad, error, what in ((~np.isfinite(dense), NotFiniteError, "hold finite counts"),
-                             (dense < 0, ParameterError, "be >= 0")):
+    for bad, error, what in _defects(dense):
         if bad.any():
             at = tuple(int(i) for i in np.argwhere(bad)[0])
             raise error(f"`{name}` must {what}; got {float(dense[at])!r} at (s, a, s') = "
@@ -229,7 +241,8 @@ def check_dense_counts(counts, name="counts"):
     ShapeError
         On another shape, or ``S < 1`` or ``A < 1``.
     ParameterError
-        On a non-real dtype (:func:`check_real_dtype`) or a negative count.
+        On a non-real dtype (:func:`check_real_dtype`), a negative count or a
+        fractional one (counts are numbers of samples; ``3.0`` is one).
     NotFiniteError
         On a NaN or infinite count.
     NumericRangeError

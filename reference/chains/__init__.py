@@ -15,8 +15,10 @@ finite / infinite / zero split decided on the support graph (docs/semantics.md,
 
 - exact for an explicit chain (CSR or dense): :func:`chain_values` (and
   :func:`transient_values`) certifies them to :data:`CERTIFIED_RTOL` relative
-  accuracy or computes them by a subtraction-free elimination (GTH) whose
-  relative accuracy does not depend on the conditioning;
+  accuracy (from the residual, or from checked monotone bounds:
+  :mod:`reference.chains.monotone`) or computes them by a subtraction-free
+  elimination (GTH) whose relative accuracy does not depend on the
+  conditioning, its fill-in counted before it is made (:mod:`reference.chains.fill`);
 - for a :class:`~reference.poured.PouredKernel` with more than
   :data:`DENSE_MAX_STATES` states, uncertified candidates:
   :func:`poured_values` and :func:`poured_occupancy` solve iteratively in

@@ -14,6 +14,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.linalg import LinearOperator, bicgstab
 
 from ..errors import ConvergenceError
+from . import fill, monotone
 
 __all__ = []
 
@@ -305,6 +306,13 @@ def _bicgstab(system, diagonal, rhs, enough=0.0):
     return values
 
 
+def _krylov_correction(Q, exits):
+    """BiCGSTAB as a map from a residual (float64 ``(n,)``) to a correction, ``None`` on failure."""
+    diagonal = exits + _row_sums(Q)
+    system = (sp.diags_array(diagonal) - Q).tocsr()
+    return lambda residual: _bicgstab(system, diagonal, residual)
+
+
 def _krylov_values(Q, exits, rhs):
     """BiCGSTAB solutions of :math:`M V = c` and :math:`M \\tau = 1`; ``None`` on failure."""
     diagonal = exits + _row_sums(Q)
@@ -455,6 +463,7 @@ def _gth(Q, exits, B, states):
             stats["nnz"].append(int(Q.nnz))
             chosen = _independent_set(Q, ids)
             pick, rest = np.flatnonzero(chosen), np.flatnonzero(~chosen)
+            fill.check_round(Q, pick, states[ids])
             out = Q[pick]
             pivots = exits[pick] + _row_sums(out)
             _check_pivots(pivots, states[ids[pick]])
@@ -468,11 +477,11 @@ def _gth(Q, exits, B, states):
             ids = ids[rest]
         stats["levels"] = len(rounds)
         if Q.shape[0] > ELIMINATION_MAX_STATES:
-            _too_large(states[ids])
+            fill.refuse_dense(states[ids], CERTIFIED_RTOL, ELIMINATION_MAX_STATES)
         stats["nnz"].append(int(Q.nnz))
         Q = Q.toarray()
     elif n > ELIMINATION_MAX_STATES:
-        _too_large(states)
+        fill.refuse_dense(states, CERTIFIED_RTOL, ELIMINATION_MAX_STATES)
     else:
         Q = np.array(Q, dtype=np.float64, copy=True)
     stats["dense"] = int(Q.shape[0])
@@ -492,21 +501,7 @@ def _check_pivots(pivots, names):
         )
 
 
-def _too_large(names):
-    raise ConvergenceError(
-        f"no floating-point solve could be certified to relative accuracy {CERTIFIED_RTOL:g} "
-        f"on the {names.size} states {_name_states(names)}, and their exact elimination "
-        f"needs a dense block of {names.size} states, above `ELIMINATION_MAX_STATES` = "
-        f"{ELIMINATION_MAX_STATES}."
-    )
-
-
-def _name_states(names):
-    shown = ", ".join(str(int(s)) for s in names[:8])
-    return f"[{shown}{', ...' if names.size > 8 else ''}]"
-
-
-def transient_values(Q, exits, rhs, states):
+def transient_values(Q, exits, rhs, states, exit_terms=1):
     r"""Values of the transient states: :math:`V = c + Q V` with exit mass ``exits``.
 
     Parameters
@@ -520,6 +515,9 @@ def transient_values(Q, exits, rhs, states):
         Costs; every state reaches a positive one.
     states : ndarray of int, shape (n,)
         The chain's names of the states, for messages.
+    exit_terms : int, default 1
+        Each exit mass is a float64 sum of at most this many stored
+        probabilities (``1``: exact as given).
 
     Returns
     -------
@@ -529,7 +527,7 @@ def transient_values(Q, exits, rhs, states):
     ------
     ConvergenceError
         If a value exceeds the float64 range, or the exact elimination is too
-        large (:func:`_gth`).
+        large (:func:`_gth`, :mod:`reference.chains.fill`: refused before it fills in).
 
     Notes
     -----
@@ -538,30 +536,38 @@ def transient_values(Q, exits, rhs, states):
     by BiCGSTAB, any other block of at most :data:`DENSE_MAX_STATES` states by
     dense LU (a sparse one densified: a few milliseconds at 500 states, where
     the elimination's loop of row updates takes tens); the answer is kept
-    where :func:`_certified` proves the relative error at most
-    :data:`CERTIFIED_RTOL`, with the rounding of the residual bounded by the
-    stored entries of the rows. Anything else (uncertified answers, failed
-    solves) is solved by subtraction-free elimination (:func:`_gth`).
+    where :func:`_certified` or, failing it, the monotone bounds of
+    :mod:`reference.chains.monotone` (after up to :data:`REFINEMENT_STEPS`
+    BiCGSTAB corrections) prove the relative error at most
+    :data:`CERTIFIED_RTOL` (docs/exact-evaluation.md). Anything else is
+    solved by subtraction-free elimination (:func:`_gth`).
     """
     n = rhs.size
     if n == 0:
         return np.zeros(0)
-    candidate = None
+    candidate, correct, values = None, None, None
     if not sp.issparse(Q) and n > DENSE_MAX_STATES:
         Q = sp.csr_array(Q)
     if sp.issparse(Q) and n >= ITERATIVE_MIN_STATES:
         candidate = _krylov_values(Q, exits, rhs)
+        correct = _krylov_correction(Q, exits)
     elif n <= DENSE_MAX_STATES:
         candidate = _lu_values(Q.toarray() if sp.issparse(Q) else Q, exits, rhs)
     if candidate is not None and _certified(Q, exits, rhs, *candidate).all():
         values = candidate[0]
-    else:
-        values = _gth(Q, exits, rhs[:, None], states)[0][:, 0]
+    elif candidate is not None:
+        values = monotone.refined_values(
+            monotone.Chain(Q, exits, rhs, exit_terms), *candidate, CERTIFIED_RTOL,
+            correct, REFINEMENT_STEPS)
+    if values is None:
+        try:
+            values = _gth(Q, exits, rhs[:, None], states)[0][:, 0]
+        except MemoryError as err:
+            raise ConvergenceError(fill.out_of_memory_message(states)) from err
     if not np.all(np.isfinite(values)):
         raise ConvergenceError(
-            f"the expected cost from the states {_name_states(states[~np.isfinite(values)])} "
-            "exceeds the float64 range."
-        )
+            f"the expected cost from the states "
+            f"{fill.name_states(states[~np.isfinite(values)])} exceeds the float64 range.")
     return values
 
 
@@ -589,5 +595,6 @@ def chain_values(chain, costs):
     states = np.flatnonzero(transient)
     if states.size:
         Q, exits = _restricted(chain, states)
-        values[states] = transient_values(Q, exits, costs[states], states)
+        values[states] = transient_values(Q, exits, costs[states], states,
+                                          monotone.exit_terms(chain))
     return values

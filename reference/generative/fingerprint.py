@@ -139,8 +139,10 @@ def compare_fingerprints(saved, current, where):
         "probabilities_sha256": "the kernel's transition probabilities differ",
         "identity": (f"the declared identity differs: {saved.get('identity')!r} in the file, "
                      f"{current.get('identity')!r} for `model`"),
+        "streams": (f"its random streams differ: {saved.get('streams')!r} in the file, "
+                    f"{current.get('streams')!r} for `model`"),
     }
     for key, difference in what.items():
-        if key in current and saved.get(key) != current[key]:
+        if saved.get(key) != current.get(key):
             raise CheckpointError(f"{where} holds samples of another model: {difference}; "
                                   f"{advice}")

@@ -3,7 +3,7 @@
 Prints, for every bound that the given parameters select, each term with
 its value, the dominant term and the total, then all totals side by side.
 ``--cmin`` selects the ``c_min > 0`` family (Thm. 1, eq. 4, the explicit
-total of Alg. 1, and the unit-cost lower bound when ``B >= 1``); ``--theta``
+total of Alg. 1, and the lower bound of Sec. 5 when ``B >= 1``); ``--theta``
 with ``--D`` selects the ``theta`` family (Thm. 2 as printed and as proved,
 eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
 ``max(c_min, nu)`` when ``--cmin`` is given). Omitted ``--S``, ``--A``,
@@ -33,11 +33,11 @@ def register(subparsers):
     p.add_argument("--D-hat", dest="D_hat", type=float,
                    help="diameter estimate (>= D) for Alg. 3's explicit total "
                    "(default: Lemma 9's upper bound from D and eps)")
-    p.add_argument("--delta", type=float, default=0.1,
+    p.add_argument("--delta", type=float, default=0.1, metavar="delta",
                    help="confidence level of the explicit totals (default 0.1)")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="constant of the allocation function (default 1)")
-    p.add_argument("--Delta", type=float,
+    p.add_argument("--Delta", type=float, metavar="Delta",
                    help="final doubling guess of SEARCH in the explicit totals "
                    "(default: bounded from B, or from D in Alg. 3)")
     p.add_argument("--W", type=float,

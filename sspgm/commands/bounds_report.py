@@ -69,12 +69,14 @@ def _evaluate(key, args):
         B = args.B if args.Delta is None else None
         return bounds.samp_comp(args.eps, B, args.cmin, bound=key, **explicit, **common)
     theta = (args.eps, args.theta, args.D)
-    if key in ("thm2", "thm2_proved"):
-        variant = "printed" if key == "thm2" else "proved"
-        return bounds.samp_comp_theta(*theta, args.B, variant=variant, **common)
+    if key == "thm2":
+        return bounds.samp_comp_theta(*theta, args.B, variant="printed", **common)
+    if key == "thm2_proved":
+        B = args.B if args.cmin else None
+        return bounds.samp_comp_theta(*theta, B, cmin=args.cmin, variant="proved", **common)
     if key == "eq5":
         return bounds.samp_comp_theta(*theta, args.B, bound=key, **common)
-    B = args.B if args.cmin is not None and args.Delta is None else None
+    B = args.B if args.cmin and args.Delta is None else None
     return bounds.samp_comp_theta(*theta, B, cmin=args.cmin, D_hat=args.D_hat, W=args.W,
                                   bound=key, **explicit, **common)
 
@@ -100,10 +102,12 @@ def _header(args):
 def _alg3_header(args):
     if args.D_hat is None:
         D_hat = float(bounds.D_HAT_UPPER.subs({bounds.eps: args.eps, bounds.D: args.D}))
-        parts = [f"D_hat = {D_hat:g} (Lemma 9's upper bound)"]
+        parts = [f"D_hat = {D_hat:g} (Lemma 9's upper bound) for the floor, D for the range"]
+        nu_range = args.eps / (2 * args.theta * args.D)
     else:
         D_hat = args.D_hat
         parts = [f"D_hat = {D_hat:g}"]
+        nu_range = args.eps / (2 * args.theta * D_hat)
     nu = args.eps / (2 * args.theta * D_hat)
     floor = nu if args.cmin is None else max(args.cmin, nu)
     parts.append(f"nu = {nu:.6g}, cost floor max(c_min, nu) = {floor:.6g}")
@@ -114,7 +118,7 @@ def _alg3_header(args):
     else:
         cmin = args.cmin if args.cmin else None
         B = args.B if cmin else None
-        reach = float(sp.sympify(bounds.perturbed_range(args.D, B, cmin, nu)))
+        reach = float(sp.sympify(bounds.perturbed_range(args.D, B, cmin, nu_range)))
         parts.append(f"Delta = {bounds.final_delta(reach):g} (first power of 2 >= {reach:.6g}, "
                      "the perturbed problem's range bound)")
     return "Alg. 3: " + "; ".join(parts)

@@ -5,7 +5,9 @@ The instance is known, so after the run the policy's exact error is printed:
 ``max_s (V^pi(s) - V*_theta(s))`` for Alg. 3 (Thm. 2 as proved, docs/semantics.md).
 ``--method certified`` runs ``solve_certified`` instead. Every run prints the
 certificate of its policy (bounds computed from its own samples) next to the
-exact error.
+exact error. ``--simulator MODULE:FUNCTION`` solves a user's simulator instead of
+an instance (its certificate is the only check), and ``--workers N`` or
+``--scheduler ADDRESS`` sample on worker processes (:mod:`sspgm.commands.sampling`).
 
 The exit status is 0 when the answer passes every check of :func:`answer_checks`
 and :data:`EXIT_FAILED_CHECK` when it fails one (each failure is named on
@@ -21,6 +23,7 @@ import warnings
 
 from sspgm import BACKENDS, load_backend
 from sspgm.cli import COMMANDS
+from sspgm.commands import sampling
 from sspgm.instance_help import describe_instance_help, time_uniform_box_kinds
 
 EXIT_FAILED_CHECK = 1
@@ -36,7 +39,9 @@ def register(subparsers):
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
         "[--method {paper,certified}] [--kind {" + ",".join(time_uniform_box_kinds()) + "}] "
         "[--relative] [--budget N] "
-        "[--show N] [INSTANCE] [--param value ...]",
+        "[--show N] [--workers N | --scheduler ADDRESS] [--chunk N] "
+        "[INSTANCE [--param value ...] | --simulator MODULE:FUNCTION --states S --actions A "
+        "[--batched] [--costs PATH]]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
         "then print the calls used, the policy and its exact error against eps. "
@@ -88,12 +93,14 @@ def register(subparsers):
     )
     parser.add_argument(
         "--relative", action="store_true",
-        help="--method certified: stop at upper <= (1 + eps) lower",
+        help="--method certified: stop at upper <= (1 + eps) lower; the exact error printed "
+        "and checked is then relative",
     )
     parser.add_argument(
         "--budget", type=int, default=None, metavar="N",
         help="--method certified: cap on the calls to the generative model",
     )
+    sampling.add_arguments(parser)
     parser.set_defaults(run=run, accepts_extra=True)
 
 
@@ -121,17 +128,19 @@ def _print_certified_round(round_):
 def _certificate(res):
     """Print the result's certificate; returns whether it proves the accuracy asked for.
 
-    The target is ``eps``, or ``eps / 2`` with ``theta`` (the perturbed costs'
-    certificate), relative for a certified run with ``relative``.
+    The target is ``eps``, or ``eps / 2`` for Alg. 3 (the perturbed costs'
+    certificate), relative for a certified run with ``relative`` (whose
+    certificate with ``theta`` bounds ``V*_theta``).
     """
     cert = res.certificate
     relative = getattr(res, "relative", False)
-    target = res.eps if res.theta is None else res.eps / 2
+    alg3 = getattr(res, "algorithm", None) == "alg3"
+    target = res.eps / 2 if alg3 else res.eps
     certified = res.certified
     verdict = "certified" if certified else "NOT certified"
     what = "relative gap" if relative else "gap"
     print(f"certificate ({cert.kind} boxes, delta = {cert.delta:g}, from the run's own samples; "
-          "lower <= V*, upper >= V^pi): "
+          f"lower <= {'V*' if res.theta is None or alg3 else 'V*_theta'}, upper >= V^pi): "
           f"max lower = {cert.lower.max():.6g}, max upper = {cert.upper.max():.6g}, "
           f"gap = {cert.gap:.6g}, relative gap = {cert.relative_gap:.6g} "
           f"({verdict}: {what} <= {target:g})")
@@ -154,8 +163,10 @@ def _print_policy(ssp, policy, show):
 def _exact_error(backend, ssp, res):
     """Print the policy's exact error against eps; returns whether it is within eps.
 
-    Returns None when the error cannot be computed (``V*_theta`` too large to
-    enumerate): the answer is then neither confirmed nor refuted.
+    The error is relative, ``max_s (V^pi(s) - V(s)) / V(s)`` (``inf`` where
+    only ``V(s)`` is 0), for a certified run with ``relative``. Returns None
+    when the error cannot be computed (``V*_theta`` too large to enumerate):
+    the answer is then neither confirmed nor refuted.
     """
     import numpy as np
 
@@ -163,17 +174,24 @@ def _exact_error(backend, ssp, res):
 
     v_pi = np.asarray(backend.policy_values(ssp, res.policy))
     if res.theta is None:
-        v_star = np.asarray(backend.optimal_values(ssp).values)
-        error = float(np.max(np.abs(v_pi - v_star)))
+        best = np.asarray(backend.optimal_values(ssp).values)
+        error = float(np.max(np.abs(v_pi - best)))
         what = "max_s |V^pi(s) - V*(s)|"
     else:
         try:
-            v_theta = np.asarray(backend.restricted_optimal_values(ssp, res.theta).values)
+            best = np.asarray(backend.restricted_optimal_values(ssp, res.theta).values)
         except TooLargeError as exc:
             print(f"exact error: not computed (V*_theta needs enumeration: {exc})")
             return None
-        error = float(np.max(v_pi - v_theta))
+        error = float(np.max(v_pi - best))
         what = "max_s (V^pi(s) - V*_theta(s)), one-sided (Thm. 2)"
+    if getattr(res, "relative", False):
+        excess = v_pi - best
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(excess <= 0, 0.0, np.where(best > 0, excess / best, np.inf))
+        error = float(ratio.max())
+        star = "V*" if res.theta is None else "V*_theta"
+        what = f"max_s (V^pi(s) - {star}(s)) / {star}(s), relative"
     within = error <= res.eps
     verdict = "within eps" if within else "ABOVE eps"
     print(f"exact error: {what} = {error:.6g} ({verdict} = {res.eps:g})")
@@ -231,51 +249,98 @@ def check_checkpoint_path(path):
         ) from exc
 
 
-def run(args):
-    """Run the algorithm on the chosen instance and report; returns the exit status."""
-    import numpy as np
-
+def _solve(backend, args, model, costs):
+    """Run the algorithm ``args`` asks for on ``model``; returns its result and seconds."""
     from reference.errors import NotCertifiedWarning
-    from sspgm.instances import build_instance, split_instance_args
 
-    name, tokens = split_instance_args(args.extra)
-    ssp, kwargs = build_instance(name, tokens)
-    backend = load_backend(args.backend)
-    if args.checkpoint is not None:
-        check_checkpoint_path(args.checkpoint)
-    params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    if args.method == "certified":
-        algorithm = "solve_certified"
-        if args.theta is not None:
-            algorithm += f" (theta = {args.theta:g})"
-    else:
-        algorithm = "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
-    print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
-          f"Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
-    print(f"{algorithm}: eps = {args.eps:g}, delta = {args.delta:g}, alpha = {args.alpha:g}, "
-          f"seed = {args.seed}, backend = {args.backend}")
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     start = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), sampling.worker_tracebacks():
         warnings.simplefilter("ignore", NotCertifiedWarning)
         if args.method == "certified":
             res = backend.solve_certified(
-                ssp, ssp.costs, args.eps, args.delta, kind=args.kind, relative=args.relative,
+                model, costs, args.eps, args.delta, kind=args.kind, relative=args.relative,
                 theta=args.theta, budget=args.budget, seed=args.seed,
                 checkpoint=args.checkpoint, callback=_print_certified_round,
             )
         else:
             res = backend.solve(
-                ssp, ssp.costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
+                model, costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
                 seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
             )
-    seconds = time.perf_counter() - start
+    return res, time.perf_counter() - start
+
+
+def _algorithm(args):
+    if args.method == "certified":
+        algorithm = "solve_certified"
+        if args.theta is not None:
+            algorithm += f" (theta = {args.theta:g})"
+        return algorithm
+    return "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
+
+
+def _print_run(args, res, seconds):
+    import numpy as np
+
     print(res.message)
     if res.D_hat is not None:
         print(f"D_hat = {res.D_hat:.6g}, nu = {res.nu:.6g}")
     calls = np.asarray(res.calls)
     print(f"calls used: {res.n_calls} (per pair: min {calls.min()}, max {calls.max()}) "
           f"in {seconds:.2f} s")
+
+
+def _run_simulator(args, backend):
+    """``solve`` on ``--simulator``: the certificate is the answer's only check."""
+    import numpy as np
+
+    from reference.errors import ParameterError
+
+    if args.extra:
+        raise ParameterError(f"`--simulator` replaces the instance; got also {args.extra}.")
+    with sampling.sampling_model(args) as (model, where):
+        print(f"simulator: {args.simulator}  S = {model.n_states}, A = {model.n_actions}; "
+              f"sampling in {where}")
+        print(f"{_algorithm(args)}: eps = {args.eps:g}, delta = {args.delta:g}, "
+              f"alpha = {args.alpha:g}, seed = {args.seed}, backend = {args.backend}")
+        res, seconds = _solve(backend, args, model, sampling.simulator_problem(args)[3])
+    _print_run(args, res, seconds)
+    policy = np.asarray(res.policy)
+    shown = min(max(args.show, 0), policy.size)
+    print("policy: " + " ".join(f"{s}:{int(policy[s])}" for s in range(shown)))
+    if shown < policy.size:
+        print(f"  ... {policy.size - shown} more states")
+    if not _certificate(res):
+        print("sspgm solve: the answer fails: certified", file=sys.stderr)
+        return EXIT_FAILED_CHECK
+    return 0
+
+
+def run(args):
+    """Run the algorithm on the chosen instance and report; returns the exit status."""
+    import numpy as np
+
+    from sspgm.instances import build_instance, split_instance_args
+
+    if args.simulator is None:
+        name, tokens = split_instance_args(args.extra)
+        ssp, kwargs = build_instance(name, tokens)
+    backend = load_backend(args.backend)
+    if args.checkpoint is not None:
+        check_checkpoint_path(args.checkpoint)
+    if args.simulator is not None:
+        return _run_simulator(args, backend)
+    params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
+          f"Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
+    print(f"{_algorithm(args)}: eps = {args.eps:g}, delta = {args.delta:g}, "
+          f"alpha = {args.alpha:g}, seed = {args.seed}, backend = {args.backend}")
+    with sampling.sampling_model(args, ssp, f"{name}({params})") as (model, where):
+        if model is not ssp:
+            print(f"sampling: {where}")
+        res, seconds = _solve(backend, args, model, ssp.costs)
+    _print_run(args, res, seconds)
     _print_policy(ssp, np.asarray(res.policy), args.show)
     failed = [check for check, passed in answer_checks(backend, ssp, res).items()
               if passed is False]
