@@ -2,13 +2,15 @@
 
 ``bounds`` stands alone: it imports neither ``reference`` nor ``fast``, so
 ``import bounds`` costs sympy and scipy only. Its arguments are scalars, so
-its checks are two: a real number in an interval, an integer with a floor.
+its checks are a real number in an interval, an integer with a floor, and the keyword
+arguments a calculator is given.
 """
 
+import inspect
 import math
 import numbers
 
-__all__ = ["ParameterError", "real", "integer"]
+__all__ = ["ParameterError", "real", "integer", "exact_params"]
 
 
 class ParameterError(ValueError):
@@ -43,7 +45,10 @@ def real(name, value, low=None, high=None, low_open=False, high_open=False):
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"`{name}` must be a real number; got {value!r}.")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf if value > 0 else -math.inf
     above = low is None or (x > low if low_open else x >= low)
     below = high is None or (x < high if high_open else x <= high)
     if not (math.isfinite(x) and above and below):
@@ -67,3 +72,16 @@ def integer(name, value, low):
     if value < low:
         raise ParameterError(f"`{name}` must be an integer >= {low}; got {value!r}.")
     return int(value)
+
+
+def exact_params(what, function, params, but=()):
+    """``params`` if they are exactly the parameters of ``function`` it needs (all its required
+    ones but those of ``but``) or accepts, else a :class:`ParameterError` naming ``what``."""
+    accepted = inspect.signature(function).parameters
+    required = [p for p, v in accepted.items() if v.default is v.empty and p not in but]
+    for problem, names in (("needs", [p for p in required if p not in params]),
+                           ("has no parameter", [p for p in params if p not in accepted])):
+        if names:
+            raise ParameterError(f"{what} {problem} {', '.join(map(repr, names))}; give every "
+                                 f"parameter of its calculator but {', '.join(but)}.")
+    return params

@@ -15,7 +15,7 @@ import math
 import mpmath
 import sympy as sp
 
-from ._checks import ParameterError, real
+from ._checks import ParameterError, exact_params, real
 from .calculator import CALCULATORS, SUBSTITUTIONS
 from .expressions import BOUNDS
 from .symbols import SYMBOLS
@@ -124,6 +124,7 @@ def accuracy_for_budget(n, bound="thm1", **params):
 
 def _split(bound, params):
     """``(F, D_hat(eps), Delta(eps))`` as mpmath functions, after checking every symbol is given."""
+    params = exact_params(f"bound {bound!r}", SUBSTITUTIONS[bound], params, but=("eps",))
     key, subs = SUBSTITUTIONS[bound](eps=None, **params)
     eps, D_hat, Delta = SYMBOLS["eps"], SYMBOLS["D_hat"], SYMBOLS["Delta"]
     D_hat_expr = sp.sympify(subs.pop(D_hat, 1))

@@ -19,6 +19,7 @@ import numbers
 
 import sympy as sp
 
+from ._checks import real
 from .symbols import A, B, D, D_hat, Delta, Gamma, S, W, alpha, cmin, delta, eps, theta
 
 __all__ = [
@@ -246,7 +247,29 @@ def phi_terms(X, y, accuracy=eps):
     Returns
     -------
     tuple of 3 sympy.Expr
+
+    Raises
+    ------
+    ParameterError
+        If ``X``, ``y`` or ``accuracy`` is neither a sympy expression nor a
+        finite real number.
+
+    Notes
+    -----
+    Powers of plain numbers are taken in float64 as given; where one would
+    overflow (a huge ``X``) or divide by zero, the numbers are taken as sympy
+    numbers instead, whose exponents do not overflow.
     """
+    for name, value in (("X", X), ("y", y), ("accuracy", accuracy)):
+        if not isinstance(value, sp.Basic):
+            real(name, value)
+    try:
+        return _phi_terms(X, y, accuracy)
+    except (OverflowError, ZeroDivisionError):
+        return _phi_terms(*(sp.sympify(v) for v in (X, y, accuracy)))
+
+
+def _phi_terms(X, y, accuracy):
     l1 = sp.log(X * S * A / (y * accuracy * delta))
     l2 = sp.log(X * S * A / (y * delta))
     return (

@@ -131,6 +131,9 @@ def _diameter_count(target, delta, S, A, Gamma):
 
     low, high = 2, 3
     while not passes(high):
+        if high > 2**64:
+            raise ParameterError(f"run_total: the diameter subroutine's accuracy {target:.3g} "
+                                 "needs more samples per pair than any run can count.")
         low, high = high, 2 * high
     while high - low > 1:
         middle = (low + high) // 2

@@ -1,8 +1,11 @@
 """The allocation function phi of eq. 6 and the top-up to its Gamma_hat fixpoint."""
 
 import math
+import sys
+from decimal import Decimal
 
 from ._checks import check_int, check_real
+from .errors import TooLargeError
 
 __all__ = ["allocation_function", "top_up_to_fixpoint"]
 
@@ -39,6 +42,15 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=
             l_2 = \log\frac{X S A}{y \delta}
 
         with natural logarithms. Callers use ``ceil(phi)``.
+
+    Raises
+    ------
+    ParameterError
+        On an argument out of range.
+    TooLargeError
+        If ``phi`` overflows float64 (far more samples per pair than any
+        run can count); tiny ``y``, ``eps`` or ``delta`` whose products
+        underflow are computed in wider precision, never divided by zero.
     """
     return _phi(*_checked(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha))
 
@@ -58,12 +70,40 @@ def _checked(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha):
 
 
 def _phi(X, y, eps, delta, S, A, G, alpha):
-    """:func:`allocation_function` of checked arguments (:func:`_checked`)."""
-    l1 = math.log(X * S * A / (y * eps * delta))
-    l2 = math.log(X * S * A / (y * delta))
-    return alpha * (
-        X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1 + X**2 * G / y**2 * l2**2
-    )
+    """:func:`allocation_function` of checked arguments (:func:`_checked`).
+
+    Computed in float64 when every quotient's denominator is a normal float and
+    nothing overflows; otherwise (a subnormal or underflowing ``y``, ``eps`` or
+    ``delta``, a huge ``X`` or ``alpha``) in :class:`decimal.Decimal`, whose
+    exponent range holds every such term (to 28 digits), so that a finite
+    value is returned and an infinite one is refused.
+    """
+    try:
+        denominators = (y * eps * delta, y * delta, y * eps**2, y * eps, y**2)
+        if min(denominators) >= sys.float_info.min:
+            l1 = math.log(X * S * A / (y * eps * delta))
+            l2 = math.log(X * S * A / (y * delta))
+            phi = alpha * (
+                X**3 * G / (y * eps**2) * l1 + X**2 * S / (y * eps) * l1
+                + X**2 * G / y**2 * l2**2
+            )
+            if math.isfinite(phi):
+                return phi
+    except OverflowError:
+        pass
+    x, c, e, d, k = (Decimal(v) for v in (X, y, eps, delta, alpha))
+    l1 = (x * S * A / (c * e * d)).ln()
+    l2 = (x * S * A / (c * d)).ln()
+    phi = float(k * (x**3 * G / (c * e**2) * l1 + x**2 * S / (c * e) * l1
+                     + x**2 * G / c**2 * l2**2))
+    if not math.isfinite(phi):
+        raise TooLargeError(
+            f"the allocation phi(X, y) overflows float64 (X = {X:.3g}, y = {y:.3g}, `eps` = "
+            f"{eps:.3g}, `delta` = {delta:.3g}, `alpha` = {alpha:.3g}): more samples per pair "
+            "than any run can count (2^63 - 1); use a larger `eps`, `delta` or `c_min`, or a "
+            "smaller `alpha`."
+        )
+    return phi
 
 
 def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):

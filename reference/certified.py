@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import as_float_array, check_int, check_policy, check_real
+from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
 from .certified_allocation import GROWTH, _next_draws
 from .confidence import _confidence_boxes
@@ -26,7 +26,7 @@ from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
 from .results import Result
 from .robust import _optimistic, _robust_values, checked_inputs
-from .runs import Run, as_model, check_accuracy, check_model_costs, run_params
+from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
@@ -152,7 +152,7 @@ class CertifiedRound(Result):
     Attributes
     ----------
     n_calls : int
-        Calls made so far (the boxes of the round use all of them).
+        Calls made so far, lost ones included (the boxes use every sample kept).
     gap, relative_gap : float
         Of the round's certificate (against ``V*_theta`` with ``theta``).
     max_lower, max_upper : float
@@ -198,9 +198,9 @@ class CertifiedResult(Result):
         ``gap <= eps``, or ``relative_gap <= eps`` with ``relative``
         (``policy_gap`` and ``policy_relative_gap`` with ``target="policy"``).
     n_calls : int
-        Generative-model calls made by the run (including before a resume).
+        Calls made by the run (before a resume and lost ones included); ``budget`` caps it.
     calls : ndarray of int64, shape (S, A)
-        Calls per pair.
+        Samples per pair (``n_calls`` less the calls whose samples were lost).
     history : tuple of CertifiedRound
         One record per round.
     converged : bool
@@ -415,8 +415,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         ``nu = eps / (2 theta D_hat)`` (halved while it alone stops a
         relative run), and certify against ``V*_theta``.
     budget : int, optional
-        Cap on calls. When reached, the best policy found is returned with
-        ``certified = False`` and its certificate, a message and a
+        Cap on calls, lost ones included. When reached, the best policy found is
+        returned with ``certified = False`` and its certificate, a message and a
         :class:`~reference.errors.NotCertifiedWarning`.
     seed : None, int or numpy.random.Generator
         Randomness of the sampling: a seed fixes the result.
@@ -509,8 +509,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     if target not in TARGETS:
         raise ParameterError(f"`target` must be one of {TARGETS}; got {target!r}.")
     relative = bool(relative)
-    if budget is not None:
-        budget = check_int("budget", budget, low=S * A * INITIAL_PER_PAIR)
+    budget = checked_budget(budget, S * A * INITIAL_PER_PAIR, kind, S, A, delta)
     if theta is None:
         if costs.min() <= 0.0:
             s, a = (int(i) for i in np.argwhere(costs <= 0.0)[0])
@@ -531,17 +530,19 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
                              seed, target), seed, callback, checkpoint, round_type=CertifiedRound)
     resumed = bool(run.history)
     if not resumed:
+        run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
-    policies = {}
+    policies = dict(run.warm)
     first = True
     while True:
         start_time = time.perf_counter()
+        run.warm = dict(policies)
         boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
         done = not searching and cert._proves(eps, relative, target)
-        n_calls = run.store.n_samples
+        n_calls = run.store.calls_made
         if not (first and resumed):
             run.record(CertifiedRound(
                 n_calls=n_calls, gap=cert.gap, relative_gap=cert.relative_gap,
@@ -549,12 +550,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
                 n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
-        cap = None if budget is None else budget - n_calls
-        if done or cap == 0:
+        cap = INT64_MAX - n_calls if budget is None else budget - n_calls
+        if done or cap <= 0:
             break
-        cap = np.iinfo(np.int64).max if cap is None else cap
-        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, n_calls, state, goal_gap,
-                               cap, target == "policy"))
+        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, run.store.n_samples,
+                               state, goal_gap, cap, target == "policy"))
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
               f"gap <= {eps:g}")
     if done:

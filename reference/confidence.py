@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_real
+from ._checks import check_real, check_real_dtype
 from .box_kinds import BOX_KINDS, box_kind
 from .counts import Counts
-from .errors import ParameterError
+from .errors import NumericRangeError, ParameterError, ShapeError
 from .kernels import NUMPY_KERNELS
 
 __all__ = [
@@ -223,10 +223,18 @@ def kl_interval(kernels, p_hat, n, level):
     >>> float(lo), round(float(hi), 6), round(1 - float(np.exp(-0.03)), 6)
     (0.0, 0.029554, 0.029554)
     """
-    p_hat, n, level = np.broadcast_arrays(
-        np.asarray(p_hat, dtype=np.float64), np.asarray(n, dtype=np.float64),
-        np.asarray(level, dtype=np.float64),
-    )
+    arrays = []
+    for name, value in (("p_hat", p_hat), ("n", n), ("level", level)):
+        check_real_dtype(name, value)
+        try:
+            arrays.append(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ParameterError(f"`{name}` must be real numbers; got {value!r:.80}.") from None
+    try:
+        p_hat, n, level = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ShapeError(f"`p_hat`, `n` and `level` must broadcast together; got shapes "
+                         f"{[a.shape for a in arrays]}.") from None
     for name, value, good, form in (("p_hat", p_hat, (p_hat >= 0) & (p_hat <= 1), "in [0, 1]"),
                                     ("n", n, n >= 0, ">= 0"), ("level", level, level > 0, "> 0")):
         if not good.all():
@@ -234,6 +242,45 @@ def kl_interval(kernels, p_hat, n, level):
             raise ParameterError(f"`{name}` must hold floats {form}; got {float(bad)!r}.")
     lo, hi = kernels.kl_interval(*(np.ascontiguousarray(x).ravel() for x in (p_hat, n, level)))
     return lo.reshape(p_hat.shape), hi.reshape(p_hat.shape)
+
+
+def check_level(kind, n_max, n_states, n_actions, delta, where="these counts"):
+    """Refuse a ``delta`` whose log term of ``kind`` overflows float64 at ``n_max`` samples.
+
+    Every kind's log term is ``log(g(N) / delta)`` with ``g`` growing in the
+    samples ``N`` of a row, so the largest ``N`` decides; an overflowing term
+    would make every box ``[0, 1]``.
+
+    Parameters
+    ----------
+    kind : str
+        A name of :data:`BOX_KINDS`.
+    n_max : float
+        The most samples a row holds (or may come to hold).
+    n_states, n_actions : int
+        ``S`` and ``A``.
+    delta : float in (0, 1), checked
+    where : str
+        What ``n_max`` is, for the message.
+
+    Raises
+    ------
+    NumericRangeError
+        If the log term is not finite; the message gives the smallest ``delta``
+        allowed, ``g(N)`` over the largest float.
+    """
+    record = box_kind(kind)
+    S, A, n = n_states, n_actions, np.float64(max(1.0, float(n_max)))
+    with np.errstate(over="ignore", divide="ignore"):
+        level = record.level(n, S, A, delta)
+    if np.isfinite(level):
+        return
+    smallest = np.exp(record.level(n, S, A, 1.0)) / np.finfo(np.float64).max
+    raise NumericRangeError(
+        f"the log term of the {kind!r} boxes overflows float64 with S = {S}, A = {A}, "
+        f"N = {n:.3g} ({where}) and `delta` = {delta!r}; `delta` must be at least "
+        f"{smallest * (1 + 1e-9):.4g}."
+    )
 
 
 @NUMPY_KERNELS.bind
@@ -264,6 +311,9 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
         On negative counts, ``delta`` outside ``(0, 1)``, an unknown ``kind``,
         or a pair whose box misses the simplex (only ``"paper"`` with a
         ``delta`` close to 1 and a pair without samples).
+    NumericRangeError
+        If the log term overflows float64 (``delta`` below about ``1e-270``
+        with many samples, :func:`check_level`).
 
     Notes
     -----
@@ -352,6 +402,7 @@ def _confidence_boxes(kernels, counts, delta, record):
     """
     csr, S, A = counts.csr(), counts.n_states, counts.n_actions
     n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    check_level(record.name, n.max(), S, A, delta)
     stored = np.diff(csr.indptr)
     n_entry = np.repeat(n, stored)
     p_hat = csr.data / n_entry

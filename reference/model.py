@@ -466,9 +466,14 @@ def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
 
     Raises
     ------
+    ParameterError
+        If a size is not an integer >= 1, or ``max_bytes`` not one >= 0.
     TooLargeError
         Naming the size, and advising a sparse kernel.
     """
+    n_states = check_int("n_states", n_states, low=1)
+    n_actions = check_int("n_actions", n_actions, low=1)
+    max_bytes = check_int("max_bytes", max_bytes, low=0)
     check_dense_size(
         "a dense kernel", (n_states, n_actions, n_states + 1), max_bytes,
         "pass the kernel as a scipy.sparse CSR matrix of shape (S*A, S+1) (for the "

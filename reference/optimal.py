@@ -173,23 +173,39 @@ def bfs_policy(kernel, n_states, n_actions, allowed):
     state then moves strictly closer to the goal with positive probability, so
     the policy is proper when all states get settled.
 
+    Only the pairs with a next state settled in the previous round can
+    qualify (an earlier one would have settled their state already), so each
+    round reads those rows of the kernel alone, found through its transpose:
+    ``O(S A (S+1))`` work in all for a dense kernel, ``O(stored)`` for CSR,
+    however many rounds the search takes (a chain of ``n`` states takes
+    ``n``). The probabilities are summed over each row's stored entries in
+    column order, whatever the storage.
+
     Returns
     -------
     ndarray of int64, shape (S,)
         The policy, ``-1`` on the states never settled.
     """
     S, A = n_states, n_actions
+    rows_of = sp.csr_array(kernel)
+    into = rows_of.tocsc()
     policy = np.full(S, -1, dtype=np.int64)
     settled = np.zeros(S + 1)
     settled[S] = 1.0
+    frontier = np.array([S])
     while True:
-        mass = np.where(allowed, kernel @ settled, 0.0).reshape(S, A)
-        mass[settled[:S] > 0] = 0.0
+        starts, ends = into.indptr[frontier], into.indptr[frontier + 1]
+        rows = np.unique(np.concatenate([into.indices[a:b] for a, b in zip(starts, ends)]))
+        rows = rows[allowed[rows] & (settled[rows // A] == 0)]
+        mass = np.zeros(S * A)
+        mass[rows] = rows_of[rows] @ settled
+        mass = mass.reshape(S, A)
         new = (mass > 0).any(axis=1)
         if not new.any():
             return policy
         policy[new] = mass[new].argmax(axis=1)
         settled[:S][new] = 1.0
+        frontier = np.flatnonzero(new)
 
 
 def _improper_state(chain):

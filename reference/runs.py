@@ -11,12 +11,24 @@ convergence they require, are here too.
 import hashlib
 import numbers
 import os
+import sys
 from dataclasses import asdict, dataclass, field, fields
 
-from ._checks import check_costs, check_counts_log_term, check_real, check_real_dtype, make_rng
+from ._checks import (
+    INT64_MAX,
+    check_costs,
+    check_counts_log_term,
+    check_int,
+    check_policy,
+    check_real,
+    check_real_dtype,
+    make_rng,
+)
 from .evi import _iterate
+from .confidence import check_level
 from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
+from .generative.files import CheckpointLock, check_regular, remove_stale_temporaries
 from .model import SSP
 from .results import Result
 
@@ -70,7 +82,17 @@ class Run:
     round lost before its checkpoint are counted on resume. The store of a run
     without a checkpoint is never saved, so it holds no model fingerprint.
     ``round_type`` is the record class of the history (rebuilt from a checkpoint
-    by keyword): :class:`Round` for the paper's algorithms.
+    by keyword): :class:`Round` for the paper's algorithms. ``warm`` maps names
+    to policies (int64 ``(S,)``) that the last recorded round started from:
+    saved with it and restored (checked) on resume, so that a resumed run
+    recomputes that round from the same starts, bit for bit.
+
+    A checkpoint path that exists and is not a regular file (a directory, a
+    FIFO, a device) is refused before anything is read. The run holds an
+    exclusive lock on its checkpoint (:class:`~reference.generative.files.CheckpointLock`,
+    POSIX only) for its lifetime, so a second run on it is refused at once;
+    under the lock, the temporary files of a save killed before its rename are
+    removed.
     """
 
     def __init__(self, model, params, seed, callback, checkpoint, round_type=Round):
@@ -78,19 +100,36 @@ class Run:
         self.callback = callback
         self.checkpoint = checkpoint
         self.params = params
+        self.lock = None
+        if checkpoint is not None:
+            path = os.path.abspath(os.fspath(checkpoint))
+            check_regular(path, f"`checkpoint` {path!r}")
+            self.lock = CheckpointLock(path, sys._getframe(1))
+            remove_stale_temporaries(path)
         if checkpoint is not None and os.path.exists(checkpoint):
             self.store, self.rng, meta = SampleStore.load(checkpoint)
             _check_same_run(checkpoint, meta.get("params"), params, self.store, model)
             self.history = _saved_rounds(checkpoint, meta.get("history"), round_type)
+            self.warm = _saved_warm(checkpoint, meta.get("warm", {}), model)
         else:
             fingerprint = None if checkpoint is None else model_fingerprint(model)
             self.store = SampleStore(model.n_states, model.n_actions, fingerprint=fingerprint)
             self.rng = make_rng(seed)
             self.history = []
+            self.warm = {}
             if checkpoint is not None:
                 self._save()
         if checkpoint is not None:
             self.store.track_calls(checkpoint)
+
+    def check_budget(self, budget, more, what):
+        """Refuse to draw ``more`` calls for ``what`` if they would pass ``budget`` (or None)."""
+        made = self.store.calls_made
+        if budget is not None and made + more > budget:
+            raise ParameterError(
+                f"`budget` = {budget} calls cannot pay for {what} ({more} calls): {made} were "
+                "already made, some by a run killed before its checkpoint."
+            )
 
     def rounds(self, phase):
         """The recorded rounds of one phase (``"search"`` or ``"diameter"``), in order."""
@@ -110,7 +149,8 @@ class Run:
             self.callback(round_)
 
     def _save(self):
-        meta = {"params": self.params, "history": [asdict(r) for r in self.history]}
+        meta = {"params": self.params, "history": [asdict(r) for r in self.history],
+                "warm": {name: policy.tolist() for name, policy in self.warm.items()}}
         self.store.save(self.checkpoint, self.rng, meta)
 
 
@@ -141,6 +181,21 @@ def _saved_rounds(path, history, round_type):
     return [round_type(**entry) for entry in history]
 
 
+def _saved_warm(path, warm, model):
+    """The start policies a checkpoint records, or a :class:`CheckpointError`."""
+    if not isinstance(warm, dict):
+        raise CheckpointError(f"`checkpoint` {os.fspath(path)!r} has malformed start policies.")
+    out = {}
+    for name, policy in warm.items():
+        try:
+            out[name] = check_policy(policy, model.n_states, model.n_actions)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise CheckpointError(
+                f"`checkpoint` {os.fspath(path)!r} has a malformed start policy {name!r}: {exc}"
+            ) from None
+    return out
+
+
 def as_model(model):
     """The ``model`` argument as a generative model (an SSP is wrapped)."""
     if isinstance(model, SSP):
@@ -158,6 +213,17 @@ def check_model_costs(costs, model):
     """The ``costs`` argument as float64 ``(S, A)`` in ``[0, 1]``, sizes of ``model``."""
     check_real_dtype("costs", costs)
     return check_costs("costs", costs, model.n_states, model.n_actions, "`model`")
+
+
+def checked_budget(budget, low, kind, n_states, n_actions, delta):
+    """``budget`` (None, or an integer ``>= low``), refused when a pair of that many samples
+    (``2^63 - 1`` without a budget) would overflow the log term of the boxes ``kind`` at
+    ``delta`` (:func:`reference.confidence.check_level`)."""
+    if budget is not None:
+        budget = check_int("budget", budget, low=low)
+    check_level(kind, budget or INT64_MAX, n_states, n_actions, delta,
+                "`budget`, else 2^63 - 1, per pair")
+    return budget
 
 
 def check_accuracy(eps, delta):

@@ -263,24 +263,31 @@ def test_a_checkpoint_with_an_out_of_range_index_does_not_crash_a_resume(backend
 
 
 @pytest.mark.shared
-def test_load_removes_a_stale_tmp_and_save_syncs_before_renaming(backend, tmp_path,
-                                                                  monkeypatch):
+def test_save_syncs_a_fresh_temporary_before_renaming_and_a_run_removes_stale_ones(
+        backend, tmp_path, monkeypatch):
     path = tmp_path / "store.npz"
-    stale = tmp_path / "store.npz.tmp"
-    stale.write_bytes(b"half a file")
     events = []
     real_fsync, real_replace = os.fsync, os.replace
-    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
-    monkeypatch.setattr(os, "replace",
-                        lambda a, b: (events.append(("replace", os.path.basename(a))),
-                                      real_replace(a, b))[1])
-    _saved_store(backend, path)
-    assert events[:2] == ["fsync", ("replace", "store.npz.tmp")]
-    assert not stale.exists() and path.exists()
-    stale.write_bytes(b"half a file")
-    backend.SampleStore.load(path)
-    assert not stale.exists()
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+        patch.setattr(os, "replace", lambda a, b: (events.append(("replace", os.path.basename(a))),
+                                                   real_replace(a, b))[1])
+        _saved_store(backend, path)
+    assert events[0] == "fsync" and events[1][0] == "replace"
+    assert re.fullmatch(r"store\.npz\.\w{8}\.tmp", events[1][1])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store.npz"]
+    run = tmp_path / "run.ckpt"
+    ssp = backend.gridworld()
+    with pytest.raises(KeyboardInterrupt):
+        backend.solve(ssp, ssp.costs, 0.1, 0.1, seed=0, checkpoint=run, callback=_stop_after(1))
+    stale = [tmp_path / "run.ckpt.tmp", tmp_path / "run.ckpt.a1b2c3d4.tmp"]
+    kept = [tmp_path / "run.ckpt.notes.tmp", tmp_path / "other.a1b2c3d4.tmp"]
+    for file in stale + kept:
+        file.write_bytes(b"half a file")
+    backend.SampleStore.load(run)
+    assert all(file.exists() for file in stale)
+    backend.solve(ssp, ssp.costs, 0.1, 0.1, seed=0, checkpoint=run)
+    assert not any(file.exists() for file in stale) and all(file.exists() for file in kept)
 
 
 # --- sparse indices before any compiled code ----------------------------------------------

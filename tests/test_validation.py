@@ -407,17 +407,18 @@ def test_csv_of_another_layout_is_refused(tmp_path):
 def test_the_rows_file_is_never_opened_for_rewriting(tmp_path, monkeypatch):
     path = tmp_path / "rows.csv"
     run_sweep(SMALL.runs()[:2], csv_path=path, n_jobs=1, progress=False)
-    modes = []
-    real_open = open
+    flags = []
+    real_open = os.open
 
-    def spying_open(file, mode="r", *args, **kwargs):
+    def spying_open(file, flag, *args, **kwargs):
         if os.fspath(file) == os.fspath(path):
-            modes.append(mode)
-        return real_open(file, mode, *args, **kwargs)
+            flags.append(flag)
+        return real_open(file, flag, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", spying_open)
+    monkeypatch.setattr(os, "open", spying_open)
     run_sweep(SMALL, csv_path=path, n_jobs=1, progress=False)
-    assert modes and all(mode[0] in "ra" for mode in modes)
+    assert flags and all(not flag & os.O_TRUNC for flag in flags)
+    assert all(flag & os.O_ACCMODE == os.O_RDONLY or flag & os.O_APPEND for flag in flags)
 
 
 def test_a_second_sweep_on_the_same_file_is_refused(tmp_path):

@@ -132,6 +132,8 @@ def check_dense_size(what, shape, max_bytes, advice):
 
 def _bytes(n):
     """``n`` bytes in the largest unit (bytes, MiB, GiB) that keeps the number >= 1."""
+    if n >= 2**1000:
+        return f"about 10^{len(str(int(n))) - 1} bytes"
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
         if n >= scale:
             return f"{n / scale:.2f} {unit}"

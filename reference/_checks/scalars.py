@@ -43,7 +43,10 @@ def check_real(name, value, low=None, high=None, low_open=False, high_open=False
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"`{name}` must be a real number; got {_describe(value)}.")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf if value > 0 else -math.inf
     inside = math.isfinite(x) or (allow_inf and high is None and x == math.inf)
     if low is not None:
         inside = inside and (x > low if low_open else x >= low)

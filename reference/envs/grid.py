@@ -54,6 +54,7 @@ def _grid_cells(rows, cols, goal, walls, start):
                 f"`start` must be a free non-goal cell; got {start} (goal {goal}, "
                 f"walls {walls})."
             )
+    check_dense_kernel_size(max(1, rows * cols - 1 - len(walls)), len(GRID_ACTIONS))
     cells = tuple(
         (r, c)
         for r in range(rows)
@@ -148,7 +149,6 @@ def gridworld(rows=3, cols=4, success=0.8, goal=(0, 3), walls=((1, 1),), cost=1.
     n_states = len(cells)
     index[goal] = n_states
     slip = (1.0 - success) / 2.0
-    check_dense_kernel_size(n_states, len(GRID_ACTIONS))
     P = np.zeros((n_states, len(GRID_ACTIONS), n_states + 1))
     for s, (r, c) in enumerate(cells):
         for a in range(len(GRID_ACTIONS)):

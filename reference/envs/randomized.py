@@ -3,9 +3,9 @@
 import numpy as np
 import scipy.sparse as sp
 
-from .._checks import check_int, check_real, make_rng
+from .._checks import check_dense_size, check_int, check_real, make_rng
 from ..errors import ParameterError
-from ..model import SSP, check_dense_kernel_size
+from ..model import DENSE_LIMIT_BYTES, SSP, check_dense_kernel_size
 
 __all__ = ["garnet", "random_discounted"]
 
@@ -86,6 +86,8 @@ def garnet(n_states, n_actions, branching, c_min=0.1, seed=0, sparse=False):
         raise ParameterError(f"`sparse` must be a bool; got {sparse!r}.")
     rng = make_rng(seed)
     n_rows = n_states * n_actions
+    check_dense_size("the stored transitions", (n_rows, branching), DENSE_LIMIT_BYTES,
+                     "use fewer states or actions, or a smaller `branching`.")
     support = _random_subsets(rng, n_rows, n_states + 1, branching)
     forward = np.arange(n_states) + 1
     first = support[::n_actions]

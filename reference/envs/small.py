@@ -55,8 +55,8 @@ def chain(n=10, p=1.0, n_actions=2):
     n = check_int("n", n, 1)
     p = check_real("p", p, 0.0, 1.0, low_open=True)
     n_actions = check_int("n_actions", n_actions, 1)
-    states = np.arange(n)
     check_dense_kernel_size(n, n_actions)
+    states = np.arange(n)
     P = np.zeros((n, n_actions, n + 1))
     P[states, 0, states + 1] += p
     P[states, 0, states] += 1.0 - p

@@ -2,19 +2,20 @@
 
 import json
 import os
+import stat
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._checks import INT64_MAX, check_int64_array, check_sparse_structure
 from ..errors import CheckpointError, ParameterError, SSPValueError
+from .files import check_regular, open_private, write_atomically
 
 __all__ = ["CHECKPOINT_FORMAT", "load_rng_state"]
 
 CHECKPOINT_FORMAT = 2
 """Version of the file :meth:`SampleStore.save` writes; :meth:`SampleStore.load` reads only it."""
 
-_TMP_SUFFIX = ".tmp"
 LEDGER_SUFFIX = ".calls"
 _ARRAYS = ("indptr", "indices", "data", "n_pair")
 _BIT_GENERATORS = {
@@ -36,28 +37,36 @@ def write_checkpoint(store, path, rng, meta):
         "meta": meta or {},
     }
     path = os.path.abspath(os.fspath(path))
-    tmp = path + _TMP_SUFFIX
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                header=np.array(json.dumps(header, default=_jsonable)),
-                indptr=csr.indptr.astype(np.int64),
-                indices=csr.indices.astype(np.int64),
-                data=csr.data.astype(np.int64),
-                n_pair=store._n_pair.reshape(-1),
-            )
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    _sync_directory(os.path.dirname(path))
+    check_regular(path, f"`checkpoint` {path!r}")
+    write_atomically(path, lambda fh: np.savez(
+        fh,
+        header=np.array(json.dumps(header, default=_jsonable)),
+        indptr=csr.indptr.astype(np.int64),
+        indices=csr.indices.astype(np.int64),
+        data=csr.data.astype(np.int64),
+        n_pair=store._n_pair.reshape(-1),
+    ))
     if store._ledger == path + LEDGER_SUFFIX:
-        with open(store._ledger, "wb"):
-            pass
+        empty_ledger(store._ledger)
+
+
+def empty_ledger(ledger):
+    """Create or empty the calls ledger ``ledger`` (:func:`~.files.open_private`'s checks)."""
+    fd = open_private(ledger, os.O_WRONLY | os.O_CREAT, "the calls ledger")
+    try:
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
+
+
+def append_to_ledger(ledger, made):
+    """Append the record ``made`` (8 bytes, little-endian) to the ledger, flushed to disk."""
+    fd = open_private(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "the calls ledger")
+    try:
+        os.write(fd, int(made).to_bytes(8, "little", signed=True))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_checkpoint(cls, path):
@@ -65,8 +74,6 @@ def read_checkpoint(cls, path):
     of class ``cls``, its generator and ``meta``."""
     path = os.path.abspath(os.fspath(path))
     where = f"`checkpoint` {path!r}"
-    if os.path.exists(path + _TMP_SUFFIX):
-        os.remove(path + _TMP_SUFFIX)
     header, arrays = _read_archive(path, where)
     S, A = (_header_int(header, key, where, low=1) for key in ("n_states", "n_actions"))
     indptr, indices, data, n_pair = arrays
@@ -103,7 +110,7 @@ def read_checkpoint(cls, path):
             f"{where} is malformed: it records {made} calls made ({redrawn} redrawn) for "
             f"{store.n_samples} samples."
         )
-    lost = max(0, _read_ledger(path + LEDGER_SUFFIX, where) - made)
+    lost = _read_ledger(path + LEDGER_SUFFIX, where, made) - made
     store._calls_made = made + lost
     store._calls_redrawn = redrawn + lost
     fingerprint = header.get("fingerprint")
@@ -122,11 +129,24 @@ def read_checkpoint(cls, path):
 
 
 def _read_archive(path, where):
-    """The header dict and the four int64 arrays of a store file, or a CheckpointError."""
+    """The header dict and the four int64 arrays of a store file, or a CheckpointError.
+
+    The file is opened without blocking and refused unless it is a regular file
+    (a link to one is followed), so a FIFO or a device at ``path`` fails at once.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        check_regular(path, where)
+        raise CheckpointError(f"{where} is not a regular file; refused.")
+    with os.fdopen(fd, "rb") as fh:
+        return _read_open_archive(fh, where)
+
+
+def _read_open_archive(fh, where):
+    """:func:`_read_archive` of the open file ``fh``."""
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
+        archive = np.load(fh, allow_pickle=False)
     except Exception as exc:
         raise CheckpointError(
             f"{where} is not a sample-store file ({type(exc).__name__}: {exc})."
@@ -184,10 +204,15 @@ def _checked_counts(indptr, indices, data, shape):
         raise ParameterError(f"`data` must hold counts >= 0; got {int(data[k])} at entry {k}.")
     check_sparse_structure("counts", _RawCSR(indptr, indices, data, shape))
     nnz = int(indptr[-1])
-    csr = sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
-    csr.sum_duplicates()
-    csr.eliminate_zeros()
-    return csr
+    starts = np.zeros(nnz, dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < nnz]] = True
+    rising = np.diff(indices[:nnz]) > 0
+    if indices.size != nnz or not (rising | starts[1:]).all() or not data[:nnz].all():
+        raise ParameterError(
+            "the counts must be in the canonical form a save writes: as many entries as "
+            "`indptr` ends at, next states strictly increasing within each pair, no zero count."
+        )
+    return sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
 
 
 class _RawCSR:
@@ -200,34 +225,35 @@ class _RawCSR:
         self.dtype = data.dtype
 
 
-def _read_ledger(ledger, where):
-    """The last complete record of a calls ledger (0 when there is none)."""
+def _read_ledger(ledger, where, made):
+    """The calls made according to the ledger: ``made``, or its last record if larger.
+
+    Records at most ``made`` were written before the checkpoint's last save
+    (a save killed before it emptied the ledger); a torn last record (a kill
+    while it was written) is ignored.
+
+    Raises
+    ------
+    CheckpointError
+        If the ledger is a link or not a regular file, or its records are not
+        positive and strictly increasing (each batch adds calls).
+    """
     try:
-        with open(ledger, "rb") as fh:
-            raw = fh.read()
+        fd = open_private(ledger, os.O_RDONLY, "the calls ledger")
     except FileNotFoundError:
-        return 0
-    complete = len(raw) - len(raw) % 8
-    if not complete:
-        return 0
-    last = int.from_bytes(raw[complete - 8:complete], "little", signed=True)
-    if last < 0:
-        raise CheckpointError(f"the calls ledger of {where} is corrupt (a negative count).")
-    return last
-
-
-def _sync_directory(directory):
-    """``fsync`` a directory so that a rename in it is durable (a no-op where unsupported)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        return made
+    with os.fdopen(fd, "rb") as fh:
+        raw = fh.read()
+    records = np.frombuffer(raw[:len(raw) - len(raw) % 8], dtype="<i8")
+    if not records.size:
+        return made
+    if records[0] < 1 or (np.diff(records) <= 0).any():
+        raise CheckpointError(
+            f"the calls ledger of {where} is corrupt: its records must be positive and "
+            f"increase, each batch adding calls; got {records[:6].tolist()}"
+            f"{' ...' if records.size > 6 else ''}."
+        )
+    return max(made, int(records[-1]))
 
 
 def _jsonable(value):

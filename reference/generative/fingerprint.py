@@ -1,8 +1,7 @@
 """Fingerprints of generative models: what a checkpoint records to recognise its model."""
 
-
-
-from ..errors import CheckpointError, UnfingerprintedModelWarning, warn_at_caller
+from .._checks import check_int
+from ..errors import CheckpointError, ParameterError, UnfingerprintedModelWarning, warn_at_caller
 
 __all__ = ["model_fingerprint", "compare_fingerprints"]
 
@@ -33,6 +32,12 @@ def model_fingerprint(model):
         its own ``fingerprint`` attribute (a dict of this form); it is then
         returned as it is.
 
+    Raises
+    ------
+    ParameterError
+        If ``model`` lacks ``n_states``, ``n_actions`` or ``sample``, or its
+        sizes are not integers ``>= 1``.
+
     Examples
     --------
     Two grid worlds that differ only in their success probability share their
@@ -51,7 +56,13 @@ def model_fingerprint(model):
     ...
     reference.errors.CheckpointError: the checkpoint holds samples of another model: ...probabilities differ...
     """
-    sizes = {"n_states": int(model.n_states), "n_actions": int(model.n_actions)}
+    if not all(hasattr(model, name) for name in ("n_states", "n_actions", "sample")):
+        raise ParameterError(
+            "`model` must be a generative model with `n_states`, `n_actions` and "
+            f"`sample(s, a, n, rng)`; got {type(model).__name__}."
+        )
+    sizes = {"n_states": check_int("model.n_states", model.n_states, low=1),
+             "n_actions": check_int("model.n_actions", model.n_actions, low=1)}
     declared = getattr(model, "fingerprint", None)
     if isinstance(declared, dict):
         return dict(declared)

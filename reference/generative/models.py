@@ -14,9 +14,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .._checks import INT64_MAX, check_int, exact_sum
+from .._checks import INT64_MAX, check_dense_size, check_int, exact_sum
 from ..errors import GenerativeModelError, ParameterError, ShapeError
-from ..model import SSP
+from ..model import DENSE_LIMIT_BYTES, SSP
 
 __all__ = ["GenerativeModel", "TabularGenerativeModel", "SimulatorGenerativeModel"]
 
@@ -149,12 +149,26 @@ def _listing(values, limit=5):
     return f"{values[:limit].tolist()}" + (f" and {more} more" if more > 0 else "")
 
 
+def check_pair_count(n_states, n_actions):
+    """Refuse ``S * A`` pairs whose int64 per-pair counts exceed ``DENSE_LIMIT_BYTES``.
+
+    Raises
+    ------
+    TooLargeError
+        Naming ``S*A`` and the memory, before anything is allocated.
+    """
+    S, A = n_states, n_actions
+    check_dense_size(f"the per-pair counts of S*A = {S}*{A} = {S * A} pairs", (S, A),
+                     DENSE_LIMIT_BYTES, "no run can sample that many pairs.")
+
+
 class _CountingModel:
     """Shared bookkeeping: sizes, call counters and the checks on ``(s, a, n)``."""
 
     def __init__(self, n_states, n_actions):
         self.n_states = check_int("n_states", n_states, low=1)
         self.n_actions = check_int("n_actions", n_actions, low=1)
+        check_pair_count(self.n_states, self.n_actions)
         self.calls = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
 
     @property

@@ -9,10 +9,23 @@ from .._checks import INT64_MAX, check_call_budget, check_dense_size, check_int,
 from ..errors import GenerativeModelError, ParameterError
 from ..counts import Counts
 from ..model import DENSE_LIMIT_BYTES
-from .checkpoint import LEDGER_SUFFIX, read_checkpoint, write_checkpoint
+from .checkpoint import (
+    LEDGER_SUFFIX,
+    append_to_ledger,
+    empty_ledger,
+    read_checkpoint,
+    write_checkpoint,
+)
 from .fingerprint import compare_fingerprints, model_fingerprint
 from .increments import _increment, _summed, _with_arrays
-from .models import TabularGenerativeModel, _check_pair, _check_pairs, _check_samples, _listing
+from .models import (
+    TabularGenerativeModel,
+    _check_pair,
+    _check_pairs,
+    _check_samples,
+    _listing,
+    check_pair_count,
+)
 
 __all__ = ["SampleStore"]
 
@@ -67,6 +80,7 @@ class SampleStore:
     def __init__(self, n_states, n_actions, fingerprint=None):
         self.n_states = check_int("n_states", n_states, low=1)
         self.n_actions = check_int("n_actions", n_actions, low=1)
+        check_pair_count(self.n_states, self.n_actions)
         if fingerprint is not None and not isinstance(fingerprint, dict):
             raise ParameterError(
                 f"`fingerprint` must be a dict (see `model_fingerprint`) or None; got "
@@ -393,7 +407,9 @@ class SampleStore:
         empties it, since the checkpoint then holds the count. A run killed
         after its last checkpoint thus leaves the calls it made in the ledger,
         and :meth:`load` adds them to :attr:`calls_made` and
-        :attr:`calls_redrawn`.
+        :attr:`calls_redrawn`. The ledger is opened without following a link
+        and must be a regular file with one name
+        (:func:`reference.generative.files.open_private`).
 
         Parameters
         ----------
@@ -404,22 +420,20 @@ class SampleStore:
 
         Raises
         ------
+        CheckpointError
+            If the ledger is a link, not a regular file, or a hard link.
         OSError
             If the ledger cannot be created.
         """
         path = os.path.abspath(os.fspath(path))
         ledger = path + LEDGER_SUFFIX
         if self._loaded_from != path:
-            with open(ledger, "wb"):
-                pass
+            empty_ledger(ledger)
         self._ledger = ledger
 
     def _record_calls(self, made):
         if self._ledger is not None:
-            with open(self._ledger, "ab") as fh:
-                fh.write(int(made).to_bytes(8, "little", signed=True))
-                fh.flush()
-                os.fsync(fh.fileno())
+            append_to_ledger(self._ledger, made)
         self._calls_made = made
 
     def counts_csr(self):
@@ -500,10 +514,13 @@ class SampleStore:
     def save(self, path, rng, meta=None):
         """Write the counts, the generator's state and ``meta`` to ``path`` atomically.
 
-        The file is written to ``path + ".tmp"``, flushed to disk (``fsync``)
-        and renamed over ``path``; the directory is then synced, so a crash
-        leaves either the old file or the new one. A stale ``.tmp`` of an
-        interrupted save is overwritten.
+        The file is written to a temporary file created exclusively under an
+        unpredictable name ``<name>.<random>.tmp`` in the directory of ``path``
+        (never through a link planted there), flushed to disk (``fsync``) and
+        renamed over ``path``; the directory is then synced, so a crash leaves
+        either the old file or the new one. A ``path`` that exists and is not
+        a regular file (directory, FIFO, device) is refused with a
+        :class:`CheckpointError`.
 
         Parameters
         ----------
@@ -520,10 +537,12 @@ class SampleStore:
     def load(cls, path):
         """Read a file written by :meth:`save`, checked as strictly as user input.
 
-        A stale ``path + ".tmp"`` left by a save that was killed is removed,
-        and calls recorded in the ledger ``path + ".calls"`` beyond those the
-        file holds (a round lost before its checkpoint) are added to
-        :attr:`calls_made` and :attr:`calls_redrawn`.
+        Calls recorded in the ledger ``path + ".calls"`` beyond those the file
+        holds (a round lost before its checkpoint) are added to
+        :attr:`calls_made` and :attr:`calls_redrawn`. The file is refused
+        unless it is a regular file (a FIFO or a device fails at once, never
+        blocks), and its counts unless they are in the canonical form a save
+        writes (next states strictly increasing within each pair, no zero).
 
         Parameters
         ----------
@@ -546,8 +565,10 @@ class SampleStore:
             (:data:`CHECKPOINT_FORMAT`), or its header or arrays are malformed:
             sizes, dtypes, shapes, an ``indptr`` not starting at 0 or
             decreasing, next states outside ``0..S``, negative counts,
-            per-pair totals disagreeing with the saved ``N(s, a)``, fewer calls
-            than samples, or a generator state numpy refuses.
+            per-pair totals disagreeing with the saved ``N(s, a)``, counts not
+            in canonical form, fewer calls than samples, a calls ledger whose
+            records do not increase (or that is a link or not a regular file),
+            or a generator state numpy refuses.
         OSError
             If the file cannot be read (missing, a directory, no permission).
         """

@@ -218,7 +218,8 @@ def check_checkpoint_path(path):
     Raises
     ------
     ParameterError
-        If ``path`` is a directory, its directory does not exist, or an
+        If ``path`` is a directory or another file that is not a regular
+        one (a FIFO would block), its directory does not exist, or an
         existing file cannot be read or a new one cannot be created next to it
         (the checkpoint is written to a temporary file there, then renamed).
     """
@@ -227,6 +228,10 @@ def check_checkpoint_path(path):
     directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ParameterError(f"`--checkpoint` must be a file; got the directory {path!r}.")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ParameterError(
+            f"`--checkpoint` {path!r} is not a regular file (a FIFO, a device or a socket)."
+        )
     if not os.path.isdir(directory):
         raise ParameterError(
             f"`--checkpoint` must be in an existing directory; {directory!r} is not one."

@@ -10,6 +10,7 @@ delta, calls over the explicit total, the log-log slope of calls against
 other grid options override their values.
 """
 
+import argparse
 import dataclasses
 import os
 import time
@@ -45,7 +46,7 @@ def register(subparsers):
     p.add_argument("--eps", nargs="+", type=float, help=f"accuracies (default {_values('eps')})")
     p.add_argument("--delta", nargs="+", type=float,
                    help=f"confidence levels (default {_values('deltas')})")
-    p.add_argument("--seeds", type=int,
+    p.add_argument("--seeds", type=_positive,
                    help=f"number of seeds per configuration (default {len(standard.seeds)})")
     p.add_argument("--theta", nargs="+", type=_theta,
                    help="theta values for Alg. 3; `none` runs Alg. 1 (default: as the standard "
@@ -63,12 +64,28 @@ def register(subparsers):
                    help=f"rows file, appended to and resumed from (default OUT/{ROWS_FILE})")
     p.add_argument("--no-plot", action="store_true",
                    help="skip calls.png, failures.png and diameter.png")
-    p.add_argument("--jobs", type=int, default=-1,
+    p.add_argument("--jobs", type=_jobs, default=-1,
                    help="local worker processes (default -1: one per core; 1: no subprocess)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(run=run)
+
+
+def _positive(text):
+    """An integer >= 1, or the ``argparse`` error that names the option."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {value}")
+    return value
+
+
+def _jobs(text):
+    """``-1`` or an integer >= 1."""
+    value = int(text)
+    if value != -1 and value < 1:
+        raise argparse.ArgumentTypeError(f"must be -1 (one per core) or >= 1; got {value}")
+    return value
 
 
 def _theta(text):

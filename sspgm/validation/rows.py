@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import io
 import os
+import stat
 import types
 import typing
 
@@ -188,8 +189,15 @@ def _line(cells):
     return buffer.getvalue()
 
 
-def _parse(text, path):
-    """The rows of a CSV text whose every line is complete; the last row of a key wins."""
+def _parse(data, path):
+    """The rows of CSV bytes whose every line is complete; the last row of a key wins."""
+    try:
+        return _parse_text(data.decode("utf-8"), path)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ParameterError(f"`{path}` is not a sweep CSV: {exc}.") from None
+
+
+def _parse_text(text, path):
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is not None and tuple(reader.fieldnames) != COLUMNS:
         raise ParameterError(
@@ -230,14 +238,33 @@ def read_rows(path):
     Raises
     ------
     ParameterError
-        If the file's columns are not :data:`COLUMNS` or a complete line is
-        not a row.
+        If the file's columns are not :data:`COLUMNS`, a complete line is
+        not a row, or it is not a regular file (a FIFO is refused at once).
     """
     if not os.path.exists(path):
         return []
-    with open(path, "rb") as handle:
+    with _open_regular(path, os.O_RDONLY, "rb") as handle:
         data = handle.read()
-    return _parse(_complete(data).decode("utf-8"), path)
+    return _parse(_complete(data), path)
+
+
+def _open_regular(path, flags, mode):
+    """``open`` of a rows file that refuses, without blocking, one that is not a regular file
+    (a FIFO, a directory, a device); a link to a regular file is followed."""
+    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+        kind = os.fstat(fd).st_mode
+    except IsADirectoryError:
+        fd, kind = None, stat.S_IFDIR
+    if not stat.S_ISREG(kind):
+        if fd is not None:
+            os.close(fd)
+        what = "a directory" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else \
+            "a device or socket"
+        raise ParameterError(f"`{os.fspath(path)}` is {what}, not a regular file; give a new or "
+                             "a sweep's rows file.")
+    return os.fdopen(fd, mode)
 
 
 class RowLog:
@@ -284,7 +311,7 @@ class RowLog:
     def __enter__(self):
         import fcntl
 
-        handle = open(self.path, "a+b")
+        handle = _open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "a+b")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -303,7 +330,7 @@ class RowLog:
                     f"`{self.path}` is not a sweep CSV: its first line is not the header "
                     f"{','.join(COLUMNS)}; give a new or a sweep's rows file."
                 )
-            self.rows = _parse(complete.decode("utf-8"), self.path)
+            self.rows = _parse(complete, self.path)
             if len(complete) < len(data):
                 handle.truncate(len(complete))
             if not complete:

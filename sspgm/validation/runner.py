@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 import bounds
-from reference.errors import NotCertifiedWarning
+from reference.errors import NotCertifiedWarning, ParameterError
 from sspgm import load_backend
 
 from .rows import Row, RowLog
@@ -364,9 +364,12 @@ def run_sweep(runs, csv_path=None, n_jobs=-1, scheduler=None, progress=True):
     Raises
     ------
     ParameterError
-        Before any run, listing every invalid configuration; or when another
-        sweep is writing to ``csv_path``.
+        Before any run, on ``n_jobs`` out of range, listing every invalid
+        configuration; or when another sweep is writing to ``csv_path``.
     """
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or (n_jobs != -1 and n_jobs < 1):
+        raise ParameterError(f"`n_jobs` must be -1 (one per core) or an integer >= 1; got "
+                             f"{n_jobs!r}.")
     specs = check_runs(runs)
     log = None if csv_path is None else RowLog(csv_path)
     with log if log is not None else contextlib.nullcontext():

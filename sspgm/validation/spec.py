@@ -253,12 +253,16 @@ def check_runs(runs):
     ------
     ParameterError
         Listing every invalid configuration (instance, parameter and why),
-        when any run is invalid.
+        when any run is invalid; or when there is no run at all (a grid with
+        an empty list of values).
     """
     from sspgm import BACKENDS, load_backend
     from sspgm.instances import build_instance
 
     specs = list(dict.fromkeys(as_runs(runs)))
+    if not specs:
+        raise _error("the sweep holds no run: every list of values (instances, eps, deltas, "
+                     "seeds, backends, thetas) must hold at least one.")
     problems = {}
     for spec in specs:
         for text in _spec_problems(spec, BACKENDS):
