@@ -416,3 +416,12 @@ def test_sspgm_solve_refuses_a_fifo_as_its_checkpoint_at_once(tmp_path):
                           str(fifo)], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "is not a regular file" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_instance_lower_bound_of_extreme_eps_and_delta(backend):
+    ssp = backend.chain(2, 0.8)
+    assert backend.instance_lower_bound(ssp, 7e16, 0.1).bound == 0.0
+    tiny = backend.instance_lower_bound(ssp, 0.5, 1e-300)
+    # kl(d, 1 - d) = (1 - 2 d) log((1 - d) / d), which is 300 log(10) at d = 1e-300.
+    assert tiny.kl_delta == pytest.approx(300 * np.log(10.0), rel=1e-15)
+    assert np.isfinite(tiny.bound) and tiny.bound > 0
