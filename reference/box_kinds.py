@@ -166,7 +166,36 @@ fixed entry and a fixed ``N``, the Chernoff bound gives each side probability at
 ``exp(-l_N)``. """ + _UNION,
 )
 
-KINDS = {kind.name: kind for kind in (PAPER, BERNSTEIN, KL)}
+def _mixture_level(n, S, A, delta):
+    """The mixture's level ``log(S A (S+1) / delta) + log(N) / 2 + log 2``."""
+    return np.log(S * A * (S + 1) / delta) + 0.5 * np.log(n) + np.log(2.0)
+
+
+MIXTURE = BoxKind(
+    name="mixture",
+    level=_mixture_level,
+    interval=_kl_interval,
+    time_uniform=True,
+    doc=r"""The Chernoff interval of each entry at the level of a Krichevsky-Trofimov
+mixture of the entry's likelihood ratios,
+
+.. math::
+
+    \{q : N\,\mathrm{kl}(\hat p, q) \le m_N\}, \qquad
+    m_N = \log\frac{S A (S+1)}{\delta} + \frac{1}{2}\log N + \log 2,
+
+computed by :func:`reference.confidence.kl_interval` like ``"kl"``. Time-uniform by
+itself: under the true ``p`` the Beta(1/2, 1/2) mixture of an entry's likelihood
+ratios is a non-negative martingale of mean 1, so by Ville's inequality it stays
+below ``S A (S+1) / delta`` for every ``N`` at once with probability at least
+``1 - delta / (S A (S+1))``, and the mixture's regret (at most
+``log(N) / 2 + log 2``) turns that into ``N kl(p_hat, p) < m_N``, both sides
+together; the union over the ``S A (S+1)`` entries gives ``delta``
+(``docs/certificates.md``). Since ``m_N < l_N`` for every ``N >= 1``, its intervals
+lie inside those of ``"kl"``.""",
+)
+
+KINDS = {kind.name: kind for kind in (PAPER, BERNSTEIN, KL, MIXTURE)}
 """The registry: every box kind by name, in the order of the docs."""
 
 BOX_KINDS = tuple(KINDS)

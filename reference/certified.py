@@ -6,11 +6,12 @@ holding on the confidence event of the boxes (probability at least
 ``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
 ``max_s (V^pi - V*)``, whatever the constants of the allocation were, so a
 policy whose gap is at most ``eps`` is eps-optimal with probability at least
-``1 - delta``. :func:`certify` computes one for any policy;
-:func:`solve_certified` samples until its own policy is certified.
+``1 - delta``. Its ``policy_gap`` bounds the same error from the separation
+of the policy's actions (:mod:`reference.policy_gap`), never above ``gap``.
+:func:`certify` computes one for any policy; :func:`solve_certified` samples
+until its own policy is certified.
 """
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -18,10 +19,11 @@ import numpy as np
 
 from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
-from .chains import poured_occupancy
+from .certified_allocation import GROWTH, _next_draws
 from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
+from .policy_gap import policy_gap_bound
 from .results import Result
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
@@ -31,6 +33,7 @@ __all__ = [
     "ALLOCATIONS",
     "INITIAL_PER_PAIR",
     "GROWTH",
+    "TARGETS",
     "Certificate",
     "CertifiedRound",
     "CertifiedResult",
@@ -41,19 +44,13 @@ __all__ = [
 ALLOCATIONS = ("adaptive", "uniform")
 """How :func:`solve_certified` spreads each round's new calls over the pairs."""
 
+TARGETS = ("value", "policy")
+"""What an answer is asked to be right about: the values (:func:`solve_certified` certifies
+``gap``) or the policy (``policy_gap``); :func:`~reference.lower_bound.instance_lower_bound`'s
+targets too."""
+
 INITIAL_PER_PAIR = 64
 """Samples of every pair in the first round of :func:`solve_certified`."""
-
-GROWTH = 1.3
-"""Factor by which :func:`solve_certified` grows the total number of calls per round."""
-
-ALLOCATION_GRID = 2.0**16
-"""Each pair's share of a round is rounded to a multiple of ``1 / ALLOCATION_GRID`` calls
-before it is split into whole calls, so that both backends (whose sums may differ in the
-last bits) draw the same samples."""
-
-FLOOR_SHARE = 0.02
-"""Adaptive allocation: every pair not yet ruled out is kept at this share of the mean count."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -78,6 +75,16 @@ class Certificate(Result):
     relative_gap : float
         ``max_s (upper - lower) / lower`` (``0`` where both are 0, ``inf``
         where only ``lower`` is).
+    policy_gap : float
+        ``max_s`` of :func:`reference.policy_gap.policy_gap_bound`: on the
+        event, :math:`\max_s (V^\pi - V^*)(s) \le` ``policy_gap``
+        ``<= gap``. It certifies the policy, not the values. On a round of
+        :func:`solve_certified` with ``theta``, whose ``lower`` bounds
+        ``V*_theta`` and not ``V*``, it is ``gap``.
+    policy_relative_gap : float
+        The same per-state bound over ``lower``, conventions of
+        ``relative_gap``; on the event,
+        ``V^pi <= (1 + policy_relative_gap) V*`` in every state.
     kind : str
         The confidence-set kind.
     delta : float
@@ -98,13 +105,15 @@ class Certificate(Result):
     upper: np.ndarray
     gap: float
     relative_gap: float
+    policy_gap: float
+    policy_relative_gap: float
     kind: str
     delta: float
     converged: bool
     proper: bool
     message: str
 
-    def certified(self, eps, relative=False):
+    def certified(self, eps, relative=False, target="value"):
         """Whether it proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
 
         Never for a policy not shown ``proper``: with zero costs, one that
@@ -115,17 +124,25 @@ class Certificate(Result):
         eps : float > 0
             Accuracy.
         relative : bool, default False
-            Test ``relative_gap`` instead of ``gap``.
+            Test the relative gap instead of the absolute one.
+        target : {"value", "policy"}, default "value"
+            Test ``gap`` (the values are pinned to ``eps``) or ``policy_gap``
+            (the policy is ``eps``-optimal).
 
         Returns
         -------
         bool
         """
-        return self._proves(check_real("eps", eps, 0.0, None, low_open=True), relative)
+        eps = check_real("eps", eps, 0.0, None, low_open=True)
+        if target not in TARGETS:
+            raise ParameterError(f"`target` must be one of {TARGETS}; got {target!r}.")
+        return self._proves(eps, relative, target)
 
-    def _proves(self, eps, relative):
-        """:meth:`certified` of a checked ``eps``, which it trusts."""
-        return self.proper and bool((self.relative_gap if relative else self.gap) <= eps)
+    def _proves(self, eps, relative, target="value"):
+        """:meth:`certified` of checked arguments, which it trusts."""
+        gaps = ((self.relative_gap, self.gap) if target == "value"
+                else (self.policy_relative_gap, self.policy_gap))
+        return self.proper and bool(gaps[0 if relative else 1] <= eps)
 
 
 @dataclass(frozen=True, repr=False)
@@ -177,8 +194,9 @@ class CertifiedResult(Result):
         The last round's certificate of ``policy``; with ``theta``,
         ``lower <= V*_theta`` and ``upper >= V^pi`` (docs/certified-soundness.md).
     certified : bool
-        Whether the certificate meets the target: ``gap <= eps``, or
-        ``relative_gap <= eps`` with ``relative``, for a policy shown proper.
+        Whether the certificate meets the target, for a policy shown proper:
+        ``gap <= eps``, or ``relative_gap <= eps`` with ``relative``
+        (``policy_gap`` and ``policy_relative_gap`` with ``target="policy"``).
     n_calls : int
         Calls made by the run (before a resume and lost ones included); ``budget`` caps it.
     calls : ndarray of int64, shape (S, A)
@@ -201,6 +219,8 @@ class CertifiedResult(Result):
         With ``theta``: the last round's bound on ``D`` and cost floor.
     allocation : str
         ``"adaptive"`` or ``"uniform"``.
+    target : str
+        ``"value"`` or ``"policy"``: which gap the run stopped on.
     budget : int or None
         The cap on calls.
     seed : int or None
@@ -224,21 +244,30 @@ class CertifiedResult(Result):
     D_hat: float | None
     nu: float | None
     allocation: str
+    target: str
     budget: int | None
     seed: int | np.random.Generator | None
 
 
-def _gaps(lower, upper):
-    """``(max (upper - lower), max (upper - lower) / lower)``, conventions of Certificate."""
-    diff = np.where(np.isinf(upper), np.inf, upper - lower)
+def _gaps(lower, diff):
+    """``(max diff, max diff / lower)`` of per-state gaps ``diff``, conventions of Certificate."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(diff <= 0, 0.0, np.where(lower > 0, diff / lower, np.inf))
     return float(diff.max()), float(ratio.max())
 
 
-def _certificate(boxes, policy, lower, upper, lower_message, converged, proper):
-    """The Certificate of ``policy`` from the checked bounds ``lower``, ``upper`` of ``boxes``."""
-    gap, relative_gap = _gaps(lower, upper)
+def _certificate(kernels, boxes, costs, policy, lower, upper, lower_message, converged, proper):
+    """The Certificate of ``policy`` from the checked bounds ``lower``, ``upper`` of ``boxes``.
+
+    ``costs`` gives ``policy_gap`` its separation bound; ``None`` (a ``theta``
+    round, whose ``lower`` bounds ``V*_theta``) makes it ``gap``.
+    """
+    gap, relative_gap = _gaps(lower, np.where(np.isinf(upper), np.inf, upper - lower))
+    if costs is None:
+        policy_gap, policy_relative_gap = gap, relative_gap
+    else:
+        policy_gap, policy_relative_gap = _gaps(
+            lower, policy_gap_bound(kernels, boxes, costs, policy, lower, upper))
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
     how += "" if proper else "; the policy is not shown proper"
@@ -247,12 +276,13 @@ def _certificate(boxes, policy, lower, upper, lower_message, converged, proper):
         f"relative gap {relative_gap:.6g}; {how}. Lower: {lower_message}"
     )
     return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
-                       relative_gap=relative_gap, kind=boxes.kind, delta=boxes.delta,
-                       converged=converged, proper=proper, message=message)
+                       relative_gap=relative_gap, policy_gap=policy_gap,
+                       policy_relative_gap=policy_relative_gap, kind=boxes.kind,
+                       delta=boxes.delta, converged=converged, proper=proper, message=message)
 
 
 @NUMPY_KERNELS.bind
-def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
+def certify(kernels, counts, costs, policy, delta, kind="mixture", start=None):
     r"""Certificate of a policy from sample counts: ``lower <= V*`` and ``upper >= V^pi``.
 
     Parameters
@@ -265,7 +295,7 @@ def certify(kernels, counts, costs, policy, delta, kind="kl", start=None):
         The policy to certify.
     delta : float in (0, 1)
         Confidence level of the boxes.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"mixture", "kl", "bernstein", "paper"}, default "mixture"
         The boxes (:func:`reference.confidence.confidence_boxes`).
     start : array_like of float, shape (S,), optional
         Values close to the optimist's fixed point (for example EVI's
@@ -322,7 +352,7 @@ def _certify(kernels, boxes, costs, policy, start):
     costs_pi = costs[np.arange(boxes.n_states), policy]
     upper, _, infinite, _, upper_converged, _, _ = _robust_values(kernels, boxes, costs_pi,
                                                                   policy, lower)
-    return _certificate(boxes, policy, lower, upper, lower_message,
+    return _certificate(kernels, boxes, costs, policy, lower, upper, lower_message,
                         lower_converged and upper_converged,
                         proper_everywhere(boxes, policy, costs_pi, infinite))
 
@@ -333,88 +363,11 @@ def _draw(run, more):
     run.store.draw_pairs(run.model, pairs, more[pairs], run.rng)
 
 
-def _widths(kernels, boxes, rows, upper, lower):
-    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
-
-    ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
-    optimist's against ``lower``; a pair that can reach an infinite
-    ``upper`` gets ``inf``.
-    """
-    u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
-    worst = kernels.pour_values(boxes, rows, u_ext, True)
-    best = kernels.pour_values(boxes, rows, l_ext, False)
-    stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
-        np.cumsum(stored) - stored, stored)
-    owner = np.repeat(np.arange(rows.size), stored)
-    p_hat, cols = boxes.p_hat[entry], boxes.indices[entry]
-    n = boxes.n[rows]
-    mean_u = np.bincount(owner, weights=p_hat * u_ext[cols], minlength=rows.size)
-    mean_l = np.bincount(owner, weights=p_hat * l_ext[cols], minlength=rows.size)
-    with np.errstate(invalid="ignore"):
-        width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
-    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
-
-
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
-                    goal_gap):
-    r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
-
-    With ``nu`` the expected visits of the optimistic policy (in its kernel)
-    from the states whose gap exceeds the target, ``w`` the width term of its
-    pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
-    optimistic policy aim at counts proportional to
-    :math:`(\nu w \sqrt{n})^{2/3}`, the allocation minimising
-    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
-    whose optimistic Q-value does not already exceed ``upper`` are kept at
-    :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
-    largest finite one (at least 1).
-    """
-    S, A = boxes.n_states, boxes.n_actions
-    states = np.arange(S)
-    gaps = np.where(np.isinf(upper), np.inf, upper - lower)
-    start = (gaps > goal_gap).astype(float)
-    visits = poured_occupancy(kernel_l, start)
-    rows = states * A + policy_l
-    width = _widths(kernels, boxes, rows, upper, lower)
-    finite = width[np.isfinite(width)]
-    width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    n = boxes.n
-    score = np.zeros(S * A)
-    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
-    target = np.zeros(S * A)
-    if score.sum() > 0:
-        target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
-    q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
-                                        False).reshape(S, A)
-    alive = (q_low <= upper[:, None]).ravel()
-    target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
-    return np.maximum(target - n, 0.0)
-
-
-def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap):
-    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round)."""
-    S, A = boxes.n_states, boxes.n_actions
-    if allocation == "uniform":
-        per_pair = math.ceil(GROWTH * n_calls / (S * A))
-        more = np.maximum(per_pair - boxes.n, 0.0)
-        total = min(cap, int(more.sum()))
-    else:
-        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap)
-        if not more.sum() > 0:
-            more[np.arange(S) * A + state[1]] = 1.0
-        total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
-    share = np.round(more * (total / more.sum()) * ALLOCATION_GRID) / ALLOCATION_GRID
-    draws = np.floor(share).astype(np.int64)
-    spare = total - int(draws.sum())
-    draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
-    return draws
-
-
-def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed):
+def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed, target):
     """What identifies a certified run in its checkpoint."""
     params = run_params("certified", model, costs, eps, delta, theta, None, seed)
-    params.update(kind=kind, relative=relative, budget=budget, allocation=allocation)
+    params.update(kind=kind, relative=relative, budget=budget, allocation=allocation,
+                  target=target)
     return params
 
 
@@ -428,16 +381,16 @@ def _round(kernels, boxes, costs, eps, theta, relative, policies):
     D_hat = nu = None
     if theta is None:
         state, parts = round_bounds(kernels, boxes, costs, policies)
-    else:
-        costs, state, parts, D_hat, nu = theta_round(kernels, boxes, costs, eps, theta, relative,
-                                                     policies)
-    return costs, state, _certificate(boxes, *parts), D_hat, nu
+        return costs, state, _certificate(kernels, boxes, costs, *parts), D_hat, nu
+    costs, state, parts, D_hat, nu = theta_round(kernels, boxes, costs, eps, theta, relative,
+                                                 policies)
+    return costs, state, _certificate(kernels, boxes, None, *parts), D_hat, nu
 
 
 @NUMPY_KERNELS.bind
-def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False, theta=None,
-                    budget=None, seed=None, checkpoint=None, callback=None,
-                    allocation="adaptive"):
+def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=False,
+                    theta=None, budget=None, seed=None, checkpoint=None, callback=None,
+                    allocation="adaptive", target="value"):
     r"""A policy with a certificate of eps-optimality, sampling only until the certificate holds.
 
     Parameters
@@ -451,10 +404,10 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         Accuracy (absolute, or relative with ``relative=True``).
     delta : float in (0, 1)
         Confidence level.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"mixture", "kl", "bernstein", "paper"}, default "mixture"
         Confidence sets (:func:`reference.confidence.confidence_boxes`); the
-        guarantee needs a time-uniform kind (``"kl"`` or ``"bernstein"``),
-        since the run stops on its data.
+        guarantee needs a time-uniform kind (any but ``"paper"``), since the
+        run stops on its data.
     relative : bool, default False
         Stop when ``upper <= (1 + eps) lower`` instead of ``upper - lower <= eps``.
     theta : float >= 1, optional
@@ -475,6 +428,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         Called with each :class:`CertifiedRound` once it is recorded.
     allocation : {"adaptive", "uniform"}, default "adaptive"
         How new calls are spread over the pairs.
+    target : {"value", "policy"}, default "value"
+        Stop when the values are pinned (``gap``), or as soon as the policy
+        is certified (``policy_gap``, never later; the adaptive allocation
+        then also samples the actions that compete with the policy's).
+        ``"policy"`` is refused with ``theta``: the policy certificate bounds
+        ``V^pi - V*``, while ``theta`` asks about ``V*_theta``.
 
     Returns
     -------
@@ -484,8 +443,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     Raises
     ------
     ParameterError
-        On ``eps``, ``delta``, ``theta``, ``budget``, ``kind`` or
-        ``allocation`` out of range, ``c_min = 0`` without ``theta``, a
+        On ``eps``, ``delta``, ``theta``, ``budget``, ``kind``,
+        ``allocation`` or ``target`` out of range, ``c_min = 0`` without ``theta``, a
         ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
     ShapeError, NotFiniteError, CostError
         On costs of the wrong shape, not finite, or outside ``[0, 1]``.
@@ -504,7 +463,10 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     :math:`U \le (1 + \epsilon) L`) and returns ``pi_U``: on the event of the
     boxes, which holds with probability at least ``1 - delta`` for every
     round at once (the kinds are time-uniform),
-    :math:`V^{\pi_U} - V^* \le U - L \le \epsilon`.
+    :math:`V^{\pi_U} - V^* \le U - L \le \epsilon`. With
+    ``target="policy"`` it stops once ``policy_gap`` (the same maximum over
+    the policy's certificate, ``docs/certificates.md``) is at most ``eps``.
+    Checking the stop after every round costs nothing in ``delta``.
 
     The first round draws :data:`INITIAL_PER_PAIR` samples of every pair;
     each later one grows the total by :data:`GROWTH`. ``"uniform"`` gives
@@ -513,10 +475,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     ``nu`` its expected visits from the states whose gap is still too large
     and ``w`` the pair's width term :math:`(p^+ - \hat p) U + (\hat p - p^-) L`;
     every pair whose optimistic Q-value does not exceed ``U`` keeps a floor of
-    :data:`FLOOR_SHARE` of the mean count. While ``U`` is infinite, the width
-    of the pairs leading there counts as the largest finite width, so the
-    optimistic policy's pairs grow until their lower ends force mass towards
-    the goal.
+    :data:`~reference.certified_allocation.FLOOR_SHARE` of the mean count.
+    While ``U`` is infinite, the width of the pairs leading there counts as
+    the largest finite width, so the optimistic policy's pairs grow until
+    their lower ends force mass towards the goal. With ``target="policy"``
+    the rivals of the policy's actions are sampled too
+    (:mod:`reference.certified_allocation`).
 
     With ``theta``: ``H >= D_s`` is the robust unit-cost value over the same
     boxes, ``D_hat = max H`` and ``nu = eps / (2 theta D_hat)``; every ``pi``
@@ -542,6 +506,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
     record = box_kind(kind, time_uniform=True)
     if allocation not in ALLOCATIONS:
         raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
+    if target not in TARGETS:
+        raise ParameterError(f"`target` must be one of {TARGETS}; got {target!r}.")
     relative = bool(relative)
     budget = checked_budget(budget, S * A * INITIAL_PER_PAIR, kind, S, A, delta)
     if theta is None:
@@ -554,9 +520,14 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
             )
     else:
         theta = check_real("theta", theta, 1.0)
+        if target == "policy":
+            raise ParameterError(
+                "`target` must be 'value' with `theta`: the policy certificate bounds "
+                "V^pi - V*, and theta's answers are measured against V*_theta; got 'policy'."
+            )
     goal_gap = eps if theta is None else eps / 2.0
     run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
-                             seed), seed, callback, checkpoint, round_type=CertifiedRound)
+                             seed, target), seed, callback, checkpoint, round_type=CertifiedRound)
     resumed = bool(run.history)
     if not resumed:
         run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
@@ -570,7 +541,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
-        done = not searching and cert._proves(eps, relative)
+        done = not searching and cert._proves(eps, relative, target)
         n_calls = run.store.calls_made
         if not (first and resumed):
             run.record(CertifiedRound(
@@ -583,18 +554,19 @@ def solve_certified(kernels, model, costs, eps, delta, kind="kl", relative=False
         if done or cap <= 0:
             break
         _draw(run, _next_draws(kernels, boxes, work_costs, allocation, run.store.n_samples,
-                               state, goal_gap, cap))
-    target = f"{'relative ' if relative else ''}gap <= {eps:g}"
+                               state, goal_gap, cap, target == "policy"))
+    wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
+              f"gap <= {eps:g}")
     if done:
         message = (f"certified after {len(run.history)} round(s) and {n_calls} calls: "
-                   f"{target}. {cert.message}")
+                   f"{wanted}. {cert.message}")
     else:
         message = (f"not certified: the budget of {budget} calls is spent and the certificate "
-                   f"does not reach {target}. {cert.message}")
+                   f"does not reach {wanted}. {cert.message}")
         warn_at_caller(message, NotCertifiedWarning)
     return CertifiedResult(
         policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
         message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
-        D_hat=D_hat, nu=nu, allocation=allocation, budget=budget, seed=seed,
+        D_hat=D_hat, nu=nu, allocation=allocation, target=target, budget=budget, seed=seed,
     )

@@ -3,8 +3,8 @@ r"""Confidence sets on the transition kernel: named per-entry boxes, and the KL 
 Lemma 5's radius is written once, in the leaf module :mod:`reference.lemma5`;
 the kinds of boxes are records of :mod:`reference.box_kinds`
 (:data:`~reference.box_kinds.KINDS`): ``"paper"`` (that radius),
-``"bernstein"`` and ``"kl"``. :func:`confidence_boxes` is the one way to the
-boxes of any kind.
+``"bernstein"``, ``"kl"`` and ``"mixture"``. :func:`confidence_boxes` is the
+one way to the boxes of any kind.
 
 Each kind gives every next state ``s'`` of every pair ``(s, a)`` an interval
 ``[lo, hi]`` that contains ``p(s'|s, a)`` on one event of probability at least
@@ -295,7 +295,7 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
     delta : float in (0, 1)
         Confidence level: the true kernel lies in every box, for every pair,
         with probability at least ``1 - delta``.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"kl", "mixture", "bernstein", "paper"}, default "kl"
         Which intervals; see Notes.
 
     Returns
@@ -334,6 +334,19 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
       computed by :func:`kl_interval`. For a fixed entry and a fixed ``N``,
       the Chernoff bound gives each side probability at most ``exp(-l_N)``.
+    - ``"mixture"`` is the same Chernoff interval at the level of a
+      Krichevsky-Trofimov mixture of the entry's likelihood ratios,
+
+      .. math::
+
+          \{q : N\,\mathrm{kl}(\hat p, q) \le m_N\}, \qquad
+          m_N = \log\frac{S A (S+1)}{\delta} + \frac{1}{2}\log N + \log 2,
+
+      which holds for every ``N`` at once and both sides together with
+      probability at least ``1 - delta / (S A (S+1))`` per entry (Ville's
+      inequality on the mixture martingale and the mixture's regret bound,
+      ``docs/certificates.md``). Since ``m_N < l_N`` for every ``N >= 1``,
+      its intervals lie inside those of ``"kl"``.
     - ``"bernstein"`` is the empirical Bernstein interval of Maurer and
       Pontil (2009, Thm. 4) on each side with ``delta_N / 2``:
 
@@ -345,7 +358,8 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
 
       and ``[0, 1]`` while ``N < 2``.
 
-    Both non-paper kinds are **time-uniform**. The ``N``-th sample of a pair is
+    The kinds other than ``"paper"`` are **time-uniform** (``"mixture"`` by
+    its own argument, the others as follows). The ``N``-th sample of a pair is
     the ``N``-th draw of an i.i.d. sequence, whatever rule chose to draw it,
     so the event that every interval built from the first ``N`` samples holds
     is one event about those sequences. Its failure probability is at most the

@@ -26,17 +26,15 @@ from scipy.optimize import linprog
 from scipy.sparse.csgraph import breadth_first_order
 
 from ._checks import check_real
+from .certified import TARGETS
 from .errors import ParameterError, TooLargeError
 from .evaluation import check_ssp, kernel_rows
 from .model import SSP
 from .optimal import bfs_policy, optimal_values, q_values
 from .results import Result
 
-__all__ = ["MOVES", "TARGETS", "Alternative", "LowerBoundResult", "instance_lower_bound",
+__all__ = ["MOVES", "Alternative", "LowerBoundResult", "instance_lower_bound",
            "kl_bernoulli"]
-
-TARGETS = ("value", "policy")
-"""What the answer is: ``V*`` to within ``eps / 2``, or an eps-optimal deterministic policy."""
 
 MOVES = ("goal", "away", "high", "high-next", "low-next", "tilt")
 """Families of alternatives (docs/lower-bound.md, "Alternatives")."""

@@ -18,6 +18,7 @@ def _same_result(a, b):
     assert a.Delta_final == b.Delta_final and a.D_hat == b.D_hat and a.nu == b.nu
 
 
+@pytest.mark.shared
 def test_allocation_is_eq_6(backend):
     X, y, eps, delta, S, A, G = 4.0, 0.5, 0.25, 0.1, 3, 2, 2
     l1 = math.log(X * S * A / (y * eps * delta))
@@ -29,6 +30,7 @@ def test_allocation_is_eq_6(backend):
     assert phi(2 * X, y, eps, delta, S, A, G) > expected
 
 
+@pytest.mark.shared
 def test_top_up_reaches_the_Gamma_hat_fixpoint(backend):
     ssp = backend.garnet(6, 2, 4, seed=3)
     store = backend.SampleStore(6, 2)
@@ -42,6 +44,7 @@ def test_top_up_reaches_the_Gamma_hat_fixpoint(backend):
     assert model.n_calls == store.n_samples
 
 
+@pytest.mark.statistical
 def test_trap_plug_in_fails_where_solve_does_not(backend):
     ssp = backend.trap(r=0.3)
     plug = [backend.plug_in(ssp, ssp.costs, 5, seed=seed) for seed in range(20)]
@@ -62,7 +65,7 @@ def _alg1_cases(backend):
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.statistical
 def test_alg1_success_rate_over_seeds(backend):
     """Thm. 1 over 50 seeds per instance, at an eps where every run is certified on its own
     samples (an uninformed run can succeed by the tie-break alone, proving nothing)."""
@@ -78,7 +81,7 @@ def test_alg1_success_rate_over_seeds(backend):
         assert successes / n_seeds >= 1 - delta, (ssp.name, successes)
 
 
-@pytest.mark.slow
+@pytest.mark.statistical
 def test_alg3_one_sided_guarantee_on_zero_cost_instances(backend):
     eps, delta, theta = 0.5, 0.1, 5.0
     for ssp in [backend.theta_example(), backend.zero_cost_loop()]:
@@ -91,7 +94,7 @@ def test_alg3_one_sided_guarantee_on_zero_cost_instances(backend):
         assert good / 20 >= 1 - delta
 
 
-@pytest.mark.slow
+@pytest.mark.statistical
 def test_diameter_estimate_within_lemma_9(backend):
     eps = 0.5
     factor = (1 + 2 * eps * (1 + eps)) * (1 + eps)

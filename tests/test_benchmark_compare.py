@@ -117,10 +117,14 @@ def _run(groups):
     ]}
 
 
-def _ratios(tmp_path, groups):
+def _ratios(tmp_path, groups, baseline=None):
     path = tmp_path / "run.json"
     path.write_text(json.dumps(_run(groups)))
-    return subprocess.run([sys.executable, str(BENCHMARKS / "ratios.py"), str(path)],
+    extra = []
+    if baseline is not None:
+        extra = ["--baseline", str(tmp_path / "base.json")]
+        (tmp_path / "base.json").write_text(json.dumps(_run(baseline)))
+    return subprocess.run([sys.executable, str(BENCHMARKS / "ratios.py"), str(path), *extra],
                           capture_output=True, text=True)
 
 
@@ -128,6 +132,7 @@ MET = {
     "evi-full few-500": {"reference": 60.0, "fast": 1.0, "yardstick": 0.5},
     "evi-sweep dense-500": {"reference": 100.0, "fast": 1.0, "yardstick": 1.0},
 }
+MISSED = dict(MET, **{"evi-full few-500": {"reference": 40.0, "fast": 1.0, "yardstick": 0.5}})
 
 
 def test_ratios_exit_zero_when_every_measured_target_is_met(tmp_path):
@@ -136,16 +141,29 @@ def test_ratios_exit_zero_when_every_measured_target_is_met(tmp_path):
     assert "target evi-full few-500: reference / fast = 60.00 >= 50: met" in proc.stdout
     assert "target evi-full few-500: fast / yardstick = 2.00 <= 3: met" in proc.stdout
     assert "target evi-full few-2000: reference / fast >= 50: not measured" in proc.stdout
-    assert "NOT met" not in proc.stdout
+    assert "NOT met" not in proc.stdout and "REGRESSED" not in proc.stdout
 
 
-def test_ratios_exit_one_and_name_the_target_not_met(tmp_path):
-    groups = dict(MET, **{"evi-full few-500": {"reference": 40.0, "fast": 1.0,
-                                               "yardstick": 0.5}})
-    proc = _ratios(tmp_path, groups)
+def test_the_committed_baseline_meets_every_target():
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "ratios.py"),
+                           *map(str, BENCHMARKS.glob("baseline/*/0001_*.json"))],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    assert "0 not met, 0 regressed" in proc.stdout
+
+
+def test_ratios_exit_one_on_a_target_the_committed_baseline_meets(tmp_path):
+    proc = _ratios(tmp_path, MISSED)
     assert proc.returncode == 1
+    assert "target evi-full few-500: reference / fast = 40.00 >= 50: REGRESSED" in proc.stdout
+    assert "1 regressed" in proc.stdout
+
+
+def test_ratios_exit_three_on_a_target_the_baseline_misses_too(tmp_path):
+    proc = _ratios(tmp_path, MISSED, baseline=MISSED)
+    assert proc.returncode == 3
     assert "target evi-full few-500: reference / fast = 40.00 >= 50: NOT met" in proc.stdout
-    assert "1 target NOT met" in proc.stdout
+    assert "1 not met, 0 regressed" in proc.stdout
 
 
 def test_ratios_are_computed_on_the_minimum_times():

@@ -36,6 +36,7 @@ def allocation_args(draw):
     )
 
 
+@pytest.mark.shared
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(args=allocation_args())

@@ -173,3 +173,9 @@ def test_no_certified_wrong_answer_over_seeds():
             value = fast.policy_values(ssp, res.policy)
             assert np.isfinite(value).all()
             assert _excess(value, best, relative) <= eps + 1e-12, (ssp.name, seed)
+
+
+def test_the_policy_target_is_refused_with_theta(backend):
+    ssp = exit_or_chain(backend)
+    with pytest.raises(backend.ParameterError, match="`target` must be 'value' with `theta`"):
+        backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, theta=12, target="policy", seed=0)

@@ -40,6 +40,7 @@ def _refuse_elimination(*args, **kwargs):
     raise AssertionError("the elimination ran")
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("seed", range(6))
 def test_small_sparse_block_is_solved_by_certified_lu_to_the_promised_accuracy(
     backend, monkeypatch, seed

@@ -14,6 +14,7 @@ GRID_DISTANCES = (3, 2, 1, 4, 2, 1, 5, 4, 3, 2)
 """Shortest-path distances to the goal of the cells of GRID_CELLS, counted by hand."""
 
 
+@pytest.mark.shared
 def test_gridworld_numbers_free_cells_row_major(backend):
     ssp = backend.gridworld()
     assert (ssp.n_states, ssp.n_actions, ssp.name) == (10, 4, "gridworld")
@@ -24,6 +25,7 @@ def test_gridworld_numbers_free_cells_row_major(backend):
     assert np.array_equal(ssp.costs, np.ones((10, 4)))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("state", "action", "expected"),
     [
@@ -43,6 +45,7 @@ def test_gridworld_slip_semantics(backend, state, action, expected):
     assert np.allclose(ssp.kernel_dense()[state, action], row, rtol=0, atol=1e-15)
 
 
+@pytest.mark.shared
 def test_deterministic_gridworld_values_are_distances(backend):
     ssp = backend.gridworld(success=1.0, cost=0.5)
     assert ssp.branching == 1
@@ -61,6 +64,7 @@ def test_gridworld_values_agree_between_lp_policy_and_value_iteration(backend):
     assert np.allclose(backend.policy_values(ssp, lp.policy), lp.values, rtol=1e-9)
 
 
+@pytest.mark.shared
 def test_gridworld_values_satisfy_the_bellman_equation(backend):
     ssp = backend.gridworld(success=0.7, walls=((1, 1), (2, 2)))
     values = backend.optimal_values(ssp).values
@@ -70,6 +74,7 @@ def test_gridworld_values_satisfy_the_bellman_equation(backend):
     assert (values >= 1).all()
 
 
+@pytest.mark.shared
 def test_gridworld_records_start(backend):
     ssp = backend.gridworld(start=(2, 0))
     assert ssp.meta["start"] == (2, 0)
@@ -77,11 +82,13 @@ def test_gridworld_records_start(backend):
     assert backend.gridworld().meta["start_state"] is None
 
 
+@pytest.mark.shared
 def test_walled_in_cell_is_named(backend):
     with pytest.raises(backend.NoProperPolicyError, match=r"cell \(2, 2\)"):
         backend.gridworld(rows=3, cols=3, goal=(0, 0), walls=((1, 2), (2, 1)))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("n_actions", [1, 2, 3])
 @pytest.mark.parametrize("p", [1.0, 0.5, 0.25])
 def test_chain_values_and_diameter(backend, p, n_actions):
@@ -98,6 +105,7 @@ def test_chain_values_and_diameter(backend, p, n_actions):
     assert ssp.branching == (1 if p == 1.0 else 2)
 
 
+@pytest.mark.shared
 def test_chain_backward_actions_are_improper_at_the_start(backend):
     ssp = backend.chain(n=3, n_actions=2)
     assert not backend.is_proper(ssp, [1, 0, 0])
@@ -105,6 +113,7 @@ def test_chain_backward_actions_are_improper_at_the_start(backend):
     assert backend.policy_values(ssp, [0, 1, 0]).tolist() == [np.inf, np.inf, 1.0]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(("cost", "q"), [(0.1, 0.5), (0.8, 0.5), (0.0, 0.3), (0.5, 0.5)])
 def test_tradeoff_values(backend, cost, q):
     ssp = backend.tradeoff(cost=cost, q=q)
@@ -128,6 +137,7 @@ def test_zero_cost_loop_improper_policy_beats_every_proper_one(backend):
     assert ssp.meta["V_star"].tolist() == [1.0] and ssp.meta["V_improper"].tolist() == [0.0]
 
 
+@pytest.mark.shared
 def test_theta_example_restricted_values(backend):
     ssp = backend.theta_example()
     assert backend.diameter(ssp).D == pytest.approx(1.0)
@@ -142,6 +152,7 @@ def _support_sizes(ssp):
     return np.diff(ssp.kernel_csr().indptr)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_garnet_structure(backend, sparse):
     S, A, k, c_min = 30, 3, 4, 0.2
@@ -155,6 +166,7 @@ def test_garnet_structure(backend, sparse):
     assert backend.is_proper(ssp, np.zeros(S, dtype=int))
 
 
+@pytest.mark.shared
 def test_garnet_is_deterministic_and_dense_equals_sparse(backend):
     dense = backend.garnet(40, 2, 3, seed=11)
     again = backend.garnet(40, 2, 3, seed=11)
@@ -178,11 +190,13 @@ def test_garnet_supports_have_exact_size(S, A, data, seed):
     assert reference.is_proper(ssp, np.zeros(S, dtype=int))
 
 
+@pytest.mark.shared
 def test_garnet_full_support_uses_every_next_state(backend):
     ssp = backend.garnet(5, 2, 6, seed=3)
     assert (ssp.kernel_dense() > 0).all()
 
 
+@pytest.mark.shared
 def test_trap_closed_form(backend):
     r, p_trap, shortcut = 0.05, 0.5, 0.5
     ssp = backend.trap(r=r, p_trap=p_trap, shortcut_cost=shortcut)
@@ -195,6 +209,7 @@ def test_trap_closed_form(backend):
     assert backend.policy_values(ssp, [1, 0]).tolist() == [1.0, np.inf]
 
 
+@pytest.mark.shared
 def test_trap_with_cheap_shortcut_prefers_it(backend):
     ssp = backend.trap(r=0.5, p_trap=0.1, shortcut_cost=0.2)
     best = backend.optimal_values(ssp)
@@ -210,6 +225,7 @@ def _empirical(ssp, n, rng, backend):
     return backend.SSP(counts / n, ssp.costs, require_proper=False), counts
 
 
+@pytest.mark.statistical
 def test_plain_vi_on_few_samples_returns_an_improper_policy_for_some_seeds(backend):
     ssp = backend.trap()
     improper = 0
@@ -224,6 +240,7 @@ def test_plain_vi_on_few_samples_returns_an_improper_policy_for_some_seeds(backe
     assert 0 < improper < 30
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(("S", "A", "gamma"), [(4, 2, 0.9), (6, 3, 0.5)])
 def test_random_discounted_values_are_discounted_values(backend, S, A, gamma):
     ssp = backend.random_discounted(S, A, gamma=gamma, seed=2)
@@ -237,6 +254,7 @@ def test_random_discounted_values_are_discounted_values(backend, S, A, gamma):
     assert ssp.meta["gamma"] == gamma
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("builder", "kwargs", "error", "pattern"),
     [
@@ -280,6 +298,7 @@ def test_builder_arguments_are_checked(backend, builder, kwargs, error, pattern)
         getattr(backend, builder)(**kwargs)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "builder", ["chain", "tradeoff", "zero_cost_loop", "theta_example", "trap"]
 )

@@ -203,6 +203,7 @@ def test_chain_values_are_n_minus_s_over_p(backend, n, p, sparse):
     np.testing.assert_array_equal(vi.policy, np.zeros(n))
 
 
+@pytest.mark.shared
 def test_chain_diameter_and_b_star(backend):
     # Unit costs: values are hitting times, D_s = (n - s)/p, D = B* = n/p.
     n, p = 6, 0.4
@@ -214,6 +215,7 @@ def test_chain_diameter_and_b_star(backend):
     assert backend.b_star(ssp) == pytest.approx(n / p, rel=1e-9)
 
 
+@pytest.mark.shared
 def test_diameter_ignores_costs(backend):
     # Half-cost chain: values halve, hitting times do not.
     n, p = 5, 0.5
@@ -222,6 +224,7 @@ def test_diameter_ignores_costs(backend):
     assert backend.b_star(ssp) == pytest.approx(0.5 * n / p, rel=1e-9)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("cost, q", [(1.0, 1.0), (0.3, 0.25), (0.0, 0.5)])
 def test_one_state_one_action(backend, cost, q):
     # V = cost + (1 - q) V  =>  V = cost / q;  E[tau] = 1 / q.
@@ -233,6 +236,7 @@ def test_one_state_one_action(backend, cost, q):
     np.testing.assert_allclose(backend.policy_iteration(ssp).values, [cost / q], rtol=1e-12)
 
 
+@pytest.mark.shared
 def test_one_state_tradeoff(backend):
     # Action 0: cost 1, goal surely; action 1: cost 0.1, goal w.p. 0.5 -> value 0.2.
     ssp = _one_state(backend, [[0.0, 1.0], [0.5, 0.5]], [1.0, 0.1])
@@ -267,6 +271,7 @@ def test_zero_cost_improper_loop_is_zero(backend):
     assert not backend.is_proper(ssp, vi.policy)
 
 
+@pytest.mark.shared
 def test_positive_cost_improper_loop_is_infinite(backend):
     ssp = _one_state(backend, [[1.0, 0.0], [0.0, 1.0]], [0.2, 1.0])
     assert backend.policy_values(ssp, [0])[0] == np.inf
@@ -314,6 +319,7 @@ def _leaky_model(backend, leak):
     return backend.SSP(P, c)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("leak", [0.5, 1e-3, 1e-15])
 def test_leak_into_costly_closed_class_is_infinite(backend, leak):
     ssp = _leaky_model(backend, leak)
@@ -390,6 +396,7 @@ def _refuse_elimination(*args, **kwargs):
     raise AssertionError("the elimination ran")
 
 
+@pytest.mark.shared
 def test_large_garnet_is_solved_iteratively(backend, monkeypatch):
     # Above ITERATIVE_MIN_STATES on a random sparse graph, certified BiCGSTAB alone answers.
     S = 2 * chains.ITERATIVE_MIN_STATES
@@ -400,6 +407,7 @@ def test_large_garnet_is_solved_iteratively(backend, monkeypatch):
     np.testing.assert_allclose(backend.policy_values(ssp, policy), expected, rtol=1e-12)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_the_three_solvers_agree(backend, monkeypatch, sparse):
     # Dense LU (dense model), BiCGSTAB (sparse model, forced) and elimination (forced by a
@@ -418,6 +426,7 @@ def test_the_three_solvers_agree(backend, monkeypatch, sparse):
         np.testing.assert_allclose(values, expected, rtol=1e-12)
 
 
+@pytest.mark.shared
 def test_slow_chain_is_eliminated(backend, monkeypatch):
     # A random walk needs about n BiCGSTAB iterations, more than KRYLOV_MAXITER: the
     # elimination answers, exactly up to rounding.
@@ -439,6 +448,7 @@ def test_slow_chain_is_eliminated(backend, monkeypatch):
     assert calls == [(n, n)]
 
 
+@pytest.mark.shared
 def test_tiny_exit_is_read_from_the_goal_entry(backend):
     # p(goal) = 1e-17 next to p(stay) = 1: 1 - p(stay) rounds to 0, but the chain leaves with
     # probability 1e-17 per step, so the expected cost is 1e17 (the row's rounding defect,
@@ -449,6 +459,7 @@ def test_tiny_exit_is_read_from_the_goal_entry(backend):
     np.testing.assert_allclose(backend.hitting_times(ssp, [0]), [1e17], rtol=1e-15)
 
 
+@pytest.mark.shared
 def test_values_beyond_float64_raise_naming_the_states(backend):
     # Drift chain with p = 0.9 towards the wall: V grows like 9**N, beyond 1e308 at N = 400.
     ssp = _drift(backend, 400, 0.9, sparse=True)
@@ -505,6 +516,7 @@ def test_best_proper_values_with_zero_costs(backend, params, frac, zero_seed, ze
     assert np.all(vi.values <= lp.values + 1e-9 * scale)
 
 
+@pytest.mark.shared
 @_examples(30)
 @given(params=garnet_params, frac=st.floats(0, 1))
 def test_optimal_policy_attains_bellman_fixpoint(backend, params, frac):
@@ -521,6 +533,7 @@ def test_optimal_policy_attains_bellman_fixpoint(backend, params, frac):
     np.testing.assert_array_equal(restarted.policy, lp.policy)
 
 
+@pytest.mark.shared
 @_examples(40)
 @given(params=garnet_params, frac=st.floats(0, 1), policy_seed=st.integers(0, 10**6))
 def test_hitting_times_are_unit_cost_values(backend, params, frac, policy_seed):
@@ -535,6 +548,7 @@ def test_hitting_times_are_unit_cost_values(backend, params, frac, policy_seed):
     assert np.all(D_s >= 1 - 1e-9)
 
 
+@pytest.mark.shared
 def test_policy_iteration_from_a_given_proper_policy(backend):
     # Chain where action 1 also advances, with probability p/2: every policy is proper.
     # Starting from "always action 1" (values 2(n-s)/p), PI must switch to action 0.
@@ -553,6 +567,7 @@ def test_policy_iteration_from_a_given_proper_policy(backend):
     np.testing.assert_allclose(result.values, (n - np.arange(n)) / p, rtol=1e-12)
 
 
+@pytest.mark.shared
 def test_theta_example(backend):
     # One state: action 0 exits for 1/2; action 1 is free and reaches g w.p. 0.05
     # (E[tau] = 20). D = 1. theta = 5 excludes action 1: V*_theta = 0.5, although
@@ -571,6 +586,7 @@ def test_theta_example(backend):
     assert unrestricted.values[0] == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.shared
 def test_restricted_values_are_per_state_minima(backend):
     # State 0: action 0 exits for cost 1 in one step, action 1 goes to state 1 for free.
     # State 1: action 0 exits for cost 1; action 1 is free, reaching g w.p. 0.1 (E[tau] = 10).
@@ -593,6 +609,7 @@ def test_restricted_values_are_per_state_minima(backend):
     np.testing.assert_array_equal(loose.policies, [[1, 1], [0, 1]])
 
 
+@pytest.mark.shared
 @_examples(15)
 @given(params=st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(0, 10**6)))
 def test_restricted_values_match_best_proper_for_large_theta(backend, params):
@@ -608,6 +625,7 @@ def test_restricted_values_match_best_proper_for_large_theta(backend, params):
     assert np.all(one.values >= lp.values - 1e-9)
 
 
+@pytest.mark.shared
 def test_restricted_values_refuse_too_many_policies(backend):
     ssp = backend.SSP(_chain_kernel(5, 0.5), np.ones((5, 2)))
     assert backend.restricted_optimal_values(ssp, 2, max_policies=32).n_policies == 32
@@ -667,6 +685,7 @@ def test_bad_input_names_the_argument(backend, call, error, name):
     assert name in str(info.value)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("name", ["optimal_values", "policy_iteration", "diameter", "b_star"])
 def test_exact_solvers_refuse_models_without_proper_policy(backend, name):
     ssp = _one_state(backend, [[1.0, 0.0]], [1.0], require_proper=False)
@@ -674,6 +693,7 @@ def test_exact_solvers_refuse_models_without_proper_policy(backend, name):
         getattr(backend, name)(ssp)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("n, p", [(25, 0.52), (25, 0.9), (18, 0.9), (30, 0.7)])
 def test_drift_chain_matches_exact_arithmetic(backend, n, p, sparse):
@@ -686,6 +706,7 @@ def test_drift_chain_matches_exact_arithmetic(backend, n, p, sparse):
         assert _relative_error(backend.hitting_times(ssp, policy), exact) <= 1e-13
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_slippery_grid_matches_exact_arithmetic(backend, sparse):
     # 6 x 4 grid, 23 states: "up everywhere" costs about 1e10, the optimal policy about 10.
@@ -698,6 +719,7 @@ def test_slippery_grid_matches_exact_arithmetic(backend, sparse):
     assert _relative_error(best.values, _exact_values(ssp, best.policy)) <= 1e-13
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_drift_chain_999_states_matches_an_independent_elimination(backend, sparse):
     # The instance on which a backward-error-checked solve returned 1.2e16 for 1.7e37.
@@ -708,6 +730,7 @@ def test_drift_chain_999_states_matches_an_independent_elimination(backend, spar
     assert values.max() > 1e37
 
 
+@pytest.mark.shared
 def test_drift_chain_large_sparse(backend):
     # 20000 states, values up to 1e18: the sparse elimination against the recursion.
     n, p = 20_000, 0.5003
@@ -717,6 +740,7 @@ def test_drift_chain_large_sparse(backend):
     )
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_ill_conditioned_grid_matches_an_independent_elimination(backend, sparse):
     # 30 x 20 grid, success 0.7: "up everywhere" costs about 1e25.
@@ -822,6 +846,7 @@ def _exact_chain_values(chain, costs, states):
     return values
 
 
+@pytest.mark.shared
 @_examples(30)
 @given(chain=_stiff_chains())
 def test_every_path_is_exact_to_1e10_on_stiff_chains(backend, monkeypatch, chain):
@@ -890,6 +915,7 @@ def _relative_error_over(values, numerators, denominator):
     return max(errors)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("action", [0, 1])
 def test_exact_drift_is_the_rational_elimination(backend, action):
     # The integer recursion behind the long drift chains against Gaussian elimination over
@@ -901,6 +927,7 @@ def test_exact_drift_is_the_rational_elimination(backend, action):
     assert [Fraction(x, denominator) for x in numerators] == _exact_values(ssp, [action] * n)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("n", [40, 400, 1200])
 @pytest.mark.parametrize("p", [0.52, 0.5003, 0.3])
@@ -931,6 +958,7 @@ def test_certified_lu_answers_are_within_certified_rtol(chain):
         assert _relative_error(lu[accepted], np.array(exact)[accepted]) <= chains.CERTIFIED_RTOL
 
 
+@pytest.mark.shared
 def test_too_large_elimination_raises_naming_the_states(backend, monkeypatch):
     # With no certified solve and a dense block above the limit, the answer is refused.
     ssp = _drift(backend, 60, 0.9, sparse=False)
@@ -940,6 +968,7 @@ def test_too_large_elimination_raises_naming_the_states(backend, monkeypatch):
         backend.policy_values(ssp, np.zeros(60, int))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("p", [0.52, 0.7])
 def test_policy_iteration_reaches_v_star_on_the_drift_chain(backend, p):
     # With p > 1/2, action 1 (left w.p. p) is optimal everywhere.
@@ -953,6 +982,7 @@ def test_policy_iteration_reaches_v_star_on_the_drift_chain(backend, p):
     assert _relative_bellman_residual(ssp, result.values) <= 1e-12
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_policy_iteration_and_polished_lp_reach_v_star_on_the_grid(backend, sparse):
     ssp = _slippery_grid(backend, 40, 25, 0.7, sparse)
@@ -968,6 +998,7 @@ def test_policy_iteration_and_polished_lp_reach_v_star_on_the_grid(backend, spar
     assert pi.values.max() < 200
 
 
+@pytest.mark.shared
 @_examples(25)
 @given(params=garnet_params, frac=st.floats(0, 1), c_min=st.sampled_from([0.05, 1.0]))
 def test_polished_lp_satisfies_bellman_to_1e12(backend, params, frac, c_min):
@@ -978,6 +1009,7 @@ def test_polished_lp_satisfies_bellman_to_1e12(backend, params, frac, c_min):
     np.testing.assert_array_equal(backend.policy_values(ssp, best.policy), best.values)
 
 
+@pytest.mark.shared
 def test_policy_iteration_max_iter_returns_the_last_evaluated_policy(backend):
     # From "always action 0" (the bad one) on the drift chain, PI needs two evaluations.
     n, p = 50, 0.6

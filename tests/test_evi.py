@@ -68,6 +68,7 @@ def _boxes(draw):
     return lo, hi, v
 
 
+@pytest.mark.shared
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(box=_boxes())
@@ -82,6 +83,7 @@ def test_inner_problem_equals_linprog(backend, box):
     assert p @ v == pytest.approx(lp.fun, abs=1e-9)
 
 
+@pytest.mark.shared
 def test_inner_problem_on_both_backends_batched(backend):
     rng = np.random.default_rng(4)
     lo = rng.uniform(0, 0.1, (3, 2, 5))
@@ -94,6 +96,7 @@ def test_inner_problem_on_both_backends_batched(backend):
         assert p[idx] @ v == pytest.approx(lp.fun, abs=1e-9)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "lo, hi, v, error, pattern",
     [
@@ -111,6 +114,7 @@ def test_inner_problem_rejects_boxes_missing_the_simplex(backend, lo, hi, v, err
         backend.optimistic_inner(np.array(lo), np.array(hi), np.array(v))
 
 
+@pytest.mark.shared
 def test_inner_ties_go_to_the_goal_then_lower_index(backend):
     lo = np.zeros(4)
     hi = np.full(4, 0.6)

@@ -15,6 +15,7 @@ def restore_threads():
     reference.set_num_threads(None)
 
 
+@pytest.mark.shared
 def test_setting_is_recorded_and_returned(backend, restore_threads):
     backend.set_num_threads(3)
     assert backend.get_num_threads() == 3
@@ -22,6 +23,7 @@ def test_setting_is_recorded_and_returned(backend, restore_threads):
     assert backend.get_num_threads() == 1
 
 
+@pytest.mark.shared
 def test_none_restores_the_environment_default(backend, restore_threads, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "5")
     backend.set_num_threads(2)
@@ -29,6 +31,7 @@ def test_none_restores_the_environment_default(backend, restore_threads, monkeyp
     assert backend.get_num_threads() == 5
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_invalid_thread_counts_are_rejected(backend, bad):
     with pytest.raises(backend.ParameterError, match="`n`"):

@@ -64,6 +64,7 @@ def _stop_after(k):
 # --- model fingerprints --------------------------------------------------------------------
 
 
+@pytest.mark.shared
 def test_fingerprint_is_the_kernel_whatever_its_storage(backend):
     ssp = backend.garnet(6, 2, 3, seed=1)
     twin = backend.garnet(6, 2, 3, seed=1, sparse=True)
@@ -113,6 +114,7 @@ def _chain_simulator(backend, identity, calls=None):
     return backend.SimulatorGenerativeModel(step, 3, 2, identity=identity), ssp.costs
 
 
+@pytest.mark.slow_reference
 def test_resuming_with_another_simulator_identity_is_refused(backend, tmp_path):
     path = tmp_path / "run.ckpt"
     model, costs = _chain_simulator(backend, "chain-3 p=0.8")
@@ -134,6 +136,7 @@ def test_resuming_with_another_simulator_identity_is_refused(backend, tmp_path):
     assert np.array_equal(resumed.calls, expected.calls)
 
 
+@pytest.mark.slow_reference
 def test_resuming_an_unfingerprinted_simulator_warns(backend, tmp_path):
     path = tmp_path / "run.ckpt"
     model, costs = _chain_simulator(backend, None)
@@ -144,6 +147,7 @@ def test_resuming_an_unfingerprinted_simulator_warns(backend, tmp_path):
         backend.solve(model, costs, 0.5, 0.1, alpha=10.0, seed=0, checkpoint=path)
 
 
+@pytest.mark.shared
 def test_simulator_identity_must_be_a_string(backend):
     with pytest.raises(backend.ParameterError, match="`identity` must be a string"):
         backend.SimulatorGenerativeModel(lambda s, a, rng: 0, 1, 1, identity=3)
@@ -181,6 +185,7 @@ def _mutate(path, key, change):
     _rewrite(path, **{key: change(array)})
 
 
+@pytest.mark.shared
 def test_save_load_round_trip_keeps_fingerprint_and_calls(backend, tmp_path):
     path = tmp_path / "store.npz"
     store = _saved_store(backend, path)
@@ -192,6 +197,7 @@ def test_save_load_round_trip_keeps_fingerprint_and_calls(backend, tmp_path):
     assert (loaded.counts_csr() != store.counts_csr()).nnz == 0
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "corrupt, pattern",
     [
@@ -256,6 +262,7 @@ def test_a_checkpoint_with_an_out_of_range_index_does_not_crash_a_resume(backend
     assert out.stdout.strip() == "CheckpointError"
 
 
+@pytest.mark.shared
 def test_save_syncs_a_fresh_temporary_before_renaming_and_a_run_removes_stale_ones(
         backend, tmp_path, monkeypatch):
     path = tmp_path / "store.npz"
@@ -381,6 +388,7 @@ def _unsummed(rows, cols, data, n_rows):
     return indptr, cols[order], data[order]
 
 
+@pytest.mark.shared
 def test_duplicate_entries_of_a_sparse_kernel_do_not_inflate_branching(backend):
     rows = np.array([0, 0, 0, 1])
     cols = np.array([1, 1, 1, 1])
@@ -391,6 +399,7 @@ def test_duplicate_entries_of_a_sparse_kernel_do_not_inflate_branching(backend):
     assert ssp.row(0, 0)[1].tolist() == [1.0]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("fmt, part, pattern", [
     ("coo", "col", r"`P.col` must hold column indices in 0\.\.1; got 9"),
     ("coo", "row", r"`P.row` must hold row indices in 0\.\.1; got 9"),
@@ -403,6 +412,7 @@ def test_malformed_indices_of_other_sparse_formats_are_refused(backend, fmt, par
         backend.SSP(P, [[1.0, 1.0]])
 
 
+@pytest.mark.shared
 def test_an_out_of_range_kernel_index_is_refused(backend):
     P = sp.csr_array(np.array([[0.5, 0.5], [0.0, 1.0]]))
     P.indices[0] = 7
@@ -424,6 +434,7 @@ def test_a_run_beyond_int64_calls_is_refused_before_sampling(backend, kwargs):
     assert model.n_calls == int(model.calls.astype(object).sum())
 
 
+@pytest.mark.shared
 def test_top_up_to_a_target_beyond_int64_is_refused(backend):
     model = backend.TabularGenerativeModel(backend.tradeoff())
     store = backend.SampleStore(1, 2)
@@ -530,6 +541,7 @@ def test_a_model_returning_fewer_samples_than_asked_raises(backend):
         backend.solve(_ShortModel(ssp), ssp.costs, 0.5, 0.1, seed=0)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "answer, pattern",
     [
@@ -659,6 +671,7 @@ def test_n_calls_counts_the_calls_of_a_process_killed_before_its_checkpoint(back
 # --- model input ----------------------------------------------------------------------------
 
 
+@pytest.mark.shared
 def test_a_float32_kernel_is_accepted_and_converted(backend):
     ssp = backend.gridworld(success=0.7)
     single = backend.SSP(ssp.P.astype(np.float32), ssp.costs.astype(np.float32))
@@ -687,6 +700,7 @@ def test_complex_and_object_input_is_refused_by_name(backend, dtype):
             backend.SSP(sp.csr_array(ssp.kernel_csr().astype(dtype)), ssp.costs)
 
 
+@pytest.mark.shared
 def test_a_huge_dense_instance_is_refused_with_a_sparse_suggestion(backend):
     with pytest.raises(backend.TooLargeError, match=r"298\.03 GiB.*`sparse=True`"):
         backend.garnet(10**5, 4, 3)

@@ -19,6 +19,7 @@ def _ssp(backend):
     return backend.SSP(P, [[0.5, 1.0], [1.0, 0.2]])
 
 
+@pytest.mark.shared
 def test_tabular_sample_counts_every_call(backend):
     ssp = _ssp(backend)
     model = backend.TabularGenerativeModel(ssp)
@@ -35,6 +36,7 @@ def test_tabular_sample_counts_every_call(backend):
     assert model.calls[0, 0] == 10 and model.calls[1, 0] == 1 and model.calls[1, 1] == 5
 
 
+@pytest.mark.shared
 def test_tabular_sample_is_the_documented_multinomial(backend):
     ssp = _ssp(backend)
     model = backend.TabularGenerativeModel(ssp)
@@ -45,6 +47,7 @@ def test_tabular_sample_is_the_documented_multinomial(backend):
     assert np.array_equal(cnt, expected[expected > 0])
 
 
+@pytest.mark.shared
 def test_tabular_frequencies_match_the_kernel(backend):
     ssp = _ssp(backend)
     model = backend.TabularGenerativeModel(ssp)
@@ -69,6 +72,7 @@ def _recording_simulator(backend):
     return backend.SimulatorGenerativeModel(step, 2, 2), seen
 
 
+@pytest.mark.shared
 def test_simulator_calls_step_once_per_sample(backend):
     model, seen = _recording_simulator(backend)
     nxt, cnt = model.sample(0, 1, 9, np.random.default_rng(3))
@@ -78,6 +82,7 @@ def test_simulator_calls_step_once_per_sample(backend):
     assert isinstance(model, backend.GenerativeModel)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [3, -1, 1.5, None, True])
 def test_simulator_rejects_states_outside_s_prime(backend, bad):
     model = backend.SimulatorGenerativeModel(lambda s, a, rng: bad, 2, 2)
@@ -88,12 +93,14 @@ def test_simulator_rejects_states_outside_s_prime(backend, bad):
     assert model.n_calls == 1
 
 
+@pytest.mark.shared
 def test_simulator_accepts_numpy_integers_and_the_goal(backend):
     model = backend.SimulatorGenerativeModel(lambda s, a, rng: np.int32(2), 2, 2)
     nxt, cnt = model.sample(0, 0, 4, np.random.default_rng(0))
     assert nxt.tolist() == [2] and cnt.tolist() == [4]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "args, error, pattern",
     [
@@ -111,6 +118,7 @@ def test_store_rejects_bad_samples(backend, args, error, pattern):
     assert store.n_samples == 0
 
 
+@pytest.mark.shared
 def test_sample_rejects_bad_pairs(backend):
     model = backend.TabularGenerativeModel(_ssp(backend))
     rng = np.random.default_rng(0)
@@ -122,6 +130,7 @@ def test_sample_rejects_bad_pairs(backend):
         model.sample(0, 0, -1, rng)
 
 
+@pytest.mark.shared
 def test_store_merges_counts_sparsely(backend):
     store = backend.SampleStore(2, 2)
     store.add(0, 1, [2, 0], [3, 1])
@@ -141,6 +150,7 @@ def test_store_merges_counts_sparsely(backend):
     assert store.counts_dense(max_bytes=96).shape == (2, 2, 3)
 
 
+@pytest.mark.shared
 def test_top_up_reaches_the_target_deterministically(backend):
     ssp = _ssp(backend)
     stores = []
@@ -155,6 +165,7 @@ def test_top_up_reaches_the_target_deterministically(backend):
     assert np.array_equal(stores[0], stores[1])
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bit_generator", ["PCG64", "MT19937", "Philox"])
 def test_save_load_keeps_counts_and_generator(backend, tmp_path, bit_generator):
     ssp = _ssp(backend)
@@ -194,6 +205,7 @@ def _twin_generators(seed):
     return first, second
 
 
+@pytest.mark.shared
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), sparse=st.booleans())
@@ -215,6 +227,7 @@ def test_sample_pairs_makes_the_draws_of_sample_pair_after_pair(backend, seed, s
     assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("n_states", [12, 200])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
@@ -241,6 +254,7 @@ def test_top_up_makes_the_draws_of_the_per_pair_loop(backend, sparse, n_states):
     assert stores[0].counts_csr().has_canonical_format
 
 
+@pytest.mark.shared
 def test_sample_pairs_answers_in_arrays_of_its_own_when_every_next_state_is_drawn(backend):
     """With every next state drawn, the answer is the draws of ``sample`` pair after pair,
     in arrays the caller may change without changing the next answer."""
@@ -280,6 +294,7 @@ def _same_counts(first, second):
     assert first.Gamma_hat == second.Gamma_hat and first.calls_made == second.calls_made
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True])
 def test_a_tabular_model_is_merged_unchecked_as_its_checked_answers(backend, sparse):
     """The answers of a ``TabularGenerativeModel``, merged without checks (and in canonical
@@ -307,6 +322,7 @@ def test_a_tabular_model_is_merged_unchecked_as_its_checked_answers(backend, spa
     assert rngs[0].bit_generator.state == rngs[1].bit_generator.state
 
 
+@pytest.mark.shared
 def test_an_overridden_tabular_sample_pairs_is_checked(backend):
     """A subclass or an instance replacing ``sample_pairs`` has its answers checked."""
     ssp = _ssp(backend)
@@ -325,6 +341,7 @@ def test_an_overridden_tabular_sample_pairs_is_checked(backend):
         assert store.n_samples == 0
 
 
+@pytest.mark.shared
 def test_draw_pairs_calls_a_simulator_pair_after_pair(backend):
     model, seen = _recording_simulator(backend)
     store = backend.SampleStore(2, 2)
@@ -334,6 +351,7 @@ def test_draw_pairs_calls_a_simulator_pair_after_pair(backend):
     assert store.counts_csr()[[3], [2]].tolist() == [3]
 
 
+@pytest.mark.shared
 def test_draw_pairs_keeps_the_samples_drawn_before_a_failing_pair(backend):
     def step(s, a, rng):
         return 2 if s == 0 else -1
@@ -347,6 +365,7 @@ def test_draw_pairs_keeps_the_samples_drawn_before_a_failing_pair(backend):
     assert model.n_calls == 7
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "pairs, n, error, pattern",
     [
@@ -371,6 +390,7 @@ def test_batched_sampling_rejects_bad_requests(backend, pairs, n, error, pattern
     assert model.n_calls == 0 and store.n_samples == 0
 
 
+@pytest.mark.shared
 def test_store_drops_zero_counts_and_keeps_returned_matrices(backend):
     store = backend.SampleStore(2, 2)
     store.add(0, 0, [1, 2], [0, 4])
@@ -382,6 +402,7 @@ def test_store_drops_zero_counts_and_keeps_returned_matrices(backend):
     assert store.Gamma_hat == 1 and store.n_pair[0, 0] == 7
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("indptr", [[0, 2], [1, 1, 2], [0, 3, 2], [0, 1, 3]])
 def test_draw_pairs_rejects_a_bad_sample_pairs_indptr(backend, indptr):
     class Batched:
@@ -409,6 +430,7 @@ class _Answers:
         return self.answer
 
 
+@pytest.mark.shared
 def test_sample_pairs_reuses_the_layout_only_for_the_same_pairs(backend):
     """The layout kept from the last call serves the next call with the same pairs, and no
     other: pairs changed in place by the caller, other pairs, then the first ones again all
@@ -437,6 +459,7 @@ def test_sample_pairs_reuses_the_layout_only_for_the_same_pairs(backend):
     assert rng_batched.bit_generator.state == rng_looped.bit_generator.state
 
 
+@pytest.mark.shared
 def test_store_sums_a_repeated_support_as_scipy_does(backend):
     """Counts read after samples of exactly the stored entries (added on the stored
     structure) and after samples of new ones (a sparse addition) are scipy's sum, array for
@@ -461,6 +484,7 @@ def test_store_sums_a_repeated_support_as_scipy_does(backend):
     assert store.Gamma_hat == 2
 
 
+@pytest.mark.shared
 def test_store_count_table_is_the_checked_table(backend):
     """``count_table`` gives, unchecked, the arrays the checks give for the store's counts."""
     from reference.counts import Counts
@@ -483,6 +507,7 @@ _ENTRY = st.tuples(st.integers(0, 3), st.integers(0, 3))
 _BATCH = st.lists(st.tuples(st.integers(0, 5), st.lists(_ENTRY, max_size=4)), max_size=5)
 
 
+@pytest.mark.shared
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(st.tuples(_BATCH, st.booleans(), st.booleans()), max_size=6))

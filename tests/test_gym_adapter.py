@@ -56,6 +56,7 @@ def test_hand_table_kernel_and_costs():
     np.testing.assert_allclose(ssp.costs, [[0.5, 0.75], [0.5, 0.625]])
 
 
+@pytest.mark.shared
 def test_hand_table_values(backend):
     ssp = backend.SSP(_hand_ssp().P, _hand_ssp().costs)
     # Optimal: action 0 twice, 0.5 + 0.5; from the corridor 0.5.
@@ -119,6 +120,7 @@ def test_option_the_installed_gymnasium_lacks():
         gym_adapter._toy_text_env("CliffWalkingEnv", is_rainy=True)
 
 
+@pytest.mark.shared
 def test_cliff_walking_sizes_and_shortest_path(backend):
     pytest.importorskip("gymnasium")
     built = gym_adapter.cliff_walking()
@@ -132,6 +134,7 @@ def test_cliff_walking_sizes_and_shortest_path(backend):
     assert ssp.costs.max() == pytest.approx(1.0)
 
 
+@pytest.mark.shared
 def test_cliff_walking_cost_scale(backend):
     pytest.importorskip("gymnasium")
     built = gym_adapter.cliff_walking(cost_scale=200.0)
@@ -155,6 +158,7 @@ def test_cliff_walking_slippery_when_available():
     assert ssp.n_states == 37
 
 
+@pytest.mark.shared
 def test_frozen_lake_dry_shortest_path(backend):
     pytest.importorskip("gymnasium")
     built = gym_adapter.frozen_lake(slippery=False)
@@ -179,6 +183,7 @@ def test_frozen_lake_holes_restart():
     assert ssp.branching == 3
 
 
+@pytest.mark.shared
 def test_taxi_pickup_and_dropoff(backend):
     pytest.importorskip("gymnasium")
     built = gym_adapter.taxi()

@@ -85,6 +85,7 @@ def _ssp(backend, rows, cost):
     return backend.SSP(P, c, require_proper=False)
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=60)
 @given(chain=rational_chains(), share=st.integers(1, 16).map(lambda k: Fraction(k, 16)))
 def test_simulation_lemma_under_the_corrected_condition(backend, chain, share):
@@ -107,6 +108,7 @@ def test_simulation_lemma_under_the_corrected_condition(backend, chain, share):
                                                                       rel=1e-9)
 
 
+@pytest.mark.shared
 def test_simulation_lemma_as_printed_fails_with_a_proper_policy_in_both_models(backend):
     """One state, two actions of unit cost; action 1 reaches the goal surely in both models,
     so both have a proper policy, as the lemma requires. Under ``p'`` action 0 reaches the
@@ -168,6 +170,7 @@ def test_lemma_4_optimism_under_the_event(backend, seed, n_states, n_actions, n_
     assert np.all(optimistic <= (1 + 2 * mu / c_min) * out.v_tilde + 1e-9)
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=8)
 @given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 3), n_actions=st.integers(1, 2))
 def test_lemma_5_coverage_at_the_promised_rate(backend, seed, n_states, n_actions):
@@ -197,7 +200,9 @@ def test_lemma_5_radius_where_the_square_root_dominates(backend, n, p_goal):
     sampling error by many standard deviations at every ``N``, so a halved square-root
     term still covers. This pins the constants instead."""
     S, A, delta = 1, 1, 0.1
-    counts = np.array([[[n * (1 - p_goal), n * p_goal]]])
+    goal_samples = round(n * p_goal)
+    p_goal = goal_samples / n
+    counts = np.array([[[n - goal_samples, goal_samples]]], dtype=float)
     L = math.log(S * A * n / delta)
     beta = [4 * math.sqrt(q * L / n) + 28 * L / n for q in (1 - p_goal, p_goal)]
     assert 4 * math.sqrt(min(p_goal, 1 - p_goal) * L / n) > 10 * 28 * L / n
@@ -235,6 +240,7 @@ def _tail_probabilities(Q, units, levels):
     return T
 
 
+@pytest.mark.shared
 @settings(FIXTURE, max_examples=25)
 @given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 4), K=st.sampled_from([1, 2, 4]),
        goal_floor=st.floats(0.02, 0.5))

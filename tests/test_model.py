@@ -23,6 +23,7 @@ def _as_csr(P):
     return sp.csr_array(P.reshape(S * A, S + 1))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "shape",
     [(2, 3), (2, 2, 2), (2, 2, 4), (0, 2, 1), (2, 0, 3), (1, 2, 2, 1)],
@@ -34,16 +35,19 @@ def test_dense_kernel_of_wrong_shape_is_rejected(backend, shape):
     assert str(shape) in str(info.value)
 
 
+@pytest.mark.shared
 def test_non_numeric_kernel_is_rejected(backend):
     with pytest.raises(backend.ShapeError, match="`P` must be a numeric array"):
         backend.SSP([[["a", "b"]]], [[1.0]])
 
 
+@pytest.mark.shared
 def test_sparse_kernel_of_wrong_shape_is_rejected(backend):
     with pytest.raises(backend.ShapeError, match=r"`P` must have shape \(S\*A, S\+1\)"):
         backend.SSP(sp.csr_array(np.ones((5, 3)) / 3), np.ones((2, 2)))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (2, 3), (2, 2, 1)])
 def test_costs_of_wrong_shape_are_rejected(backend, shape):
     pattern = r"`c` must have shape \(S, A\) = \(2, 2\), the sizes of the kernel `P`"
@@ -52,6 +56,7 @@ def test_costs_of_wrong_shape_are_rejected(backend, shape):
     assert str(shape) in str(info.value)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_kernel_is_rejected(backend, bad):
     P = _to_goal(2, 2)
@@ -61,6 +66,7 @@ def test_non_finite_kernel_is_rejected(backend, bad):
         backend.SSP(P, np.ones((2, 2)))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_non_finite_sparse_kernel_is_rejected(backend, bad):
     P = _to_goal(2, 2)
@@ -70,6 +76,7 @@ def test_non_finite_sparse_kernel_is_rejected(backend, bad):
         backend.SSP(_as_csr(P), np.ones((2, 2)))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_non_finite_costs_are_rejected(backend, bad):
     c = np.ones((2, 2))
@@ -79,6 +86,7 @@ def test_non_finite_costs_are_rejected(backend, bad):
         backend.SSP(_to_goal(2, 2), c)
 
 
+@pytest.mark.shared
 def test_negative_probability_is_rejected(backend):
     P = _to_goal(2, 2)
     P[1, 1] = [0.5, 0.7, -0.2]
@@ -87,6 +95,7 @@ def test_negative_probability_is_rejected(backend):
         backend.SSP(P, np.ones((2, 2)))
 
 
+@pytest.mark.shared
 def test_negative_sparse_probability_is_rejected(backend):
     P = _to_goal(2, 2)
     P[1, 0] = [0.5, 0.7, -0.2]
@@ -95,6 +104,7 @@ def test_negative_sparse_probability_is_rejected(backend):
         backend.SSP(_as_csr(P), np.ones((2, 2)))
 
 
+@pytest.mark.shared
 def test_first_row_not_summing_to_one_is_named(backend):
     P = _to_goal(3, 2)
     P[1, 0, 3] = 0.9
@@ -103,6 +113,7 @@ def test_first_row_not_summing_to_one_is_named(backend):
         backend.SSP(P, np.ones((3, 2)))
 
 
+@pytest.mark.shared
 def test_first_sparse_row_not_summing_to_one_is_named(backend):
     P = _to_goal(3, 2)
     P[1, 1, 3] = 1.2
@@ -111,12 +122,14 @@ def test_first_sparse_row_not_summing_to_one_is_named(backend):
         backend.SSP(_as_csr(P), np.ones((3, 2)))
 
 
+@pytest.mark.shared
 def test_row_sum_within_tolerance_is_accepted(backend):
     P = _to_goal(1, 1)
     P[0, 0] = [0.3, 0.7 + 1e-12]
     assert backend.SSP(P, [[1.0]]).n_states == 1
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("bad", [-0.1, 1.5])
 def test_costs_outside_unit_interval_are_rejected(backend, bad):
     c = np.full((2, 2), 0.5)
@@ -126,6 +139,7 @@ def test_costs_outside_unit_interval_are_rejected(backend, bad):
         backend.SSP(_to_goal(2, 2), c)
 
 
+@pytest.mark.shared
 def test_every_validation_error_is_a_value_error(backend):
     for error in (backend.ShapeError, backend.NotFiniteError, backend.ProbabilityError,
                   backend.CostError, backend.NoProperPolicyError, backend.ParameterError,
@@ -133,6 +147,7 @@ def test_every_validation_error_is_a_value_error(backend):
         assert issubclass(error, ValueError)
 
 
+@pytest.mark.shared
 def test_no_proper_policy_names_the_first_bad_state(backend):
     P = _to_goal(3, 2)
     P[1, :, :] = 0.0
@@ -149,6 +164,7 @@ def _positive_but_not_almost_sure():
     return P
 
 
+@pytest.mark.shared
 def test_positive_probability_of_reaching_the_goal_is_not_enough(backend):
     with pytest.raises(backend.NoProperPolicyError, match="from state 0"):
         backend.SSP(_positive_but_not_almost_sure(), np.ones((2, 1)))
@@ -156,6 +172,7 @@ def test_positive_probability_of_reaching_the_goal_is_not_enough(backend):
     assert ssp.proper_states().tolist() == [False, False]
 
 
+@pytest.mark.shared
 def test_a_second_action_restores_assumption_1(backend):
     P = np.array([
         [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]],
@@ -165,6 +182,7 @@ def test_a_second_action_restores_assumption_1(backend):
     assert ssp.proper_states().tolist() == [True, True]
 
 
+@pytest.mark.shared
 def test_only_a_reachable_dead_end_breaks_assumption_1(backend):
     P = np.zeros((3, 2, 4))
     P[0, 0] = [0.0, 0.5, 0.5, 0.0]
@@ -217,6 +235,7 @@ def test_proper_states_match_enumeration_of_policies(P):
     assert sparse.proper_states().tolist() == expected.tolist()
 
 
+@pytest.mark.shared
 def test_branching_and_c_min_are_read_from_the_model(backend):
     P = np.array([
         [[0.2, 0.3, 0.5], [0.0, 0.0, 1.0]],
@@ -232,6 +251,7 @@ def test_branching_and_c_min_are_read_from_the_model(backend):
         assert probs.tolist() == [0.4, 0.6]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("s, a", [(2, 0), (0, 2), (-1, 0), (0, 1.0)])
 def test_row_rejects_pairs_out_of_range(backend, s, a):
     P = np.zeros((2, 2, 3))
@@ -241,6 +261,7 @@ def test_row_rejects_pairs_out_of_range(backend, s, a):
             backend.SSP(kernel, np.ones((2, 2))).row(s, a)
 
 
+@pytest.mark.shared
 def test_explicit_zeros_do_not_count_in_sparse_branching(backend):
     P = _to_goal(2, 1)
     csr = sp.csr_array((np.array([0.0, 1.0, 0.0, 1.0]), np.array([0, 2, 1, 2]),
@@ -250,6 +271,7 @@ def test_explicit_zeros_do_not_count_in_sparse_branching(backend):
     assert np.array_equal(ssp.kernel_dense(), P)
 
 
+@pytest.mark.shared
 def test_huge_sparse_model_is_validated_without_densifying(backend):
     ssp = backend.garnet(100_000, 4, 5, sparse=True, seed=1)
     assert ssp.is_sparse
@@ -259,6 +281,7 @@ def test_huge_sparse_model_is_validated_without_densifying(backend):
         ssp.kernel_dense()
 
 
+@pytest.mark.shared
 def test_kernel_dense_honours_the_byte_limit(backend):
     ssp = backend.garnet(10, 2, 3, sparse=True)
     with pytest.raises(backend.TooLargeError, match="above the limit"):
@@ -266,6 +289,7 @@ def test_kernel_dense_honours_the_byte_limit(backend):
     assert ssp.kernel_dense(max_bytes=8 * 10 * 2 * 11).shape == (10, 2, 11)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("gamma", [0.0, 1.0, 1.5, -0.1, np.nan, np.inf])
 def test_discount_outside_open_unit_interval_is_rejected(backend, gamma):
     P = np.full((2, 2, 2), 0.5)
@@ -273,6 +297,7 @@ def test_discount_outside_open_unit_interval_is_rejected(backend, gamma):
         backend.SSP.from_discounted(P, np.ones((2, 2)), gamma)
 
 
+@pytest.mark.shared
 def test_discounted_kernel_is_validated(backend):
     with pytest.raises(backend.ShapeError, match=r"`P` must have shape \(S, A, S\)"):
         backend.SSP.from_discounted(np.full((2, 2, 3), 1 / 3), np.ones((2, 2)), 0.9)
@@ -282,6 +307,7 @@ def test_discounted_kernel_is_validated(backend):
         backend.SSP.from_discounted(P, np.ones((2, 2)), 0.9)
 
 
+@pytest.mark.shared
 def test_sparse_discounted_kernel_names_the_first_bad_pair(backend):
     P = np.full((2, 3, 2), 0.5)
     P[1, 2] = [0.5, 0.4]
@@ -290,6 +316,7 @@ def test_sparse_discounted_kernel_names_the_first_bad_pair(backend):
         backend.SSP.from_discounted(csr, np.ones((2, 3)), 0.9)
 
 
+@pytest.mark.shared
 def test_model_keeps_its_own_read_only_copy_of_the_costs(backend):
     c = np.ones((2, 2))
     ssp = backend.SSP(_to_goal(2, 2), c)
@@ -306,6 +333,7 @@ def _discounted_values(P, c, gamma, policy):
     return np.linalg.solve(np.eye(S) - gamma * P[states, policy], c[states, policy])
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_ssp_values_of_a_converted_dmdp_are_its_discounted_values(backend, sparse):
     rng = np.random.default_rng(7)

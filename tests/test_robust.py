@@ -40,6 +40,7 @@ def _box_and_values(draw):
     return lo, hi, v
 
 
+@pytest.mark.shared
 @SETTINGS
 @given(case=_box_and_values())
 def test_pessimistic_inner_solves_the_lp(backend, case):
@@ -52,6 +53,7 @@ def test_pessimistic_inner_solves_the_lp(backend, case):
     assert (p >= lo - 1e-15).all() and (p <= hi + 1e-15).all() and p.sum() == pytest.approx(1.0)
 
 
+@pytest.mark.shared
 def test_pessimistic_inner_fills_the_goal_last(backend):
     lo = np.array([0.0, 0.0, 0.0])
     hi = np.array([0.5, 0.5, 1.0])

@@ -88,8 +88,8 @@ def register(subparsers):
         "eps-optimality (solve_certified) (default: paper)",
     )
     parser.add_argument(
-        "--kind", choices=time_uniform_box_kinds(), default="kl",
-        help="confidence sets of --method certified (default: kl)",
+        "--kind", choices=time_uniform_box_kinds(), default="mixture",
+        help="confidence sets of --method certified (default: mixture)",
     )
     parser.add_argument(
         "--relative", action="store_true",

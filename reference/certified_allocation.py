@@ -1,0 +1,154 @@
+r"""How :func:`~reference.certified.solve_certified` spreads each round's new calls over the pairs.
+
+The adaptive allocation aims the pairs of the optimistic policy at counts that
+shrink the bracket ``U - L`` where it is still too wide, keeps every pair not
+yet ruled out at a floor, and, when the run stops on the policy's own
+certificate (:mod:`reference.policy_gap`), also samples the rival actions
+whose separation from the policy's action is within reach.
+"""
+
+import math
+
+import numpy as np
+
+from .chains import poured_occupancy
+
+GROWTH = 1.05
+"""Factor by which :func:`~reference.certified.solve_certified` grows the total number of calls
+per round; the stop is checked after every round."""
+
+ALLOCATION_GRID = 2.0**16
+"""Each pair's share of a round is rounded to a multiple of ``1 / ALLOCATION_GRID`` calls
+before it is split into whole calls, so that both backends (whose sums may differ in the
+last bits) draw the same samples."""
+
+RIVAL_REACH = 0.5
+"""Rival sampling (:func:`_rivals`): the share of the policy's own bracket by which a rival's
+empirical Q-value may fall short of the bracket's top and still be sampled."""
+
+FLOOR_SHARE = 0.02
+"""Adaptive allocation: every pair not yet ruled out is kept at this share of the mean count."""
+
+def _means(boxes, rows, *vectors):
+    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``)."""
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
+        np.cumsum(stored) - stored, stored)
+    owner = np.repeat(np.arange(rows.size), stored)
+    p_hat, cols = boxes.p_hat[entry], boxes.indices[entry]
+    return tuple(np.bincount(owner, weights=p_hat * v[cols], minlength=rows.size)
+                 for v in vectors)
+
+
+def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
+    r"""Per state, the rival of ``policy``'s action and whether sampling it could separate them.
+
+    The rival of ``s`` is the other action of least optimistic Q-value
+    ``q_low``. It is worth sampling when it is not yet separated
+    (:math:`\underline Q(s, b) \le U(s)`) but its empirical Q-value
+    :math:`c(s, b) + \hat p \cdot L` (where its optimistic one tends as its box
+    shrinks) is above :math:`\bar Q - r (\bar Q - \underline Q)` on the bracket
+    :math:`[\underline Q(s, \pi(s)), \bar Q(s, \pi(s))]` of the policy's own
+    action, ``r`` = :data:`RIVAL_REACH`: separation is then within reach of the
+    rival's samples and a share ``r`` of the policy's bracket. Returns ``(rows, open)``: the rival's row of
+    every state and the mask of those worth sampling.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    states = np.arange(S)
+    other = q_low.copy()
+    other[states, policy] = np.inf
+    rival = np.argmin(other, axis=1)
+    rows = states * A + rival
+    q_up = costs[states, policy] + kernels.pour_values(boxes, states * A + policy,
+                                                       np.append(upper, 0.0), True)
+    q_hat = costs[states, rival] + _means(boxes, rows, np.append(lower, 0.0))[0]
+    with np.errstate(invalid="ignore"):
+        middle = q_up - RIVAL_REACH * (q_up - q_low[states, policy])
+        open_ = (A > 1) & (other[states, rival] <= upper) & (q_hat > middle)
+    return rows, open_
+
+
+def _widths(kernels, boxes, rows, upper, lower):
+    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
+
+    ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
+    optimist's against ``lower``; a pair that can reach an infinite
+    ``upper`` gets ``inf``.
+    """
+    u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
+    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    best = kernels.pour_values(boxes, rows, l_ext, False)
+    n = boxes.n[rows]
+    mean_u, mean_l = _means(boxes, rows, u_ext, l_ext)
+    with np.errstate(invalid="ignore"):
+        width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
+    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
+
+
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
+                    goal_gap, rivals):
+    r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
+
+    With ``nu`` the expected visits of the optimistic policy (in its kernel)
+    from the states whose gap exceeds the target, ``w`` the width term of its
+    pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
+    optimistic policy aim at counts proportional to
+    :math:`(\nu w \sqrt{n})^{2/3}`, the allocation minimising
+    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
+    whose optimistic Q-value does not already exceed ``upper`` are kept at
+    :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
+    largest finite one (at least 1). With ``rivals`` (the stop on the
+    policy's certificate), the rival of each visited state that
+    :func:`_rivals` finds worth sampling gets the same score with its own
+    width, at its state's visits.
+    """
+    S, A = boxes.n_states, boxes.n_actions
+    states = np.arange(S)
+    gaps = np.where(np.isinf(upper), np.inf, upper - lower)
+    start = (gaps > goal_gap).astype(float)
+    visits = poured_occupancy(kernel_l, start)
+    rows = states * A + policy_l
+    width = _widths(kernels, boxes, rows, upper, lower)
+    finite = width[np.isfinite(width)]
+    width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
+    n = boxes.n
+    score = np.zeros(S * A)
+    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
+    q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
+                                        False).reshape(S, A)
+    if rivals:
+        rival, open_ = _rivals(kernels, boxes, costs, q_low, policy_l, lower, upper)
+        open_ &= visits > 0
+        rival = rival[open_]
+        rival_width = _widths(kernels, boxes, rival, upper, lower)
+        rival_width = np.where(np.isfinite(rival_width), rival_width,
+                               max(1.0, float(finite.max(initial=0.0))))
+        score[rival] += (visits[open_] * rival_width
+                         * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
+    target = np.zeros(S * A)
+    if score.sum() > 0:
+        target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
+    alive = (q_low <= upper[:, None]).ravel()
+    target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
+    return np.maximum(target - n, 0.0)
+
+
+def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap, rivals=False):
+    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
+    ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
+    S, A = boxes.n_states, boxes.n_actions
+    if allocation == "uniform":
+        per_pair = math.ceil(GROWTH * n_calls / (S * A))
+        more = np.maximum(per_pair - boxes.n, 0.0)
+        total = min(cap, int(more.sum()))
+    else:
+        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap,
+                               rivals)
+        if not more.sum() > 0:
+            more[np.arange(S) * A + state[1]] = 1.0
+        total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
+    share = np.round(more * (total / more.sum()) * ALLOCATION_GRID) / ALLOCATION_GRID
+    draws = np.floor(share).astype(np.int64)
+    spare = total - int(draws.sum())
+    draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
+    return draws
