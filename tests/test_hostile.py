@@ -35,13 +35,15 @@ def test_solve_certified_refuses_a_delta_whose_log_term_would_overflow(backend):
     ssp = backend.tradeoff()
     with pytest.raises(backend.NumericRangeError,
                        match=r"N = 1e\+06 \(`budget`.*`delta` must be at least 4\.4\d*e-296"):
-        backend.solve_certified(ssp, ssp.costs, 0.1, 1e-300, seed=0, budget=10**6)
+        backend.solve_certified(ssp, ssp.costs, 0.1, 1e-300, kind="kl", seed=0, budget=10**6)
     with pytest.raises(backend.NumericRangeError, match="'bernstein' boxes"):
         backend.solve_certified(ssp, ssp.costs, 0.1, 1e-300, kind="bernstein", seed=0,
                                 budget=10**6)
     # 2 S A (S+1) N (N+1) / delta at N = 10^6 and delta = 1e-290 is about 8e302: finite.
-    res = backend.solve_certified(ssp, ssp.costs, 0.1, 1e-290, seed=0, budget=10**6)
+    res = backend.solve_certified(ssp, ssp.costs, 0.1, 1e-290, kind="kl", seed=0, budget=10**6)
     assert res.certified and res.n_calls <= 10**6
+    with pytest.raises(backend.NumericRangeError, match="'mixture' boxes"):
+        backend.solve_certified(ssp, ssp.costs, 0.1, 5e-324, kind="mixture", seed=0)
 
 
 def test_solve_certified_without_budget_refuses_a_tiny_delta_at_once(backend):
@@ -49,7 +51,7 @@ def test_solve_certified_without_budget_refuses_a_tiny_delta_at_once(backend):
         import {backend.__name__} as b
         ssp = b.tradeoff()
         try:
-            b.solve_certified(ssp, ssp.costs, 0.1, 1e-290, seed=0)
+            b.solve_certified(ssp, ssp.costs, 0.1, 1e-290, kind="kl", seed=0)
         except b.NumericRangeError as exc:
             print(exc)
     """, timeout=120)
@@ -65,8 +67,8 @@ def test_confidence_boxes_refuse_an_overflowing_log_term(backend):
         with pytest.raises(backend.NumericRangeError, match=f"'{kind}' boxes overflows"):
             backend.confidence_boxes(counts, 1e-300, kind)
     with pytest.raises(backend.NumericRangeError):
-        backend.certify(counts, np.ones((1, 2)), [0], 1e-300)
-    boxes = backend.confidence_boxes(counts, 1e-250)
+        backend.certify(counts, np.ones((1, 2)), [0], 1e-300, kind="kl")
+    boxes = backend.confidence_boxes(counts, 1e-250, kind="kl")
     assert boxes.lo.min() > 0.99
 
 
