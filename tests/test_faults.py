@@ -262,7 +262,6 @@ def test_a_checkpoint_with_an_out_of_range_index_does_not_crash_a_resume(backend
     assert out.stdout.strip() == "CheckpointError"
 
 
-@pytest.mark.shared
 def test_save_syncs_a_fresh_temporary_before_renaming_and_a_run_removes_stale_ones(
         backend, tmp_path, monkeypatch):
     path = tmp_path / "store.npz"
