@@ -515,7 +515,8 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     _alternatives(inst, _moves(inst, moves), found, seen)
     previous = 0.0
     for round_ in range(REFINE_ROUNDS + 1):
-        kl_matrix = np.array([alt.kl.ravel() for alt in found]).reshape(len(found), -1)
+        kl_matrix = np.array([alt.kl.ravel() for alt in found]).reshape(len(found),
+                                                                          inst.costs.size)
         value, allocation, weights, converged, how = _program(kl_matrix)
         if (round_ == REFINE_ROUNDS or "tilt" not in moves or not found
                 or value <= previous * (1.0 + REFINE_RTOL)):
@@ -524,6 +525,8 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
         _alternatives(inst, _weighted_tilts(inst, allocation.reshape(inst.costs.shape)), found,
                       seen)
     kl_delta = kl_bernoulli(delta, 1.0 - delta)
+    if not np.isfinite(kl_delta):
+        kl_delta = (1.0 - 2.0 * delta) * (np.log1p(-delta) - np.log(delta))
     bound = kl_delta * value
     message = (f"{target} target at eps = {eps:g}, delta = {delta:g}: expected calls >= "
                f"{bound:.6g} from {len(found)} checked alternatives; {how}")

@@ -42,6 +42,8 @@ def test_solve_certified_refuses_a_delta_whose_log_term_would_overflow(backend):
     # 2 S A (S+1) N (N+1) / delta at N = 10^6 and delta = 1e-290 is about 8e302: finite.
     res = backend.solve_certified(ssp, ssp.costs, 0.1, 1e-290, kind="kl", seed=0, budget=10**6)
     assert res.certified and res.n_calls <= 10**6
+    with pytest.raises(backend.NumericRangeError, match="'mixture' boxes"):
+        backend.solve_certified(ssp, ssp.costs, 0.1, 5e-324, kind="mixture", seed=0)
 
 
 def test_solve_certified_without_budget_refuses_a_tiny_delta_at_once(backend):
@@ -66,10 +68,8 @@ def test_confidence_boxes_refuse_an_overflowing_log_term(backend):
             backend.confidence_boxes(counts, 1e-300, kind)
     with pytest.raises(backend.NumericRangeError):
         backend.certify(counts, np.ones((1, 2)), [0], 1e-300, kind="kl")
-    boxes = backend.confidence_boxes(counts, 1e-250)
+    boxes = backend.confidence_boxes(counts, 1e-250, kind="kl")
     assert boxes.lo.min() > 0.99
-    with pytest.raises(backend.NumericRangeError, match="'mixture' boxes overflows"):
-        backend.certify(counts, np.ones((1, 2)), [0], 5e-324)
 
 
 # --- solve_certified: calls, not samples; the budget holds through a kill ------------------
@@ -418,3 +418,12 @@ def test_sspgm_solve_refuses_a_fifo_as_its_checkpoint_at_once(tmp_path):
                           str(fifo)], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "is not a regular file" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_instance_lower_bound_of_extreme_eps_and_delta(backend):
+    ssp = backend.chain(2, 0.8)
+    assert backend.instance_lower_bound(ssp, 7e16, 0.1).bound == 0.0
+    tiny = backend.instance_lower_bound(ssp, 0.5, 1e-300)
+    # kl(d, 1 - d) = (1 - 2 d) log((1 - d) / d), which is 300 log(10) at d = 1e-300.
+    assert tiny.kl_delta == pytest.approx(300 * np.log(10.0), rel=1e-15)
+    assert np.isfinite(tiny.bound) and tiny.bound > 0
