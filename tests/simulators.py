@@ -138,3 +138,29 @@ class UnloadableOnWorkers:
 
     def __call__(self, s, a, n, rng):
         return np.full(n, s)
+
+
+class KilledAfter:
+    """A tabular model that is interrupted right after its ``k``-th batch of samples."""
+
+    def __init__(self, backend, ssp, k):
+        self.inner = backend.TabularGenerativeModel(ssp)
+        self.n_states, self.n_actions = ssp.n_states, ssp.n_actions
+        self.k = k
+        self.batches = 0
+        self.drawn = 0
+
+    @property
+    def fingerprint(self):
+        return self.inner.fingerprint
+
+    def sample_pairs(self, pairs, n, rng):
+        out = self.inner.sample_pairs(pairs, n, rng)
+        self.batches += 1
+        self.drawn += int(np.sum(n))
+        if self.batches == self.k:
+            raise KeyboardInterrupt
+        return out
+
+    def sample(self, s, a, n, rng):
+        raise AssertionError("the store draws in batches")

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import simulators
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -584,38 +585,12 @@ def test_an_exception_inside_a_simulator_names_the_pair_and_the_round(backend):
 # --- the calls of a round lost before its checkpoint ---------------------------------------
 
 
-class _KilledAfter:
-    """A tabular model that is interrupted right after its ``k``-th batch of samples."""
-
-    def __init__(self, backend, ssp, k):
-        self.inner = backend.TabularGenerativeModel(ssp)
-        self.n_states, self.n_actions = ssp.n_states, ssp.n_actions
-        self.k = k
-        self.batches = 0
-        self.drawn = 0
-
-    @property
-    def fingerprint(self):
-        return self.inner.fingerprint
-
-    def sample_pairs(self, pairs, n, rng):
-        out = self.inner.sample_pairs(pairs, n, rng)
-        self.batches += 1
-        self.drawn += int(np.sum(n))
-        if self.batches == self.k:
-            raise KeyboardInterrupt
-        return out
-
-    def sample(self, s, a, n, rng):
-        raise AssertionError("the store draws in batches")
-
-
 def test_n_calls_counts_the_calls_of_a_round_lost_before_its_checkpoint(backend, tmp_path):
     ssp = backend.trap(r=0.3)
     kwargs = dict(theta=2.0, alpha=10.0, seed=3)
     full = backend.solve(ssp, ssp.costs, 0.5, 0.1, **kwargs)
     path = tmp_path / "run.ckpt"
-    killed = _KilledAfter(backend, ssp, 3)
+    killed = simulators.KilledAfter(backend, ssp, 3)
     with pytest.raises(KeyboardInterrupt):
         backend.solve(killed, ssp.costs, 0.5, 0.1, checkpoint=path, **kwargs)
     at_checkpoint = backend.SampleStore.load(path)[0].n_samples

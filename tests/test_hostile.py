@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import simulators
 import sympy
 
 from sspgm.cli import main
@@ -75,37 +76,11 @@ def test_confidence_boxes_refuse_an_overflowing_log_term(backend):
 # --- solve_certified: calls, not samples; the budget holds through a kill ------------------
 
 
-class _KilledAfter:
-    """A tabular model that is interrupted right after its ``k``-th batch of samples."""
-
-    def __init__(self, backend, ssp, k):
-        self.inner = backend.TabularGenerativeModel(ssp)
-        self.n_states, self.n_actions = ssp.n_states, ssp.n_actions
-        self.k = k
-        self.batches = 0
-        self.drawn = 0
-
-    @property
-    def fingerprint(self):
-        return self.inner.fingerprint
-
-    def sample_pairs(self, pairs, n, rng):
-        out = self.inner.sample_pairs(pairs, n, rng)
-        self.batches += 1
-        self.drawn += int(np.sum(n))
-        if self.batches == self.k:
-            raise KeyboardInterrupt
-        return out
-
-    def sample(self, s, a, n, rng):
-        raise AssertionError("the store draws in batches")
-
-
 def test_solve_certified_counts_the_calls_of_a_round_lost_to_a_kill(backend, tmp_path):
     ssp = backend.gridworld()
     full = backend.solve_certified(ssp, ssp.costs, 0.2, 0.1, seed=0)
     path = tmp_path / "run.ckpt"
-    killed = _KilledAfter(backend, ssp, 4)
+    killed = simulators.KilledAfter(backend, ssp, 4)
     with pytest.raises(KeyboardInterrupt):
         backend.solve_certified(killed, ssp.costs, 0.2, 0.1, seed=0, checkpoint=path)
     kept = backend.SampleStore.load(path)[0].n_samples
@@ -125,7 +100,7 @@ def test_a_budget_is_never_exceeded_by_a_run_that_lost_calls(backend, tmp_path):
     ssp = backend.gridworld()
     budget = 40_000
     path = tmp_path / "run.ckpt"
-    killed = _KilledAfter(backend, ssp, 6)
+    killed = simulators.KilledAfter(backend, ssp, 6)
     with pytest.raises(KeyboardInterrupt):
         backend.solve_certified(killed, ssp.costs, 0.01, 0.1, seed=0, checkpoint=path,
                                 budget=budget)
@@ -141,7 +116,7 @@ def test_a_budget_spent_before_the_first_round_is_refused(backend, tmp_path):
     ssp = backend.gridworld()
     first = ssp.n_states * ssp.n_actions * backend.INITIAL_PER_PAIR
     path = tmp_path / "run.ckpt"
-    killed = _KilledAfter(backend, ssp, 1)
+    killed = simulators.KilledAfter(backend, ssp, 1)
     with pytest.raises(KeyboardInterrupt):
         backend.solve_certified(killed, ssp.costs, 0.2, 0.1, seed=0, checkpoint=path,
                                 budget=first + 10)
