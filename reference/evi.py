@@ -256,7 +256,7 @@ def confidence_box(counts, delta, kind="paper"):
         Sample counts (:class:`~reference.counts.Counts`).
     delta : float in (0, 1)
         Confidence level.
-    kind : {"paper", "bernstein", "kl"}, default "paper"
+    kind : {"paper", "bernstein", "kl", "mixture"}, default "paper"
         ``"paper"`` is Lemma 5's box ``[p_hat - beta, p_hat + beta] ∩ [0, 1]``;
         the time-uniform kinds are those of
         :func:`~reference.confidence.confidence_boxes` (which keeps them sparse).

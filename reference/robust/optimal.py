@@ -117,7 +117,7 @@ def robust_optimal_values(kernels, counts, costs, delta, kind="kl", policy=None)
         Costs, ``>= 0``.
     delta : float in (0, 1)
         Confidence level of the boxes.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"kl", "mixture", "bernstein", "paper"}, default "kl"
         The boxes.
     policy : array_like of int, shape (S,), optional
         Starting policy (for example EVI's); by default the optimist's policy

@@ -275,7 +275,7 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
         The policy.
     delta : float in (0, 1)
         Confidence level of the boxes.
-    kind : {"kl", "bernstein", "paper"}, default "kl"
+    kind : {"kl", "mixture", "bernstein", "paper"}, default "kl"
         The boxes (:func:`reference.confidence.confidence_boxes`).
 
     Returns
