@@ -29,6 +29,8 @@ extensions = [
     "summaries",
 ]
 
+smartquotes_action = "qe"  # quotes and ellipses; "--option" keeps its two hyphens
+
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_ext", "examples", "gallery", "validation", "benchmarks"]
@@ -61,7 +63,7 @@ html_title = f"sspgm {release}"
 html_theme_options = {
     "description": "Stochastic shortest paths from a generative model, with certificates",
     "fixed_sidebar": True,
-    "page_width": "1100px",
-    "sidebar_width": "230px",
+    "page_width": "1240px",
+    "sidebar_width": "240px",
 }
 html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}

@@ -14,6 +14,8 @@ import importlib.util
 import inspect
 import os
 
+from sspgm.plain_text import plain
+
 __all__ = [
     "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
     "time_uniform_box_kinds",
@@ -150,6 +152,6 @@ def describe_instance_help():
         summary, parameters = builder_signature(name)
         parts = [f"{option_flag(key)} {_format_default(default)}"
                  for key, default in parameters.items()]
-        lines.append(f"  {name}: {summary}")
+        lines.append(f"  {name}: {plain(summary)}")
         lines.append(f"      {' '.join(parts) if parts else '(no parameters)'}")
     return "\n".join(lines)

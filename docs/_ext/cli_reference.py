@@ -10,11 +10,16 @@ exactly what ``--help`` says.
 """
 
 import argparse
+import textwrap
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
 
 from sspgm.cli import build_parser
+
+
+USAGE_WIDTH = 88
+"""Characters per line of a usage block (the body of a page shows about 90)."""
 
 
 def _subparser(parser, name):
@@ -53,8 +58,6 @@ def _option(action, formatter):
         group += option
     description = nodes.description()
     help_text = formatter._expand_help(action) if action.help else ""
-    if action.choices and not isinstance(action, argparse._SubParsersAction):
-        help_text += f" (one of: {', '.join(map(str, action.choices))})"
     description += nodes.paragraph(text=help_text.strip())
     item = nodes.option_list_item()
     item += group
@@ -83,6 +86,8 @@ def render_parser(parser):
         out.extend(_paragraphs(parser.description))
     usage = formatter._format_usage(parser.usage, parser._actions,
                                     parser._mutually_exclusive_groups, "usage: ").strip()
+    usage = textwrap.fill(" ".join(usage.split()), USAGE_WIDTH, subsequent_indent="    ",
+                          break_long_words=False, break_on_hyphens=False)
     out.append(nodes.literal_block(text=usage, language="none"))
     for group in parser._action_groups:
         actions = [a for a in group._group_actions if a.help is not argparse.SUPPRESS]

@@ -12,6 +12,7 @@ eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
 """
 
 from sspgm.cli import COMMANDS
+from sspgm.plain_text import plain
 
 
 def register(subparsers):
@@ -19,7 +20,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "bounds",
         help=COMMANDS["bounds"],
-        description=__doc__.split("\n\n")[1],
+        description=plain(__doc__.split("\n\n")[1]),
     )
     p.add_argument("--eps", type=float, required=True, help="accuracy in (0, 1]")
     p.add_argument("--B", type=float, required=True,

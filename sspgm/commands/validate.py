@@ -17,6 +17,7 @@ import time
 
 from sspgm import BACKENDS
 from sspgm.cli import import_extra
+from sspgm.plain_text import plain
 from sspgm.validation.spec import STANDARD_SWEEPS
 
 ROWS_FILE = "validation.csv"
@@ -35,7 +36,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "validate",
         help="check the theorems on instances (sweep, summary, plots)",
-        description=__doc__.split("\n\n")[1],
+        description=plain(__doc__.split("\n\n")[1]),
     )
     p.add_argument("--instances", nargs="+", metavar="SPEC",
                    help="instance specs NAME or NAME:key=value,key=value "
