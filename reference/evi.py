@@ -185,11 +185,30 @@ def bernstein_radius(kernels, counts, delta):
         counts: the radius would be NaN), or a pair holds more than
         ``2^63 - 1`` samples.
 
+    See Also
+    --------
+    bernstein_radius_sum : the sum over next states, without densifying.
+    confidence_box : the boxes these radii make.
+    extended_value_iteration : value iteration over those boxes.
+
     Notes
     -----
     docs/semantics.md fixes what Lemma 5 leaves open: the logarithm is natural,
     ``S`` is the number of non-goal states, and the goal gets a radius like
     every other next state.
+
+    Examples
+    --------
+    One pair with 3 samples staying and 1 reaching the goal, at ``delta = 0.1``:
+    ``L = log(1 * 1 * 4 / 0.1) = log 40`` and the goal's radius is
+    ``4 sqrt(L / 16) + 7 L = 27.74``, far above 1 (no information yet); with
+    a million samples it is below 0.01.
+
+    >>> import numpy as np
+    >>> bernstein_radius(np.array([[[3, 1]]]), 0.1).round(2)
+    array([[[29.15, 27.74]]])
+    >>> bernstein_radius(np.array([[[750_000, 250_000]]]), 0.1).round(4)
+    array([[[0.0144, 0.0085]]])
     """
     counts = dense_counts(counts)
     delta = check_delta(delta)
@@ -221,6 +240,21 @@ def bernstein_radius_sum(counts, delta):
     ------
     ShapeError, NotFiniteError, ParameterError, SparseFormatError, NumericRangeError
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
+
+    See Also
+    --------
+    bernstein_radius : the radius of every next state.
+    estimate_diameter : Alg. 4, which samples until this sum is small.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.array([[[750_000, 250_000]]])
+    >>> bernstein_radius_sum(counts, 0.1).round(4)
+    array([[0.0228]])
+    >>> total = bernstein_radius(counts, 0.1).sum(axis=-1)
+    >>> bool(np.allclose(bernstein_radius_sum(counts, 0.1), total))
+    True
     """
     delta = check_delta(delta)
     counts = Counts(counts)
@@ -277,6 +311,22 @@ def confidence_box(counts, delta, kind="paper"):
         (``sum hi < 1``), which happens only for the paper's box of a pair
         without samples and a ``delta`` so close to 1 that
         ``28 (S+1) log(S A / delta) < 1``.
+
+    See Also
+    --------
+    reference.confidence.confidence_boxes : the boxes of any kind, stored sparse.
+    bernstein_radius : the radii of the paper's box.
+    optimistic_inner : the best kernel in a box for given values.
+
+    Examples
+    --------
+    A million samples of a pair that stays w.p. 3/4 and reaches the goal w.p. 1/4:
+    each box is ``p_hat`` plus or minus its radius (:func:`bernstein_radius`).
+
+    >>> import numpy as np
+    >>> lo, hi = confidence_box(np.array([[[750_000, 250_000]]]), 0.1)
+    >>> lo.round(4), hi.round(4)
+    (array([[[0.7356, 0.2415]]]), array([[[0.7644, 0.2585]]]))
     """
     if kind != "paper":
         return confidence.confidence_boxes(counts, delta, kind).to_dense()
@@ -344,6 +394,22 @@ def optimistic_inner(lo, hi, v):
 
             p = \arg\min \Big\{ \sum_{s'} p(s') v(s') :
             lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
+
+    See Also
+    --------
+    confidence_box : the boxes of Lemma 5.
+    extended_value_iteration : which solves this problem for every pair in every sweep.
+
+    Examples
+    --------
+    Next states 0 and 1 with values 1 and 3, and the goal (value 0, last). The
+    mass left above the lower ends, ``1 - 0.3 = 0.7``, is poured into the goal
+    first (up to its upper end 0.5), then into state 0 (0.2 more):
+
+    >>> import numpy as np
+    >>> lo, hi = np.array([0.1, 0.2, 0.0]), np.array([0.6, 0.7, 0.5])
+    >>> optimistic_inner(lo, hi, np.array([1.0, 3.0, 0.0]))
+    array([0.3, 0.2, 0.5])
     """
     lo, hi, v = checked_box(lo, hi, v)
     return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), goal_first_order(v))
@@ -437,6 +503,13 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         As in :func:`bernstein_radius`, or if the iterates stop being finite
         (never a NaN policy).
 
+    See Also
+    --------
+    confidence_box : the sets it optimises over.
+    optimistic_inner : its inner problem.
+    search : Alg. 2, which runs it on growing samples.
+    solve : Alg. 1 and Alg. 3.
+
     Notes
     -----
     With ``v_0 = 0`` and the box ``B(s, a)`` of :func:`confidence_box`
@@ -457,6 +530,21 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     :func:`optimistic_inner` (goal first, stable sort), the policy's ties to
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
+
+    Examples
+    --------
+    On :func:`~reference.tradeoff` (action 0 reaches the goal at cost 1, action 1
+    costs 0.1 and reaches it w.p. 1/2: ``V* = 0.2``), from a million samples per
+    pair at their exact frequencies: ``v_tilde`` is optimistic (Lemma 4), below
+    ``V*``, and the policy is the optimal one.
+
+    >>> import numpy as np
+    >>> from reference import tradeoff
+    >>> ssp = tradeoff()
+    >>> counts = np.array([[[0, 10**6], [500_000, 500_000]]])
+    >>> res = extended_value_iteration(counts, ssp.costs, delta=0.1, mu=0.001)
+    >>> res.v_tilde.round(3), res.policy, bool(res.converged)
+    (array([0.194]), array([1]), True)
     """
     counts, scanned = read_counts(kernels, counts)
     largest = np.nan if counts.storage == "csr" else scanned.largest

@@ -470,6 +470,21 @@ def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
         If a size is not an integer >= 1, or ``max_bytes`` not one >= 0.
     TooLargeError
         Naming the size, and advising a sparse kernel.
+
+    See Also
+    --------
+    SSP : takes the kernel dense or as a ``scipy.sparse`` CSR matrix.
+
+    Examples
+    --------
+    A grid of 100 states with 4 actions fits; 10^5 states with 10 actions would
+    need 745 GiB:
+
+    >>> check_dense_kernel_size(100, 4)
+    >>> check_dense_kernel_size(10**5, 10)
+    Traceback (most recent call last):
+    ...
+    reference.errors.TooLargeError: a dense kernel of shape (100000, 10, 100001) needs 745.07 GiB...
     """
     n_states = check_int("n_states", n_states, low=1)
     n_actions = check_int("n_actions", n_actions, low=1)
