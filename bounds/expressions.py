@@ -23,28 +23,10 @@ from ._checks import real
 from .symbols import A, B, D, D_hat, Delta, Gamma, S, W, alpha, cmin, delta, eps, theta
 
 __all__ = [
-    "Bound",
-    "THM1",
-    "THM2",
-    "SIMULATION_CMIN",
-    "SIMULATION_THETA",
-    "LOWER_BOUND",
-    "THM2_PROVED",
-    "DIAMETER",
-    "EXPLICIT_CMIN",
-    "EXPLICIT_DIAMETER",
-    "EXPLICIT_THETA",
-    "BOUNDS",
-    "NU",
-    "NU_LARGEST",
-    "D_HAT_UPPER",
-    "phi_terms",
-    "phi",
-    "explicit_total_terms",
-    "diameter_samples",
-    "diameter_total_terms",
-    "perturbed_range",
-    "proved_range",
+    "Bound", "THM1", "THM2", "SIMULATION_CMIN", "SIMULATION_THETA", "LOWER_BOUND",
+    "THM2_PROVED", "DIAMETER", "EXPLICIT_CMIN", "EXPLICIT_DIAMETER", "EXPLICIT_THETA",
+    "BOUNDS", "NU", "NU_LARGEST", "D_HAT_UPPER", "phi_terms", "phi", "explicit_total_terms",
+    "diameter_samples", "diameter_total_terms", "perturbed_range", "proved_range",
     "final_delta",
 ]
 
@@ -257,24 +239,17 @@ def phi_terms(X, y, accuracy=eps):
     See Also
     --------
     phi : their sum.
-    explicit_total_terms : summed over the pairs.
     reference.allocation_function : the same function on floats, as the algorithms run it.
 
     Notes
     -----
-    Powers of plain numbers are taken in float64 as given; where one would
-    overflow (a huge ``X``) or divide by zero, the numbers are taken as sympy
-    numbers instead, whose exponents do not overflow.
+    Powers of plain numbers are taken in float64 as given; where one would overflow (a huge ``X``)
+    or divide by zero, the numbers are taken as sympy numbers instead, whose exponents do not
+    overflow.
 
     Examples
     --------
-    With ``X = y = eps = S = A = Gamma = alpha = 1`` and ``delta = 1/2``, both
-    logarithms are ``log 2``:
-
-    >>> import sympy as sp
-    >>> from bounds import A, Gamma, S, alpha, delta
-    >>> values = {S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.Rational(1, 2)}
-    >>> [term.subs(values) for term in phi_terms(1, 1, 1)]
+    >>> [term.subs({S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.S.Half}) for term in phi_terms(1, 1, 1)]
     [log(2), log(2), log(2)**2]
     """
     for name, value in (("X", X), ("y", y), ("accuracy", accuracy)):
@@ -310,16 +285,9 @@ def phi(X, y, accuracy=eps):
     -------
     sympy.Expr
 
-    See Also
-    --------
-    phi_terms : its three terms.
-    reference.allocation_function : the same function on floats.
-
     Examples
     --------
-    >>> import sympy as sp
-    >>> from bounds import A, Gamma, S, alpha, delta
-    >>> phi(1, 1, 1).subs({S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.Rational(1, 2)})
+    >>> phi(1, 1, 1).subs({S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.S.Half})  # reference.allocation_function
     log(2)**2 + 2*log(2)
     """
     return sp.Add(*phi_terms(X, y, accuracy))
@@ -345,17 +313,8 @@ def explicit_total_terms(X, y, accuracy):
     -------
     tuple of 3 sympy.Expr
 
-    See Also
-    --------
-    phi : the allocation function of one pair.
-    bounds.samp_comp : evaluates this total as ``bound="explicit1"``.
-
     Examples
     --------
-    The terms add up to ``S A phi``:
-
-    >>> import sympy as sp
-    >>> from bounds import A, S, eps
     >>> sp.simplify(sp.Add(*explicit_total_terms(2, 1, eps)) - S * A * phi(2, 1, eps))
     0
     """
@@ -407,12 +366,7 @@ def diameter_samples(W_value, accuracy=eps):
 
     Examples
     --------
-    At ``W = 2``, ``eps = 1``, ``Gamma = S = 1``:
-    ``K = 256 * 1 * 4 + 112 * 2 * 2 = 1472``.
-
-    >>> from bounds import Gamma, S
-    >>> N4, K = diameter_samples(2, 1)
-    >>> K.subs({Gamma: 1, S: 1})
+    >>> diameter_samples(2, 1)[1].subs({Gamma: 1, S: 1})  # K = 256 * 4 + 112 * 2 * 2
     1472
     """
     K = 256 * Gamma * W_value**2 / accuracy**2 + 112 * (S + 1) * W_value / accuracy
@@ -443,20 +397,10 @@ def diameter_total_terms(W_value, accuracy=eps):
     -------
     tuple of 2 sympy.Expr
 
-    See Also
-    --------
-    diameter_samples : the samples of one pair.
-    bounds.samp_comp_diameter : evaluates this total as ``bound="explicit4"``.
-
     Examples
     --------
-    The terms add up to ``2 S A N_4``:
-
-    >>> import sympy as sp
-    >>> from bounds import A, S
-    >>> N4, _ = diameter_samples(2, 1)
-    >>> sp.simplify(sp.Add(*diameter_total_terms(2, 1)) - 2 * S * A * N4)
-    0
+    >>> sp.simplify(sp.Add(*diameter_total_terms(2, 1)) / diameter_samples(2, 1)[0])
+    2*A*S
     """
     _, K = diameter_samples(W_value, accuracy)
     log_term = sp.log(2 * S * A * K / delta)
@@ -573,16 +517,9 @@ def perturbed_range(D_value, B_value=None, cmin_value=None, nu=NU):
     -------
     sympy.Expr or number
 
-    See Also
-    --------
-    proved_range : the range Thm. 2's proof uses.
-
     Examples
     --------
-    ``min(D, max(1, nu / c_min) B*)``: with ``D = 10``, ``B* = 2``, ``c_min = 0.5``
-    and ``nu = 1`` it is ``min(10, 2 * 2) = 4``; without ``B*`` and ``c_min``, ``D``.
-
-    >>> float(perturbed_range(10, 2, 0.5, nu=1)), perturbed_range(10)
+    >>> float(perturbed_range(10, 2, 0.5, nu=1)), perturbed_range(10)  # min(10, 2 * 2), D
     (4.0, 10)
     """
     if B_value is None:

@@ -199,10 +199,9 @@ def bernstein_radius(kernels, counts, delta):
 
     Examples
     --------
-    One pair with 3 samples staying and 1 reaching the goal, at ``delta = 0.1``:
-    ``L = log(1 * 1 * 4 / 0.1) = log 40`` and the goal's radius is
-    ``4 sqrt(L / 16) + 7 L = 27.74``, far above 1 (no information yet); with
-    a million samples it is below 0.01.
+    One pair, 3 samples staying and 1 reaching the goal, ``delta = 0.1``: ``L = log 40`` and
+    the goal's radius is ``4 sqrt(L / 16) + 7 L = 27.74`` (no information yet); with a
+    million samples it is below 0.01.
 
     >>> import numpy as np
     >>> bernstein_radius(np.array([[[3, 1]]]), 0.1).round(2)
@@ -240,11 +239,6 @@ def bernstein_radius_sum(counts, delta):
     ------
     ShapeError, NotFiniteError, ParameterError, SparseFormatError, NumericRangeError
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
-
-    See Also
-    --------
-    bernstein_radius : the radius of every next state.
-    estimate_diameter : Alg. 4, which samples until this sum is small.
 
     Examples
     --------
@@ -316,7 +310,6 @@ def confidence_box(counts, delta, kind="paper"):
     --------
     reference.confidence.confidence_boxes : the boxes of any kind, stored sparse.
     bernstein_radius : the radii of the paper's box.
-    optimistic_inner : the best kernel in a box for given values.
 
     Examples
     --------
@@ -395,16 +388,10 @@ def optimistic_inner(lo, hi, v):
             p = \arg\min \Big\{ \sum_{s'} p(s') v(s') :
             lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
 
-    See Also
-    --------
-    confidence_box : the boxes of Lemma 5.
-    extended_value_iteration : which solves this problem for every pair in every sweep.
-
     Examples
     --------
-    Next states 0 and 1 with values 1 and 3, and the goal (value 0, last). The
-    mass left above the lower ends, ``1 - 0.3 = 0.7``, is poured into the goal
-    first (up to its upper end 0.5), then into state 0 (0.2 more):
+    Next states 0 and 1 of values 1 and 3, and the goal (value 0, last). The mass above the
+    lower ends, ``0.7``, goes to the goal first (up to 0.5), then to state 0 (0.2 more):
 
     >>> import numpy as np
     >>> lo, hi = np.array([0.1, 0.2, 0.0]), np.array([0.6, 0.7, 0.5])
@@ -507,8 +494,7 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     --------
     confidence_box : the sets it optimises over.
     optimistic_inner : its inner problem.
-    search : Alg. 2, which runs it on growing samples.
-    solve : Alg. 1 and Alg. 3.
+    solve : Alg. 1 and Alg. 3, which run it on growing samples.
 
     Notes
     -----
@@ -533,10 +519,9 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
 
     Examples
     --------
-    On :func:`~reference.tradeoff` (action 0 reaches the goal at cost 1, action 1
-    costs 0.1 and reaches it w.p. 1/2: ``V* = 0.2``), from a million samples per
-    pair at their exact frequencies: ``v_tilde`` is optimistic (Lemma 4), below
-    ``V*``, and the policy is the optimal one.
+    On :func:`~reference.tradeoff` (action 0 costs 1 to the goal, action 1 costs 0.1 and
+    reaches it w.p. 1/2: ``V* = 0.2``), from a million samples per pair at their exact
+    frequencies, ``v_tilde`` is below ``V*`` (Lemma 4) and the policy is optimal.
 
     >>> import numpy as np
     >>> from reference import tradeoff

@@ -14,7 +14,21 @@ BACKENDS = ("reference", "fast")
 
 
 def load_backend(name):
-    """Import and return the backend module called ``name`` (``"reference"`` or ``"fast"``)."""
+    """Import and return the backend module called ``name`` (``"reference"`` or ``"fast"``).
+
+    See Also
+    --------
+    sspgm.cli.version_report : which backends this installation has.
+
+    Examples
+    --------
+    >>> load_backend("reference").__name__
+    'reference'
+    >>> load_backend("numpy")
+    Traceback (most recent call last):
+    ...
+    ValueError: `backend` must be one of ('reference', 'fast'); got 'numpy'.
+    """
     if name not in BACKENDS:
         raise ValueError(f"`backend` must be one of {BACKENDS}; got {name!r}.")
     return importlib.import_module(name)

@@ -127,6 +127,19 @@ def version_report():
         line per backend: ``reference`` is always there; ``fast`` is either
         compiled (with or without OpenMP, and the threads its sweeps use) or
         not built, with the reason.
+
+    See Also
+    --------
+    load_backend : import a backend by name.
+
+    Examples
+    --------
+    The report of ``sspgm --version``, whose first line is the version:
+
+    >>> import sspgm
+    >>> lines = version_report().splitlines()
+    >>> lines[0] == f"sspgm {sspgm.__version__}", lines[2]
+    (True, 'backend reference: available (numpy/scipy, single-threaded)')
     """
     from importlib import metadata
 
@@ -160,6 +173,15 @@ def build_parser(command=None):
         The sub-command about to run: its module is imported and its full
         parser registered. The other sub-commands are registered by name and
         help line only, so that nothing heavy is imported for them.
+
+    See Also
+    --------
+    main : parses the arguments with it and runs the command.
+
+    Examples
+    --------
+    >>> build_parser("bounds").parse_args(["bounds", "--eps", "0.1", "--B", "10"]).eps
+    0.1
     """
     parser = argparse.ArgumentParser(
         prog="sspgm",
@@ -211,7 +233,25 @@ def _is_user_error(exc):
 
 
 def main(argv=None):
-    """Run the command line; returns the process exit status (see the module docstring)."""
+    """Run the command line; returns the process exit status (see the module docstring).
+
+    See Also
+    --------
+    build_parser : the parser.
+
+    Examples
+    --------
+    ``main`` returns the exit status instead of exiting; errors print one line
+    on standard error:
+
+    >>> main(["info", "tradeoff"])
+    instance: tradeoff()
+    ...
+      V*(0) = 0.2   action 1
+    0
+    >>> main(["bounds", "--eps", "2", "--B", "10", "--cmin", "0.5"])
+    2
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _requested_command(argv)
     try:

@@ -114,7 +114,17 @@ def builder_signature(name):
 
 
 def option_flag(name):
-    """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``."""
+    """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``.
+
+    See Also
+    --------
+    sspgm.instances.build_instance : parses the options back.
+
+    Examples
+    --------
+    >>> option_flag("n_states")
+    '--n-states'
+    """
     return "--" + name.replace("_", "-")
 
 

@@ -69,6 +69,15 @@ def instance_parameters(name):
     ------
     ParameterError
         On an unknown instance (the message lists the available ones).
+
+    See Also
+    --------
+    build_instance : builds an instance from its parameters.
+
+    Examples
+    --------
+    >>> instance_parameters("tradeoff")
+    {'cost': 0.1, 'q': 0.5}
     """
     signature = inspect.signature(_builder(name))
     return {p.name: p.default for p in signature.parameters.values()}
@@ -177,6 +186,19 @@ def build_instance(name, extra_args=()):
         ones), a value that does not parse, a repeated parameter, or a
         required parameter left out. Invalid values raise the builder's own
         :class:`ValueError` subclass.
+
+    See Also
+    --------
+    split_instance_args : separates the name from its options.
+    instance_parameters : the parameters and defaults of an instance.
+
+    Examples
+    --------
+    A 2 x 4 grid world without walls: 8 cells less the goal.
+
+    >>> ssp, kwargs = build_instance("gridworld", ["--rows", "2", "--walls", "none"])
+    >>> ssp.n_states, kwargs
+    (7, {'rows': 2, 'walls': ()})
     """
     builder = _builder(name)
     params = instance_parameters(name)
@@ -218,6 +240,17 @@ def split_instance_args(tokens, default=DEFAULT_INSTANCE):
     name : str
     rest : list of str
         The ``--param value`` tokens.
+
+    See Also
+    --------
+    build_instance : builds the instance from the two parts.
+
+    Examples
+    --------
+    >>> split_instance_args(["chain", "--n", "5"])
+    ('chain', ['--n', '5'])
+    >>> split_instance_args(["--n", "5"])
+    ('gridworld', ['--n', '5'])
     """
     tokens = list(tokens)
     if tokens and not tokens[0].startswith("-"):
@@ -241,6 +274,21 @@ def draw_grid(ssp, labels):
     str
         ``rows`` lines of ``cols`` right-aligned columns; walls are ``#`` and
         the goal ``G``.
+
+    See Also
+    --------
+    draw_grid_policy : draws a policy as arrows.
+
+    Examples
+    --------
+    The default grid world's state numbers:
+
+    >>> from reference import gridworld
+    >>> ssp = gridworld()
+    >>> print(draw_grid(ssp, [str(s) for s in range(ssp.n_states)]))
+    0 1 2 G
+    3 # 4 5
+    6 7 8 9
     """
     meta = ssp.meta
     if "state_to_cell" not in meta:
@@ -272,5 +320,20 @@ def draw_grid_policy(ssp, policy):
     -------
     str
         The drawing of :func:`draw_grid`.
+
+    See Also
+    --------
+    draw_grid : the layout.
+
+    Examples
+    --------
+    An optimal policy of the default grid world: around the wall, then up to the goal.
+
+    >>> from reference import gridworld, optimal_values
+    >>> ssp = gridworld()
+    >>> print(draw_grid_policy(ssp, optimal_values(ssp).policy))
+    > > > G
+    ^ # ^ ^
+    > > ^ ^
     """
     return draw_grid(ssp, [_GRID_ARROWS[a] for a in policy])

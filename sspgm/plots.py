@@ -147,6 +147,22 @@ def plot_calls(rows, path):
     -------
     str
         ``path``.
+
+    See Also
+    --------
+    plot_all : every figure of a sweep.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "calls.png")
+    >>> plot_calls(rows, path) == path, os.path.getsize(path) > 0
+    (True, True)
+    >>> tmp.cleanup()
     """
     from matplotlib.lines import Line2D
 
@@ -192,6 +208,22 @@ def plot_calls_over_bound(rows, path):
     Returns
     -------
     str
+
+    See Also
+    --------
+    plot_all : every figure of a sweep.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "calls_over_bound.png")
+    >>> plot_calls_over_bound(rows, path) == path, os.path.getsize(path) > 0
+    (True, True)
+    >>> tmp.cleanup()
     """
     rows = _ran(rows)
     configs = _groups(rows, ("instance", "theta"))
@@ -240,6 +272,22 @@ def plot_failures(rows, path, level=0.95):
     Returns
     -------
     str
+
+    See Also
+    --------
+    plot_all : every figure of a sweep.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "failures.png")
+    >>> plot_failures(rows, path) == path, os.path.getsize(path) > 0
+    (True, True)
+    >>> tmp.cleanup()
     """
     from matplotlib.lines import Line2D
 
@@ -299,6 +347,24 @@ def plot_diameter(rows, path):
     -------
     str or None
         ``path``, or None when no row has ``theta`` set.
+
+    See Also
+    --------
+    plot_all : every figure of a sweep.
+
+    Examples
+    --------
+    Only Alg. 3 runs estimate the diameter:
+
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("theta_example",), eps=(0.2,), seeds=(0,), thetas=(3.0,))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "diameter.png")
+    >>> plot_diameter(rows, path) == path, os.path.getsize(path) > 0
+    (True, True)
+    >>> tmp.cleanup()
     """
     from matplotlib.figure import Figure
 
@@ -345,6 +411,21 @@ def plot_all(rows, directory):
     list of str
         The files written (``diameter.png`` only with Alg. 3 rows; nothing
         when no run returned a policy).
+
+    See Also
+    --------
+    sspgm.validation.run_sweep : the rows.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> sorted(os.path.basename(path) for path in plot_all(rows, tmp.name))
+    ['calls.png', 'calls_over_bound.png', 'failures.png']
+    >>> tmp.cleanup()
     """
     if not _ran(rows):
         return []

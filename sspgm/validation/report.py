@@ -66,6 +66,19 @@ def format_summary(summary, rows):
     str
         A fixed-width table (one line per configuration), its legend, the runs
         whose calls exceed their explicit total, and the runs that raised.
+
+    See Also
+    --------
+    sspgm.validation.summarize : the summary.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> from sspgm.validation import summarize
+    >>> "tradeoff" in format_summary(summarize(rows), rows)
+    True
     """
     lines = _table(summary) + [""] + textwrap.wrap(SUMMARY_LEGEND, 100) + [""]
     over = above_bound(rows)

@@ -240,6 +240,23 @@ def read_rows(path):
     ParameterError
         If the file's columns are not :data:`COLUMNS`, a complete line is
         not a row, or it is not a regular file (a FIFO is refused at once).
+
+    See Also
+    --------
+    RowLog : the file the rows are appended to.
+    sspgm.validation.run_sweep : writes it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "validation.csv")
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2,), seeds=(0, 1)), path,
+    ...                  n_jobs=1, progress=False)
+    >>> read_rows(path) == rows
+    True
+    >>> tmp.cleanup()
     """
     if not os.path.exists(path):
         return []

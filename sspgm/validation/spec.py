@@ -182,6 +182,18 @@ def as_runs(runs):
     Returns
     -------
     list of RunSpec
+
+    See Also
+    --------
+    check_runs : checks the runs before a sweep starts.
+
+    Examples
+    --------
+    Two accuracies times three seeds:
+
+    >>> runs = as_runs(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1, 2)))
+    >>> len(runs), runs[0]
+    (6, RunSpec(instance='tradeoff', eps=0.2, delta=0.1, seed=0, backend='reference', theta=None, alpha=1.0))
     """
     if isinstance(runs, Sweep):
         return runs.runs()
@@ -255,6 +267,22 @@ def check_runs(runs):
         Listing every invalid configuration (instance, parameter and why),
         when any run is invalid; or when there is no run at all (a grid with
         an empty list of values).
+
+    See Also
+    --------
+    as_runs : the flattening.
+    sspgm.validation.run_sweep : which checks its runs this way first.
+
+    Examples
+    --------
+    Alg. 1 needs ``c_min > 0``, which ``zero_cost_loop`` does not have:
+
+    >>> len(check_runs(Sweep(instances=("tradeoff",), eps=(0.2,), seeds=(0, 1))))
+    2
+    >>> check_runs(Sweep(instances=("zero_cost_loop",), eps=(0.2,), seeds=(0,)))
+    Traceback (most recent call last):
+    ...
+    reference.errors.ParameterError: ...zero_cost_loop...
     """
     from sspgm import BACKENDS, load_backend
     from sspgm.instances import build_instance

@@ -98,6 +98,18 @@ def loglog_slope(eps, calls, level=0.95):
     Interval
         Slope and the ends of its interval; all NaN when fewer than three runs
         or fewer than two distinct ``eps``.
+
+    See Also
+    --------
+    summarize : the slope of every configuration.
+
+    Examples
+    --------
+    Calls growing exactly as ``eps^-2`` have slope 2:
+
+    >>> slope = loglog_slope([0.2, 0.1, 0.05], [100, 400, 1600])
+    >>> round(slope.value, 6)
+    2.0
     """
     x = -np.log(np.asarray(eps, dtype=float))
     y = np.log(np.asarray(calls, dtype=float))
@@ -179,7 +191,22 @@ class ConfigSummary:
 
 
 def above_bound(rows):
-    """The rows whose calls exceed their explicit total (``calls_over_bound > 1``)."""
+    """The rows whose calls exceed their explicit total (``calls_over_bound > 1``).
+
+    See Also
+    --------
+    summarize : counts them per configuration.
+
+    Examples
+    --------
+    Alg. 1 never uses more calls than its explicit total:
+
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> above_bound(rows)
+    []
+    """
     return [row for row in rows if row.calls_over_bound is not None and row.calls_over_bound > 1]
 
 
@@ -231,6 +258,19 @@ def summarize(rows, level=0.95):
     Returns
     -------
     list of ConfigSummary
+
+    See Also
+    --------
+    sspgm.validation.format_summary : the report of a summary.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> (config,) = summarize(rows)
+    >>> config.runs, config.failures, config.n_eps
+    (4, 0, 2)
     """
     groups = {}
     for row in rows:
