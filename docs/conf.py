@@ -65,5 +65,6 @@ html_theme_options = {
     "fixed_sidebar": True,
     "page_width": "1240px",
     "sidebar_width": "240px",
+    "body_max_width": "960px",
 }
 html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
