@@ -75,6 +75,14 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         own samples (``result.certificate``), does not prove it eps-optimal;
         ``message`` says so too.
 
+    See Also
+    --------
+    solve_certified : samples only until its policy is certified.
+    search : Alg. 2, the inner loop.
+    estimate_diameter : Alg. 4, run first by Alg. 3.
+    plug_in : the naive baseline.
+    bounds.samp_comp : Thm. 1 and Alg. 1's explicit total.
+
     Notes
     -----
     Alg. 1 (``c_min > 0``): SEARCH(c, eps); Thm. 1: with probability

@@ -321,6 +321,11 @@ def certify(kernels, counts, costs, policy, delta, kind="mixture", start=None):
     ShapeError, NotFiniteError, ParameterError
         On counts, costs, policy, ``delta`` or ``kind`` out of form.
 
+    See Also
+    --------
+    solve_certified : samples until its own policy's certificate holds.
+    Certificate.meets : whether a certificate proves an accuracy.
+
     Notes
     -----
     ``lower`` comes from :func:`reference.robust.optimistic_values` started at
@@ -449,6 +454,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
     ShapeError, NotFiniteError, CostError
         On costs of the wrong shape, not finite, or outside ``[0, 1]``.
+
+    See Also
+    --------
+    certify : the certificate of any policy from counts.
+    solve : Alg. 1 and Alg. 3.
+    instance_lower_bound : the calls any correct method needs.
 
     Notes
     -----

@@ -286,6 +286,12 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         own samples (``result.certificate``), does not prove it eps-optimal;
         ``message`` says so too.
 
+    See Also
+    --------
+    solve : Alg. 1 and Alg. 3, built on it.
+    extended_value_iteration : run every round.
+    allocation_function : the samples every round draws.
+
     Notes
     -----
     With :math:`\iota = \min c'` and :math:`\Delta = 1/2`, each round doubles
