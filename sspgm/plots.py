@@ -154,15 +154,15 @@ def plot_calls(rows, path):
 
     Examples
     --------
-    >>> from sspgm.validation import Sweep, run_sweep
-    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
-    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    One run per accuracy, each a dot under its explicit total:
+
     >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(tmp.name, "calls.png")
-    >>> plot_calls(rows, path) == path, os.path.getsize(path) > 0
-    (True, True)
-    >>> tmp.cleanup()
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> rows = [run_one(RunSpec("tradeoff", eps, delta=0.1, seed=0)) for eps in (0.2, 0.1)]
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     written = plot_calls(rows, os.path.join(directory, "calls.png"))
+    ...     os.path.basename(written), os.path.getsize(written) > 0
+    ('calls.png', True)
     """
     from matplotlib.lines import Line2D
 
@@ -215,15 +215,14 @@ def plot_calls_over_bound(rows, path):
 
     Examples
     --------
+    >>> import pathlib, tempfile
     >>> from sspgm.validation import Sweep, run_sweep
-    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
-    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(tmp.name, "calls_over_bound.png")
-    >>> plot_calls_over_bound(rows, path) == path, os.path.getsize(path) > 0
-    (True, True)
-    >>> tmp.cleanup()
+    >>> rows = run_sweep(Sweep(instances=("chain:n=3",), eps=(0.2,), seeds=(0, 1, 2)),
+    ...                  n_jobs=1, progress=False)
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     png = pathlib.Path(plot_calls_over_bound(rows, pathlib.Path(directory) / "a.png"))
+    ...     png.read_bytes().startswith(b"\\x89PNG")
+    True
     """
     rows = _ran(rows)
     configs = _groups(rows, ("instance", "theta"))
@@ -279,15 +278,18 @@ def plot_failures(rows, path, level=0.95):
 
     Examples
     --------
-    >>> from sspgm.validation import Sweep, run_sweep
-    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
-    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    Four runs of one configuration, none failing: one bar at 0 with its interval.
+
     >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(tmp.name, "failures.png")
-    >>> plot_failures(rows, path) == path, os.path.getsize(path) > 0
-    (True, True)
-    >>> tmp.cleanup()
+    >>> from sspgm.validation import Sweep, run_sweep, summarize
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2,), seeds=(0, 1, 2, 3)),
+    ...                  n_jobs=1, progress=False)
+    >>> [summary.failures for summary in summarize(rows)]
+    [0]
+    >>> out = tempfile.mkstemp(suffix=".png")[1]
+    >>> plot_failures(rows, out) == out
+    True
+    >>> os.remove(out)
     """
     from matplotlib.lines import Line2D
 
