@@ -39,7 +39,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         Slack of Alg. 3. ``None`` runs Alg. 1.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6), unspecified in the paper.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.

@@ -75,7 +75,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         Costs in ``[0, 1]``.
     n_per_pair : int >= 1
         Budget per pair (total ``S A n_per_pair`` calls).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     tol : float > 0, default 1e-8
         VI tolerance.

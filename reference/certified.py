@@ -223,7 +223,7 @@ class CertifiedResult(Result):
         ``"value"`` or ``"policy"``: which gap the run stopped on.
     budget : int or None
         The cap on calls.
-    seed : int or None
+    seed : None, int, or the SeedSequence, BitGenerator or Generator given
         The seed given.
     """
 
@@ -418,7 +418,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         Cap on calls, lost ones included. When reached, the best policy found is
         returned with ``certified = False`` and its certificate, a message and a
         :class:`~reference.errors.NotCertifiedWarning`.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     checkpoint : str or os.PathLike, optional
         File holding the samples, the generator's state and the rounds,

@@ -160,7 +160,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
         Accuracy.
     delta : float in (0, 1)
         Confidence level.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.

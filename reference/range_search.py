@@ -88,7 +88,7 @@ class SolveResult(Result):
         Slack of Alg. 3.
     alpha : float
         Constant of the allocation function.
-    seed : int or None
+    seed : None, int, or the SeedSequence, BitGenerator or Generator given
         The seed given.
     """
 
@@ -253,7 +253,7 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         Confidence level.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
