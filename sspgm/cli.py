@@ -18,8 +18,8 @@ import importlib
 import sys
 
 __all__ = [
-    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "import_extra", "main",
-    "build_parser", "version_report",
+    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "OneLineParser", "import_extra",
+    "main", "build_parser", "option_strings", "version_report",
 ]
 
 COMMANDS = {
@@ -105,6 +105,20 @@ def _missing_extra_message(module, extra):
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose errors are one line: what is wrong, and where
+    the help is (the usage is in ``--help``, not repeated with every error). Exit status 2."""
+
+    def error(self, message):
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
+                  f"(see `{self.prog} --help`)\n")
+
+
+def option_strings(parser):
+    """Every option string of ``parser`` (``--eps``, ``-h``, ...), for close-match hints."""
+    return tuple(option for action in parser._actions for option in action.option_strings)
+
+
 class _VersionAction(argparse.Action):
     """``--version``: print :func:`version_report` and exit."""
 
@@ -161,7 +175,7 @@ def build_parser(command=None):
         parser registered. The other sub-commands are registered by name and
         help line only, so that nothing heavy is imported for them.
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sspgm",
         description="Stochastic shortest path with a generative model "
         "(Tarbouriech et al., ALT 2021).",
@@ -179,6 +193,19 @@ def build_parser(command=None):
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser
+
+
+def _unrecognized(extra, options):
+    """The error for arguments no option takes, with the closest option of the command."""
+    import difflib
+
+    text = f"unrecognized arguments: {' '.join(extra)}"
+    flags = [token.partition("=")[0] for token in extra if token.startswith("-")]
+    for flag in flags:
+        close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+        if close:
+            return f"{text}; did you mean {close[0]} (for {flag})?"
+    return text
 
 
 def _requested_command(argv):
@@ -218,7 +245,11 @@ def main(argv=None):
         parser = build_parser(command)
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "accepts_extra", False):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            prog = f"sspgm {command}"
+            options = getattr(args, "command_options", ())
+            print(f"{prog}: error: {_unrecognized(extra, options)} "
+                  f"(see `{prog} --help`)", file=sys.stderr)
+            return EXIT_USER_ERROR
         args.extra = extra
         return args.run(args) or 0
     except KeyboardInterrupt:

@@ -140,9 +140,10 @@ def _error(text):
 def parse_instance(spec):
     """Split an instance spec ``"name:key=value,..."`` into the name and its parameter tokens.
 
-    The tokens are the ``--key value`` pairs :func:`sspgm.instances.build_instance`
-    parses (values typed after the builder's defaults), so a spec names the
-    same instance as ``sspgm solve name --key value``.
+    The spec language of every command, :func:`sspgm.instance_spec.parse_spec`:
+    the tokens are the ``--key value`` pairs :func:`sspgm.instances.build_instance`
+    parses (values typed after the builder's defaults; ``seed=N`` is the
+    instance's seed), so a spec names the same instance as ``sspgm solve SPEC``.
 
     Parameters
     ----------
@@ -158,18 +159,9 @@ def parse_instance(spec):
     >>> parse_instance("garnet:n_states=6,n_actions=2")
     ('garnet', ['--n_states', '6', '--n_actions', '2'])
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise _error(f"`instance` must be a non-empty string; got {spec!r}.")
-    name, _, rest = spec.partition(":")
-    tokens = []
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise _error(
-                f"`instance` parameters must read key=value; got {item!r} in {spec!r}."
-            )
-        tokens += ["--" + key.strip(), value.strip()]
-    return name.strip(), tokens
+    from sspgm.instance_spec import parse_spec
+
+    return parse_spec(spec)
 
 
 def as_runs(runs):
