@@ -110,7 +110,7 @@ def test_chain_parameters_are_parsed(backend, run_cli):
 def test_unknown_parameter_exits_with_status_2(run_cli):
     status, out, err = run_cli("info", "--bogus", "1")
     assert status == 2 and out == ""
-    assert "unknown parameter --bogus" in err
+    assert "unknown option --bogus" in err
     assert "--rows" in err and "--walls" in err
 
 
