@@ -351,7 +351,7 @@ def _solve(backend, args, model, costs):
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     resumed = args.checkpoint is not None and os.path.exists(args.checkpoint)
     if resumed:
-        print(f"checkpoint {args.checkpoint}: resuming the run it holds")
+        print(f"checkpoint {args.checkpoint} exists: resuming its run")
     start = time.perf_counter()
     with warnings.catch_warnings(), sampling.worker_tracebacks():
         warnings.simplefilter("ignore", NotCertifiedWarning)
