@@ -90,15 +90,13 @@ def solve_document(args, facts, status):
     facts : dict
         What :func:`sspgm.commands.solve.run` gathered: ``res`` (the result),
         ``instance`` (``(name, kwargs, ssp)``) or ``simulator``, ``exact``,
-        ``checks``, ``seconds``, ``resumed``, ``rounds_resumed``.
+        ``checks``, ``verdict`` (the certificate's, as text), ``seconds``,
+        ``resumed``, ``rounds_resumed``.
     status : int
         The exit status.
     """
-    from sspgm.commands.solve import certificate_verdict
-
     res = facts["res"]
     cert = res.certificate
-    _, verdict = certificate_verdict(res)
     instance = _instance(*facts["instance"]) if "instance" in facts else None
     run = {"eps": args.eps, "delta": args.delta, "theta": args.theta, "seed": args.seed,
            "checkpoint": args.checkpoint}
@@ -129,7 +127,7 @@ def solve_document(args, facts, status):
         "certificate": {
             "kind": cert.kind, "delta": cert.delta, "lower": cert.lower, "upper": cert.upper,
             "gap": cert.gap, "relative_gap": cert.relative_gap, "policy_gap": cert.policy_gap,
-            "proper": cert.proper, "verdict": verdict,
+            "proper": cert.proper, "verdict": facts["verdict"],
         },
         "exact": facts["exact"],
         "checks": facts["checks"],

@@ -425,7 +425,7 @@ def _run_simulator(args, backend):
     checks = {"certified": _certificate(res)}
     facts = {"simulator": {"target": args.simulator, "S": model.n_states,
                            "A": model.n_actions}, "res": res, "exact": None,
-             "checks": checks, **record}
+             "checks": checks, "verdict": certificate_verdict(res)[1], **record}
     return _failed(checks), facts
 
 
@@ -468,7 +468,7 @@ def _run(args):
     exact = exact_error(backend, ssp, res)
     checks = answer_checks(backend, ssp, res, exact)
     facts = {"instance": (name, kwargs, ssp), "res": res, "exact": exact, "checks": checks,
-             **record}
+             "verdict": certificate_verdict(res)[1], **record}
     return _failed(checks), facts
 
 
