@@ -64,7 +64,7 @@ def _kernel_per_action(P):
 
 
 def _expected_rewards(R, matrices):
-    """``r(s, a)``, float64 ``(S, A)``, from ``R`` of shape ``(S,)``, ``(S, A)`` or ``(A, S, S)``."""
+    """``r(s, a)``, float64 ``(S, A)``, from ``R`` shaped ``(S,)``, ``(S, A)`` or ``(A, S, S)``."""
     A, S = len(matrices), matrices[0].shape[0]
     if isinstance(R, (list, tuple)) and len(R) == A and all(
             sp.issparse(m) or np.ndim(m) == 2 for m in R):

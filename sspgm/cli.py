@@ -18,8 +18,8 @@ import importlib
 import sys
 
 __all__ = [
-    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "OneLineParser", "import_extra",
-    "main", "build_parser", "option_strings", "version_report",
+    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "OneLineParser",
+    "default_backend", "import_extra", "main", "build_parser", "option_strings", "version_report",
 ]
 
 COMMANDS = {
@@ -112,6 +112,15 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
                   f"(see `{self.prog} --help`)\n")
+
+
+def default_backend(name):
+    """``name``, or when it is None the backend ``import sspgm`` uses (``fast`` when built)."""
+    if name is not None:
+        return name
+    import sspgm
+
+    return str(sspgm.backend)
 
 
 def option_strings(parser):

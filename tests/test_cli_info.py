@@ -170,7 +170,8 @@ def test_build_instance_parses_each_parameter_type():
 
 @pytest.mark.parametrize(
     ("tokens", "sparse"),
-    [(["--sparse"], True), (["--sparse", "false"], False), (["--sparse", "--instance-seed", "3"], True)],
+    [(["--sparse"], True), (["--sparse", "false"], False),
+     (["--sparse", "--instance-seed", "3"], True)],
 )
 def test_build_instance_boolean_flags(tokens, sparse):
     base = ["--n_states", "5", "--n-actions", "2", "--branching", "2"]

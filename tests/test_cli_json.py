@@ -1,4 +1,4 @@
-"""``--json`` on ``solve``, ``info`` and ``bounds``: one document, checked against the Python API."""
+"""``--json`` on ``solve``, ``info`` and ``bounds``: one document, checked against the API."""
 
 import json
 

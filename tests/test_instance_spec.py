@@ -68,7 +68,8 @@ def test_the_default_instance_seed_is_shown(capsys):
     (["solve", "gridworld", "--instance-seed", "1"],
      "instance 'gridworld' takes no seed (--instance-seed chooses a random instance: garnet, "
      "random_discounted)."),
-    (["info", GARNET + ",seed=3", "--instance-seed", "4"], "--instance-seed of 'garnet' given twice."),
+    (["info", GARNET + ",seed=3", "--instance-seed", "4"],
+     "--instance-seed of 'garnet' given twice."),
     (["info", "garnet:n_states"], "instance parameters must read key=value; got 'n_states'"),
 ])
 def test_seed_mistakes_are_one_line_errors(capsys, argv, message):

@@ -8,7 +8,7 @@ the same as ``sspgm solve`` and ``sspgm validate``.
 import argparse
 
 from sspgm import BACKENDS, load_backend
-from sspgm.cli import COMMANDS, option_strings
+from sspgm.cli import COMMANDS, default_backend, option_strings
 from sspgm.instance_help import describe_instance_help
 
 
@@ -28,8 +28,9 @@ def register(subparsers):
         allow_abbrev=False,
     )
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="reference",
-        help="backend computing V*, D and B* (default: reference)",
+        "--backend", choices=BACKENDS, default=None,
+        help="backend computing V*, D and B* (default: fast when it is built, else reference, "
+        "as `import sspgm`)",
     )
     parser.add_argument(
         "--show", type=int, default=20, metavar="N",
@@ -57,6 +58,7 @@ def run(args):
 
     name, tokens = split_instance_args(args.extra)
     ssp, kwargs = build_instance(name, tokens, args.command_options)
+    args.backend = default_backend(args.backend)
     backend = load_backend(args.backend)
     best = backend.optimal_values(ssp)
     diam = backend.diameter(ssp)

@@ -24,7 +24,7 @@ import time
 import warnings
 
 from sspgm import BACKENDS, load_backend
-from sspgm.cli import COMMANDS, option_strings
+from sspgm.cli import COMMANDS, default_backend, option_strings
 from sspgm.commands import sampling
 from sspgm.instance_help import describe_instance_help, time_uniform_box_kinds
 
@@ -73,8 +73,9 @@ def register(subparsers):
                         help="seed of the run's samples (default: 0); the instance's seed is "
                         "--instance-seed")
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="reference",
-        help="backend running the algorithm (default: reference)",
+        "--backend", choices=BACKENDS, default=None,
+        help="backend running the algorithm (default: fast when it is built, else reference, "
+        "as `import sspgm`)",
     )
     parser.add_argument(
         "--max-iter", type=int, default=None, metavar="N",
@@ -340,7 +341,7 @@ def check_checkpoint_path(path):
 
 
 def _solve(backend, args, model, costs):
-    """Run the algorithm ``args`` asks for on ``model``; returns its result and a record of the run.
+    """Run the algorithm ``args`` asks for on ``model``; returns its result and a run record.
 
     The record holds ``seconds`` (wall time), ``resumed`` (whether the run
     started from an existing ``--checkpoint``) and ``rounds_resumed`` (the
@@ -450,6 +451,7 @@ def _run(args):
     if args.simulator is None:
         name, tokens = split_instance_args(args.extra)
         ssp, kwargs = build_instance(name, tokens, args.command_options)
+    args.backend = default_backend(args.backend)
     backend = load_backend(args.backend)
     if args.checkpoint is not None:
         check_checkpoint_path(args.checkpoint)
