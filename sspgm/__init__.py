@@ -30,10 +30,15 @@ import importlib.util
 
 __version__ = "0.1.0"
 
+__all__ = ["BACKENDS", "backend", "load_backend"]
+"""The package's own names. The backend's names are attributes too (``sspgm.solve``, listed
+by ``dir(sspgm)``), documented with :mod:`reference`, whose pages they share."""
+
 BACKENDS = ("reference", "fast")
 """The backends, in the order ``import sspgm`` falls back from the last to the first."""
 
 _OWN = ("BACKENDS", "BackendChoice", "backend", "load_backend", "__version__")
+"""The names defined here (``backend`` on first use); every other public name is the backend's."""
 _GYM_NAMES = ("ssp_from_table",)
 _choice = None
 
@@ -109,8 +114,6 @@ def _public_names():
 def __getattr__(name):
     if name == "backend":
         return _choose()
-    if name == "__all__":
-        return _public_names()
     if name.startswith("__"):
         raise AttributeError(f"module 'sspgm' has no attribute {name!r}")
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:
