@@ -1,6 +1,8 @@
 """``--json`` on ``solve``, ``info`` and ``bounds``: one document, checked against the API."""
 
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -116,3 +118,14 @@ def test_latex_and_json_exclude_each_other(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["bounds", "--eps", "0.1", "--B", "10", "--cmin", "0.5", "--json", "--latex"])
     assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_simulator_document_has_no_instance(capsys, monkeypatch):
+    monkeypatch.chdir(os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples"))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    status, doc, _ = _document(capsys, "solve", "--simulator", "corridor:step_batch",
+                               "--batched", "--states", "8", "--actions", "2", "--eps", "0.3",
+                               "--json", "--backend", "fast")
+    assert status == 0 and doc["instance"] is None and doc["exact"] is None
+    assert doc["simulator"] == {"target": "corridor:step_batch", "S": 8, "A": 2}
+    assert doc["checks"] == {"certified": True} and len(doc["policy"]) == 8
