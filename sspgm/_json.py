@@ -51,7 +51,13 @@ def to_json(value):
 
 
 def dumps(document):
-    """The document as one line of strict JSON (no ``NaN`` or ``Infinity`` tokens)."""
+    """The document as one line of strict JSON (no ``NaN`` or ``Infinity`` tokens).
+
+    Examples
+    --------
+    >>> dumps({"gap": float("inf"), "policy": (0, 1)})
+    '{"gap": "inf", "policy": [0, 1]}'
+    """
     return json.dumps(to_json(document), allow_nan=False)
 
 

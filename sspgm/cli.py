@@ -107,7 +107,23 @@ def _missing_extra_message(module, extra):
 
 class OneLineParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose errors are one line: what is wrong, and where
-    the help is (the usage is in ``--help``, not repeated with every error). Exit status 2."""
+    the help is (the usage is in ``--help``, not repeated with every error). Exit status 2.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = OneLineParser(prog="sspgm demo")
+    >>> _ = parser.add_argument("--eps", type=float)
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--eps", "x"])
+    ...     except SystemExit as exc:
+    ...         print(exc.code)
+    2
+    >>> print(err.getvalue(), end="")
+    sspgm demo: error: argument --eps: invalid float value: 'x' (see `sspgm demo --help`)
+    """
 
     def error(self, message):
         self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
@@ -115,7 +131,15 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def default_backend(name):
-    """``name``, or when it is None the backend ``import sspgm`` uses (``fast`` when built)."""
+    """``name``, or when it is None the backend ``import sspgm`` uses (``fast`` when built).
+
+    Examples
+    --------
+    >>> default_backend("reference")
+    'reference'
+    >>> default_backend(None) in ("fast", "reference")
+    True
+    """
     if name is not None:
         return name
     import sspgm
@@ -124,7 +148,15 @@ def default_backend(name):
 
 
 def option_strings(parser):
-    """Every option string of ``parser`` (``--eps``, ``-h``, ...), for close-match hints."""
+    """Every option string of ``parser`` (``--eps``, ``-h``, ...), for close-match hints.
+
+    Examples
+    --------
+    >>> parser = OneLineParser(prog="demo")
+    >>> _ = parser.add_argument("--eps")
+    >>> option_strings(parser)
+    ('-h', '--help', '--eps')
+    """
     return tuple(option for action in parser._actions for option in action.option_strings)
 
 

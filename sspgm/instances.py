@@ -243,6 +243,24 @@ def instance_label(name, kwargs):
 
     The seed is shown even when left at its default, so that the instance a
     run used can be told from its output.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`INSTANCES`.
+    kwargs : dict
+        The parameters given (as :func:`build_instance` returns them).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> instance_label("garnet", {"n_states": 6})
+    'garnet(n_states=6, seed=0)'
+    >>> instance_label("chain", {})
+    'chain()'
     """
     params = instance_parameters(name)
     shown = dict(kwargs)

@@ -117,7 +117,13 @@ def register(subparsers):
 
 
 def format_seconds(seconds):
-    """A duration for a round line: milliseconds below 0.1 s, so that short rounds show."""
+    """A duration for a round line: milliseconds below 0.1 s, so that short rounds show.
+
+    Examples
+    --------
+    >>> format_seconds(0.0031), format_seconds(2.5)
+    ('3.1 ms', '2.50 s')
+    """
     return f"{seconds * 1000:.1f} ms" if seconds < 0.1 else f"{seconds:.2f} s"
 
 
