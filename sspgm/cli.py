@@ -125,7 +125,13 @@ class OneLineParser(argparse.ArgumentParser):
     sspgm demo: error: argument --eps: invalid float value: 'x' (see `sspgm demo --help`)
     """
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        if message.startswith("the following arguments are required"):
+            message += _misspelt(getattr(self, "_given", ()), option_strings(self))
         self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
                   f"(see `{self.prog} --help`)\n")
 
@@ -234,6 +240,20 @@ def build_parser(command=None):
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser
+
+
+def _misspelt(tokens, options):
+    """``"; --esp is not an option: did you mean --eps?"`` for the first option in ``tokens``
+    that ``options`` lacks and that is close to one of them; else ``""``."""
+    import difflib
+
+    for token in tokens:
+        flag = token.partition("=")[0]
+        if flag.startswith("--") and flag not in options:
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+            if close:
+                return f"; {flag} is not an option: did you mean {close[0]}?"
+    return ""
 
 
 def _unrecognized(extra, options):

@@ -67,6 +67,13 @@ def test_unrecognized_arguments_of_a_command_suggest_its_option(capsys):
     assert "did you mean --latex" in err
 
 
+def test_a_misspelt_required_option_is_named_with_the_missing_one(capsys):
+    status, _, err = _run(capsys, "bounds", "--esp", "0.1", "--B", "10", "--cmin", "0.5")
+    assert status == 2
+    _one_line_error(err, "sspgm bounds")
+    assert "required: --eps; --esp is not an option: did you mean --eps?" in err
+
+
 def test_a_failed_answer_prints_its_true_gap(capsys):
     status, out, _ = _run(capsys, "solve", "--eps", "1", "--alpha", "2", "--backend", "fast")
     ssp = reference.gridworld()
