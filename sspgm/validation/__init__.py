@@ -25,11 +25,11 @@ _EXPORTS = {
     "rows": ("Row", "COLUMNS", "KEY_COLUMNS", "CONFIG_COLUMNS", "TIMING_COLUMNS", "RowLog",
              "read_rows"),
     "runner": ("run_one", "run_sweep"),
-    "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "CHECKS", "failure_interval",
-                   "runs_to_test", "loglog_slope", "above_bound", "summarize"),
+    "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
+                   "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"),
     "report": ("SUMMARY_LEGEND", "WIDTH", "format_summary"),
     "export": ("SCHEMA", "summary_json", "summary_record"),
-    "theorem": ("theorem_total", "theorem_shape", "theorem_slope"),
+    "theorem": ("theorem_total", "theorem_slope"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

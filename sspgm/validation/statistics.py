@@ -20,17 +20,21 @@ from reference.errors import ParameterError
 from .rows import CONFIG_COLUMNS
 from .theorem import theorem_slope, theorem_total
 
-__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "CHECKS", "failure_interval",
+__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS", "failure_interval",
            "runs_to_test", "loglog_slope", "above_bound", "summarize"]
 
 SLOPE_LIMITS = {False: 2.0, True: 3.0}
 """Largest exponent of ``1/eps`` the theorems allow: Thm. 1 (``theta`` unset) and Thm. 2."""
 
+SLOPE_TOLERANCE = 0.05
+"""How far above the theorem's slope a slope's interval may lie before check ``s`` fails:
+slopes are printed to two decimals, and the calls are integers."""
+
 CHECKS = {
     "r": "rate: the failure rate's interval lies above delta (its lower end > delta)",
     "t": "total: a run used more calls than its explicit total",
-    "s": "slope: the slope's interval lies above the theorem's (its lower end > the larger of "
-         "the limit and the slope of the theorem's total on the same accuracies)",
+    "s": "slope: the slope's interval lies above the theorem's (its lower end > 0.05 + the "
+         "larger of the limit and the slope of the theorem's total on the same accuracies)",
 }
 """The checks of a configuration's verdict: code -> the rule that fails it."""
 
@@ -250,7 +254,7 @@ def _failed(fields, slope_limit, theorem_slope, delta):
         codes += "r"
     if fields["above_bound"] > 0:
         codes += "t"
-    if fields["slope"].low > max(slope_limit, theorem_slope):
+    if fields["slope"].low > max(slope_limit, theorem_slope) + SLOPE_TOLERANCE:
         codes += "s"
     return codes
 

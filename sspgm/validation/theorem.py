@@ -9,13 +9,15 @@ on the event of Lemma 5 (probability at least ``1 - delta``):
 * Thm. 1 (Alg. 1): SEARCH stops at a guess at most ``final_delta(B*)``, so
   the calls are at most the explicit total there, :func:`theorem_total`
   (``bounds.samp_comp(..., B=B*, bound="explicit1")`` plus ``S A`` for the
-  rounding up); its :math:`\tilde O` form is :func:`theorem_shape`
-  (``bound="thm1"``).
+  rounding up).
 * Thm. 2 (Alg. 3): Alg. 4's total up to ``final_delta(D)`` and SEARCH's at
   accuracy ``eps / 2`` up to the range bound of the perturbed problem, over
   every diameter estimate Lemma 9 allows (``bounds.samp_comp_theta(...,
-  bound="explicit3")``); its :math:`\tilde O` form as proved
-  (``bound="thm2"``).
+  bound="explicit3")``).
+
+The :math:`\tilde O` forms (``bound="thm1"``, ``"thm2"``) drop constants and
+logarithms, so they bound nothing on their own; their exponents (2 and 3) are
+the slopes the summary and the plots compare with.
 
 The functions take a :class:`~sspgm.validation.rows.Row` (any run of the
 configuration: they read ``S``, ``A``, ``Gamma``, ``c_min``, ``B*``, ``D``,
@@ -30,7 +32,7 @@ import numpy as np
 
 import bounds
 
-__all__ = ["theorem_total", "theorem_shape", "theorem_slope"]
+__all__ = ["theorem_total", "theorem_slope"]
 
 
 def _instance(row):
@@ -53,16 +55,6 @@ def _total(instance, eps):
                                         bound="explicit3", **common))
 
 
-@functools.lru_cache(maxsize=4096)
-def _shape(instance, eps):
-    S, A, Gamma, cmin, B_star, D, _, _, theta = instance
-    if theta is None:
-        return float(bounds.samp_comp(eps, max(B_star, cmin), cmin, S=S, A=A, Gamma=Gamma))
-    B = min(max(B_star, cmin), D) if cmin > 0 else None
-    return float(bounds.samp_comp_theta(eps, theta, D, B, S=S, A=A, Gamma=Gamma,
-                                        cmin=cmin if cmin > 0 else None))
-
-
 def theorem_total(row, eps):
     """The most calls the theorem allows a run of ``row``'s configuration at accuracy ``eps``.
 
@@ -83,29 +75,6 @@ def theorem_total(row, eps):
     """
     instance = _instance(row)
     return math.nan if instance is None else _total(instance, float(eps))
-
-
-def theorem_shape(row, eps):
-    r"""The :math:`\tilde O` form of the theorem (constants and logarithms dropped).
-
-    ``bounds.samp_comp(eps, B*, c_min, S, A, Gamma)`` for Alg. 1 (Thm. 1 as
-    proved, :math:`\max(B_\star, 1/2)`), ``bounds.samp_comp_theta(eps, theta,
-    D, B*, S, A, Gamma, cmin)`` for Alg. 3 (Thm. 2 as proved). Its exponent of
-    ``1/eps`` is 2 (Thm. 1) or 3 (Thm. 2); it is not an upper bound on the
-    calls (the constants are dropped), only their predicted shape.
-
-    Parameters
-    ----------
-    row : Row
-    eps : float
-
-    Returns
-    -------
-    float
-        NaN when ``row`` raised.
-    """
-    instance = _instance(row)
-    return math.nan if instance is None else _shape(instance, float(eps))
 
 
 def theorem_slope(row, eps):
