@@ -93,6 +93,10 @@ def failure_interval(failures, n, level=0.95):
     return Interval(failures / n, float(ci.low), float(ci.high))
 
 
+_MOST_RUNS = 1e9
+"""The most runs :func:`runs_to_test` answers with."""
+
+
 def runs_to_test(delta, level=0.95):
     r"""The fewest runs whose interval, when none fails, lies below ``delta``.
 
@@ -110,12 +114,27 @@ def runs_to_test(delta, level=0.95):
     -------
     int
 
+    Raises
+    ------
+    ParameterError
+        When ``delta`` or ``level`` is not a real in (0, 1), or when more than
+        10^9 runs would be needed.
+
     Examples
     --------
     >>> runs_to_test(0.05), runs_to_test(0.1), runs_to_test(0.2)
     (72, 36, 17)
     """
-    n = math.ceil(math.log((1 - level) / 2) / math.log1p(-delta))
+    for name, value in (("delta", delta), ("level", level)):
+        if not (isinstance(value, (int, float, np.integer, np.floating))
+                and not isinstance(value, bool) and 0 < value < 1):
+            raise ParameterError(f"`{name}` must be a real in (0, 1); got {value!r}.")
+    delta, level = float(delta), float(level)
+    estimate = math.log((1 - level) / 2) / math.log1p(-delta)
+    if not estimate <= _MOST_RUNS:
+        raise ParameterError(f"`delta` = {delta!r} at `level` = {level!r} needs more than "
+                             f"{_MOST_RUNS:.0e} runs; give a larger delta or a smaller level.")
+    n = max(1, math.ceil(estimate))
     while n > 1 and 1 - ((1 - level) / 2) ** (1 / (n - 1)) <= delta:
         n -= 1
     while 1 - ((1 - level) / 2) ** (1 / n) > delta:
