@@ -253,3 +253,28 @@ def test_standard_sweep_with_gymnasium_keeps_its_instances(monkeypatch):
     kept = validate._sweeps(args, ["fast"])
     assert not set(validate.GYM_INSTANCES) & {i for s in kept for i in s.instances}
     assert [len(s.runs()) for s in kept] == [4 * 4 * 3 * 20, 3 * 4 * 3 * 20]
+
+
+# --- the POSIX requirement --------------------------------------------------------------------
+
+def test_without_fcntl_the_rows_file_names_the_posix_requirement(tmp_path, monkeypatch):
+    from sspgm.validation import RowLog
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)
+    with pytest.raises(ImportError, match="POSIX system"):
+        with RowLog(tmp_path / "rows.csv"):
+            pass
+    assert not (tmp_path / "rows.csv").exists()
+
+
+def test_without_fcntl_the_command_fails_in_one_line_before_any_run(tmp_path, monkeypatch,
+                                                                    capsys):
+    from sspgm.cli import main
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)
+    status = main(["validate", "--instances", "tradeoff", "--seeds", "1", "--jobs", "1",
+                   "--no-progress", "--no-plot", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert "POSIX system" in err and "flock" in err
+    assert not (tmp_path / "o").exists()

@@ -9,7 +9,7 @@ delta, calls over the explicit total, the log-log slope of calls against
 1/eps and a pass/fail verdict), summary.json with --json, and the plots.
 Without --instances it runs the standard sweeps (their gymnasium instances
 are skipped, with a notice, when gymnasium is not installed); the other grid
-options override their values. The rows file is locked with ``flock``, so
+options override their values. The rows file is locked with flock, so
 the command needs a POSIX system (Linux, macOS).
 """
 
@@ -196,7 +196,10 @@ def _new_directory():
 def run(args):
     """Run the sweep, write the rows, summary and plots; returns the exit status."""
     _import_extras(args)
-    from sspgm.validation import check_runs, format_summary, run_sweep, summarize, summary_json
+    from sspgm.validation import (check_runs, format_summary, posix_lock, run_sweep, summarize,
+                                  summary_json)
+
+    posix_lock()
 
     backends = " ".join(args.backend or [_default_backend()])
     runs = check_runs(_sweeps(args, backends.split()))

@@ -23,7 +23,7 @@ import importlib
 _EXPORTS = {
     "spec": ("RunSpec", "Sweep", "STANDARD_SWEEPS", "parse_instance", "as_runs", "check_runs"),
     "rows": ("Row", "COLUMNS", "KEY_COLUMNS", "CONFIG_COLUMNS", "TIMING_COLUMNS", "RowLog",
-             "read_rows"),
+             "read_rows", "posix_lock"),
     "runner": ("run_one", "run_sweep"),
     "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
                    "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"),
