@@ -290,8 +290,8 @@ def failure_bars(rows, level=0.95):
     -------
     list of dict
         Each with ``instance``, ``theta``, ``delta``, ``runs``, ``failures``,
-        ``rate``, ``low``, ``high`` (:func:`~sspgm.validation.statistics
-        .failure_interval`), ``tests_delta`` (``high <= delta``: a clean
+        ``rate``, ``low``, ``high``
+        (:func:`~sspgm.validation.statistics.failure_interval`), ``tests_delta`` (``high <= delta``: a clean
         record shows ``rate <= delta``) and ``runs_needed``
         (:func:`~sspgm.validation.statistics.runs_to_test`).
     """
