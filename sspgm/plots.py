@@ -152,9 +152,12 @@ def calls_panels(rows):
         :func:`~sspgm.validation.theorem.theorem_total`), and ``references``
         (exponent -> the line ``c eps^-exponent`` at each accuracy, through
         the geometric mean of the calls at the smallest accuracy, where the
-        theorems' asymptotics apply best).
+        theorems' asymptotics apply best). Alg. 3 panels also hold
+        ``diameter_totals`` (``delta`` -> Lemma 9's total of Alg. 4 at each
+        accuracy of ``eps``, :func:`~sspgm.validation.theorem.diameter_total`);
+        Alg. 1 panels an empty mapping.
     """
-    from .validation.theorem import theorem_total
+    from .validation.theorem import diameter_total, theorem_total
 
     panels = []
     for (instance, theta), members in _groups(_ran(rows), ("instance", "theta")).items():
@@ -164,8 +167,11 @@ def calls_panels(rows):
                   for (delta,), runs in sorted(by_delta.items())}
         end = np.exp(np.mean([np.log(r.calls) for r in members if r.eps == grid[-1]]))
         references = {k: [end * (grid[-1] / e) ** k for e in grid] for k in REFERENCE_SLOPES}
+        diameter = {} if theta is None else {
+            delta: [diameter_total(runs[0], e) for e in grid]
+            for (delta,), runs in sorted(by_delta.items())}
         panels.append(dict(instance=instance, theta=theta, eps=grid, runs=members,
-                           totals=totals, references=references))
+                           totals=totals, references=references, diameter_totals=diameter))
     return panels
 
 
@@ -177,7 +183,10 @@ def plot_calls(rows, path):
     same colour is the theorem's total at that ``delta``
     (:func:`~sspgm.validation.theorem.theorem_total`: Thm. 1 or Thm. 2 at the
     instance's ``B*`` and ``D``), which the calls may exceed only outside the
-    theorem's event. Grey lines of slope 2 and 3 (:data:`REFERENCE_SLOPES`)
+    theorem's event. On Alg. 3 panels, crosses are the calls of its diameter
+    phase (Alg. 4) and dash-dotted lines Lemma 9's total for them
+    (:func:`~sspgm.validation.theorem.diameter_total`). Grey lines of slope 2
+    and 3 (:data:`REFERENCE_SLOPES`)
     end at the calls of the smallest accuracy: calls below them at the larger
     accuracies grew faster than that power of ``1/eps``. The run's own explicit total
     (the ``bound`` of its row) is left to :func:`plot_calls_over_bound`: Alg.
@@ -210,14 +219,22 @@ def plot_calls(rows, path):
             shift += _spread(seeds.index(row.seed), len(seeds), 0.04)
             ax.plot(np.exp(np.log(1 / row.eps) + shift), row.calls, "o",
                     color=colors[row.delta], markersize=3.2, alpha=_ALPHA, mew=0, zorder=3)
+            if row.theta is not None and row.calls_diameter:
+                ax.plot(np.exp(np.log(1 / row.eps) + shift), row.calls_diameter, "x",
+                        color=colors[row.delta], markersize=3.5, alpha=_ALPHA, zorder=3)
         x = [1 / e for e in grid]
         for delta, totals in panel["totals"].items():
             ax.plot(x, totals, "-", color=colors[delta], lw=1.3, zorder=2)
+        for delta, totals in panel["diameter_totals"].items():
+            ax.plot(x, totals, "-.", color=colors[delta], lw=1.1, zorder=2)
         for k, line in panel["references"].items():
             ax.plot(x, line, color="0.45", ls=styles[k], lw=1, zorder=1)
         ax.set_xscale("log")
         _log_ticks(ax.xaxis, x)
         values = [row.calls for row in members] + [v for t in panel["totals"].values() for v in t]
+        values += [row.calls_diameter for row in members
+                   if row.theta is not None and row.calls_diameter]
+        values += [v for t in panel["diameter_totals"].values() for v in t]
         values += [v for line in panel["references"].values() for v in line]
         _log_y(ax, min(values), max(values))
         ax.set_xlabel("1 / ε")
@@ -228,6 +245,9 @@ def plot_calls(rows, path):
     handles = [Line2D([], [], ls="", marker="o", color=colors[d], label=f"calls, δ = {d:g}")
                for d in deltas]
     handles += [Line2D([], [], ls="-", color="0.2", label="the theorem's total (colour of δ)")]
+    if any(panel["diameter_totals"] for panel in panels):
+        handles += [Line2D([], [], ls="-.", marker="x", color="0.2",
+                           label="Alg. 3: calls of Alg. 4 (x), Lemma 9's total (-.)")]
     handles += [Line2D([], [], ls=styles[k], color="0.45", label=f"slope {k:g}: ε$^{{-{k:g}}}$")
                 for k in REFERENCE_SLOPES]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)

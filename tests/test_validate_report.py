@@ -5,6 +5,7 @@ counts whose Clopper-Pearson ends are closed forms, the theorems' totals from
 `bounds` directly. The command line runs in a subprocess with gymnasium hidden.
 """
 
+import dataclasses
 import json
 import math
 import os
@@ -24,6 +25,7 @@ from sspgm.validation import (
     runs_to_test,
     summarize,
     summary_json,
+    diameter_total,
     theorem_slope,
     theorem_total,
 )
@@ -70,6 +72,13 @@ def test_theorem_total_is_bounds_at_the_instance():
         bound="explicit3"), rel=1e-12)
     assert math.isnan(theorem_total(Row("x", "reference", None, 1.0, 0.1, 0.1, 0,
                                         exception="E: e"), 0.1))
+
+
+def test_diameter_total_is_lemma_9_at_the_instance():
+    alg3 = _row(0.1, 0, 10, theta=3.0)
+    assert diameter_total(alg3, 0.1) == pytest.approx(bounds.samp_comp_diameter(
+        0.1, 4.0, S=3, A=2, Gamma=2, delta=0.1, bound="explicit4"), rel=1e-12)
+    assert math.isnan(diameter_total(_row(0.1, 0, 10), 0.1))
 
 
 def test_theorem_slope_is_two_and_its_logarithms():
@@ -177,6 +186,11 @@ def test_calls_panels_draw_the_theorem_total_and_slopes_two_and_three():
         assert line[-1] == pytest.approx(math.exp(np.mean(np.log(at_end))), rel=1e-12)
         assert np.polyfit(-np.log(grid), np.log(line), 1)[0] == pytest.approx(k, abs=1e-12)
     assert sorted(panel["references"]) == [2.0, 3.0]
+    assert panel["diameter_totals"] == {}
+    (alg3,) = calls_panels(_power_law(2.7, seeds=2, theta=3.0))
+    assert alg3["diameter_totals"][0.1] == [
+        bounds.samp_comp_diameter(e, 4.0, S=3, A=2, Gamma=2, delta=0.1, bound="explicit4")
+        for e in grid]
 
 
 def test_failure_bars_say_when_the_interval_is_too_wide_to_test_delta():
@@ -198,6 +212,8 @@ def test_plots_are_written_from_these_rows(tmp_path):
 
     rows = _power_law(2.0, seeds=2) + [_row(e, s, 10, delta=0.05, instance="y")
                                        for e in (0.2, 0.1) for s in range(2)]
+    rows += [dataclasses.replace(r, calls_diameter=r.calls // 2)
+             for r in _power_law(2.5, seeds=2, theta=3.0)]
     for plot in (plot_calls, plot_failures):
         path = plot(rows, tmp_path / f"{plot.__name__}.png")
         assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,9 @@ on the event of Lemma 5 (probability at least ``1 - delta``):
 * Thm. 2 (Alg. 3): Alg. 4's total up to ``final_delta(D)`` and SEARCH's at
   accuracy ``eps / 2`` up to the range bound of the perturbed problem, over
   every diameter estimate Lemma 9 allows (``bounds.samp_comp_theta(...,
-  bound="explicit3")``).
+  bound="explicit3")``); its diameter phase, Alg. 4, within Lemma 9's
+  total, :func:`diameter_total` (``bounds.samp_comp_diameter(...,
+  bound="explicit4")``).
 
 The :math:`\tilde O` forms (``bound="thm1"``, ``"thm2"``) drop constants and
 logarithms, so they bound nothing on their own; their exponents (2 and 3) are
@@ -32,7 +34,7 @@ import numpy as np
 
 import bounds
 
-__all__ = ["theorem_total", "theorem_slope"]
+__all__ = ["theorem_total", "diameter_total", "theorem_slope"]
 
 
 def _instance(row):
@@ -75,6 +77,36 @@ def theorem_total(row, eps):
     """
     instance = _instance(row)
     return math.nan if instance is None else _total(instance, float(eps))
+
+
+@functools.lru_cache(maxsize=4096)
+def _diameter(instance, eps):
+    S, A, Gamma, _, _, D, delta, _, _ = instance
+    return float(bounds.samp_comp_diameter(eps, D, S=S, A=A, Gamma=Gamma, delta=delta,
+                                           bound="explicit4"))
+
+
+def diameter_total(row, eps):
+    """The most calls Lemma 9 allows Alg. 4 (Alg. 3's diameter phase) at accuracy ``eps``.
+
+    Parameters
+    ----------
+    row : Row
+        Any Alg. 3 run of the configuration.
+    eps : float
+        The accuracy of the diameter subroutine (the row's ``eps_diameter``).
+
+    Returns
+    -------
+    float
+        Alg. 4's explicit total at the largest guess it can stop at when the
+        diameter is ``D`` (``bounds.samp_comp_diameter(..., bound="explicit4")``,
+        rounding included); NaN for an Alg. 1 row or a row that raised.
+    """
+    instance = _instance(row)
+    if instance is None or row.theta is None:
+        return math.nan
+    return _diameter(instance, float(eps))
 
 
 def theorem_slope(row, eps):
