@@ -311,14 +311,16 @@ def failure_bars(rows, level=0.95):
     list of dict
         Each with ``instance``, ``theta``, ``delta``, ``runs``, ``failures``,
         ``rate``, ``low``, ``high``
-        (:func:`~sspgm.validation.statistics.failure_interval`), ``tests_delta`` (``high <= delta``: a clean
-        record shows ``rate <= delta``) and ``runs_needed``
+        (:func:`~sspgm.validation.statistics.failure_interval`),
+        ``tests_delta`` (``high <= delta``: a clean record shows ``rate <=
+        delta``) and ``runs_needed``
         (:func:`~sspgm.validation.statistics.runs_to_test`).
     """
     from .validation.statistics import runs_to_test
 
     bars = []
-    for (instance, theta, delta), runs in _groups(_ran(rows), ("instance", "theta", "delta")).items():
+    groups = _groups(_ran(rows), ("instance", "theta", "delta"))
+    for (instance, theta, delta), runs in groups.items():
         failures = sum(not r.success for r in runs)
         rate, low, high = failure_interval(failures, len(runs), level)
         bars.append(dict(instance=instance, theta=theta, delta=delta, runs=len(runs),

@@ -20,8 +20,8 @@ from reference.errors import ParameterError
 from .rows import CONFIG_COLUMNS
 from .theorem import theorem_slope, theorem_total
 
-__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS", "failure_interval",
-           "runs_to_test", "loglog_slope", "above_bound", "summarize"]
+__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
+           "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"]
 
 SLOPE_LIMITS = {False: 2.0, True: 3.0}
 """Largest exponent of ``1/eps`` the theorems allow: Thm. 1 (``theta`` unset) and Thm. 2."""
@@ -33,8 +33,9 @@ slopes are printed to two decimals, and the calls are integers."""
 CHECKS = {
     "r": "rate: the failure rate's interval lies above delta (its lower end > delta)",
     "t": "total: a run used more calls than its explicit total",
-    "s": "slope: the slope's interval lies above the theorem's (its lower end > 0.05 + the "
-         "larger of the limit and the slope of the theorem's total on the same accuracies)",
+    "s": f"slope: the slope's interval lies above the theorem's (its lower end > "
+         f"{SLOPE_TOLERANCE:g} + the larger of the limit and the slope of the theorem's total on "
+         f"the same accuracies)",
 }
 """The checks of a configuration's verdict: code -> the rule that fails it."""
 
@@ -273,7 +274,8 @@ def _failed(fields, slope_limit, theorem_slope, delta):
         codes += "r"
     if fields["above_bound"] > 0:
         codes += "t"
-    if fields["slope"].low > max(slope_limit, theorem_slope) + SLOPE_TOLERANCE:
+    allowed = slope_limit if math.isnan(theorem_slope) else max(slope_limit, theorem_slope)
+    if fields["slope"].low > allowed + SLOPE_TOLERANCE:
         codes += "s"
     return codes
 
@@ -289,8 +291,9 @@ def _statistics(members, delta, level):
         return dict(
             failures=0, uncertified=0, failure=_UNDEFINED, consistent=None,
             error_over_eps_max=math.nan, calls_over_bound_mean=math.nan,
-            calls_over_bound_max=math.nan, above_bound=0, above_theorem=0, n_eps=0, slope=_UNDEFINED,
-            bound_slope=math.nan, Delta_max=math.nan, settled_slope=_UNDEFINED,
+            calls_over_bound_max=math.nan, above_bound=0, above_theorem=0, n_eps=0,
+            slope=_UNDEFINED, bound_slope=math.nan, Delta_max=math.nan,
+            settled_slope=_UNDEFINED,
         )
     failures = sum(not row.success for row in members)
     failure = failure_interval(failures, len(members), level)
