@@ -127,6 +127,15 @@ def test_runs_to_test_is_the_first_clean_record_below_delta(delta):
     assert 1 - 0.025 ** (1 / n) <= delta < 1 - 0.025 ** (1 / (n - 1))
 
 
+def test_summary_does_not_depend_on_the_order_of_the_rows():
+    rows = _power_law(2.3, seeds=50, noise=0.3)
+    rng = np.random.default_rng(2)
+    expected = summarize(rows)
+    for _ in range(5):
+        # Sums in another order differ in their last bits: the rows must be read in one order.
+        assert summarize([rows[i] for i in rng.permutation(len(rows))]) == expected
+
+
 # --- the text summary and its JSON ------------------------------------------------------------
 
 def _sweep_rows():

@@ -335,6 +335,10 @@ def summarize(rows, level=0.95):
     Returns
     -------
     list of ConfigSummary
+        The statistics of a configuration do not depend on the order of its
+        rows (they are read in the order of their ``eps`` and ``seed``), so a
+        resumed sweep, whose rows file holds them in the order they completed,
+        summarises to the same floats as an uninterrupted one.
     """
     groups = {}
     for row in rows:
@@ -342,7 +346,8 @@ def summarize(rows, level=0.95):
     out = []
     for config, members in groups.items():
         fields = dict(zip(CONFIG_COLUMNS, config))
-        ran = [row for row in members if row.exception is None]
+        ran = sorted((row for row in members if row.exception is None),
+                     key=lambda row: (-row.eps, row.seed))
         statistics = _statistics(ran, fields["delta"], level)
         limit = SLOPE_LIMITS[fields["theta"] is not None]
         slope = theorem_slope(ran[0], [row.eps for row in ran]) if ran else math.nan
