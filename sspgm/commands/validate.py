@@ -77,7 +77,8 @@ def register(subparsers):
                    help=f"also write the summary as JSON into OUT/{JSON_FILE} (schema in "
                    "docs/validate.md)")
     p.add_argument("--no-plot", action="store_true",
-                   help="skip calls.png, failures.png and diameter.png")
+                   help="skip the plots (calls.png, calls_over_bound.png, failures.png, "
+                   "diameter.png)")
     p.add_argument("--jobs", type=_jobs, default=-1,
                    help="local worker processes (default -1: one per core; 1: no subprocess)")
     p.add_argument("--scheduler", metavar="ADDRESS",
