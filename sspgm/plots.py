@@ -309,7 +309,8 @@ def failure_bars(rows, level=0.95):
     Returns
     -------
     list of dict
-        Each with ``instance``, ``theta``, ``delta``, ``runs``, ``failures``,
+        Each with ``instance``, ``theta``, ``delta``, ``runs``, ``failures``
+        (:func:`~sspgm.validation.theorem.fails_theorem`),
         ``rate``, ``low``, ``high``
         (:func:`~sspgm.validation.statistics.failure_interval`),
         ``tests_delta`` (``high <= delta``: a clean record shows ``rate <=
@@ -317,11 +318,12 @@ def failure_bars(rows, level=0.95):
         (:func:`~sspgm.validation.statistics.runs_to_test`).
     """
     from .validation.statistics import runs_to_test
+    from .validation.theorem import fails_theorem
 
     bars = []
     groups = _groups(_ran(rows), ("instance", "theta", "delta"))
     for (instance, theta, delta), runs in groups.items():
-        failures = sum(not r.success for r in runs)
+        failures = sum(fails_theorem(r) for r in runs)
         rate, low, high = failure_interval(failures, len(runs), level)
         bars.append(dict(instance=instance, theta=theta, delta=delta, runs=len(runs),
                          failures=failures, rate=rate, low=low, high=high,

@@ -26,6 +26,7 @@ from sspgm.validation import (
     summarize,
     summary_json,
     diameter_total,
+    fails_theorem,
     theorem_slope,
     theorem_total,
 )
@@ -81,6 +82,13 @@ def test_diameter_total_is_lemma_9_at_the_instance():
     assert math.isnan(diameter_total(_row(0.1, 0, 10), 0.1))
 
 
+def test_a_run_fails_its_theorem_by_its_policy_or_by_its_calls():
+    total = theorem_total(_row(0.1, 0, 10), 0.1)
+    assert not fails_theorem(_row(0.1, 0, math.floor(total)))
+    assert fails_theorem(_row(0.1, 0, math.floor(total) + 1))
+    assert fails_theorem(_row(0.1, 0, 10, success=False))
+
+
 def test_theorem_slope_is_two_and_its_logarithms():
     slope = theorem_slope(_row(0.1, 0, 10), [0.2, 0.1, 0.05, 0.025])
     grid = np.array([0.2, 0.1, 0.05, 0.025])
@@ -93,8 +101,11 @@ def test_theorem_slope_is_two_and_its_logarithms():
 
 
 def test_the_rule_flags_a_slope_of_4_89_against_2():
-    (steep,) = summarize(_power_law(4.89))
-    assert steep.slope.value == pytest.approx(4.89, abs=1e-6)  # calls are integers
+    # Below the theorem's total at every eps (as when early runs stop at small guesses).
+    rows = _power_law(4.89, scale=0.04)
+    assert all(r.calls < theorem_total(r, r.eps) for r in rows)
+    (steep,) = summarize(rows)
+    assert steep.slope.value == pytest.approx(4.89, abs=0.01)  # calls are integers
     assert steep.slope_limit == 2.0 and steep.theorem_slope < 2.3
     assert steep.failed == "s" and steep.verdict == "FAIL s"
     (flat,) = summarize(_power_law(2.0))
@@ -112,12 +123,19 @@ def test_the_rule_flags_a_failure_rate_above_delta_and_a_run_above_its_total():
     assert line.above_bound == 1 and line.failed == "t"
 
 
-def test_runs_above_the_theorem_total_are_counted():
+def test_runs_above_the_theorem_total_fail_the_theorem():
+    from sspgm.plots import failure_bars
+
     rows = _power_law(2.0, scale=1.0)
     big = theorem_total(rows[0], 0.2) * 1.5
     rows[0] = _row(0.2, 0, big)
+    rows[1] = _row(0.2, 1, rows[1].calls, success=False)
     (line,) = summarize(rows)
     assert line.above_theorem == 1
+    # One run above the total with a good policy, one below it with a bad one.
+    assert line.failures == 2 and line.failure.value == 2 / len(rows)
+    (bar,) = failure_bars(rows)
+    assert bar["failures"] == 2
 
 
 @pytest.mark.parametrize("delta", [0.01, 0.05, 0.1, 0.2, 0.5])
@@ -140,7 +158,8 @@ def test_summary_does_not_depend_on_the_order_of_the_rows():
 
 def _sweep_rows():
     rows = _power_law(2.0, instance="garnet:n_states=10,n_actions=2,branching=3")
-    rows += _power_law(4.89, delta=0.2, instance="garnet:n_states=10,n_actions=2,branching=3")
+    rows += _power_law(4.89, delta=0.2, scale=0.04,
+                       instance="garnet:n_states=10,n_actions=2,branching=3")
     rows += _power_law(2.5, theta=3.0, instance="theta_example")
     rows.append(Row("theta_example", "reference", 3.0, 1.0, 0.4, 0.1, 9,
                     exception="MemoryError: too big"))

@@ -29,7 +29,7 @@ _EXPORTS = {
                    "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"),
     "report": ("SUMMARY_LEGEND", "WIDTH", "format_summary"),
     "export": ("SCHEMA", "summary_json", "summary_record"),
-    "theorem": ("theorem_total", "diameter_total", "theorem_slope"),
+    "theorem": ("theorem_total", "diameter_total", "theorem_slope", "fails_theorem"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

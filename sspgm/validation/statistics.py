@@ -18,7 +18,7 @@ from scipy import stats
 from reference.errors import ParameterError
 
 from .rows import CONFIG_COLUMNS
-from .theorem import theorem_slope, theorem_total
+from .theorem import fails_theorem, theorem_slope, theorem_total
 
 __all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
            "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"]
@@ -187,7 +187,9 @@ class ConfigSummary:
         Runs that raised (recorded with their exception, left out of every
         statistic below).
     failures : int
-        Runs whose policy missed the guarantee.
+        Runs that fail their theorem (:func:`~sspgm.validation.theorem.fails_theorem`):
+        the policy misses the guarantee, or the calls exceed the theorem's
+        total.
     uncertified : int
         Runs whose certificate does not prove eps-optimality.
     failure : Interval
@@ -295,7 +297,7 @@ def _statistics(members, delta, level):
             slope=_UNDEFINED, bound_slope=math.nan, Delta_max=math.nan,
             settled_slope=_UNDEFINED,
         )
-    failures = sum(not row.success for row in members)
+    failures = sum(fails_theorem(row) for row in members)
     failure = failure_interval(failures, len(members), level)
     ratios = [row.calls_over_bound for row in members]
     eps = [row.eps for row in members]

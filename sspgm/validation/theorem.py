@@ -34,7 +34,7 @@ import numpy as np
 
 import bounds
 
-__all__ = ["theorem_total", "diameter_total", "theorem_slope"]
+__all__ = ["theorem_total", "diameter_total", "theorem_slope", "fails_theorem"]
 
 
 def _instance(row):
@@ -134,3 +134,24 @@ def theorem_slope(row, eps):
     x = -np.log(grid)
     y = np.log([theorem_total(row, e) for e in grid])
     return float(np.polyfit(x, y, 1)[0])
+
+
+def fails_theorem(row):
+    """True when the run falls outside what its theorem promises with probability ``1 - delta``.
+
+    Thm. 1 and Thm. 2 promise, on one event of probability at least
+    ``1 - delta``, both an eps-optimal policy (the row's ``success``) and at
+    most :func:`theorem_total` calls. A run fails when either is missed.
+
+    Parameters
+    ----------
+    row : Row
+        A run that returned a policy.
+
+    Returns
+    -------
+    bool
+        ``not row.success`` or ``row.calls > theorem_total(row, row.eps)``
+        (the second is False when the total is undefined).
+    """
+    return (not row.success) or row.calls > theorem_total(row, row.eps)
