@@ -4,7 +4,7 @@ A **certificate** of a policy ``pi`` is a pair of value vectors computed from
 the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
 holding on the confidence event of the boxes (probability at least
 ``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
-``max_s (V^pi - V*)``, whatever the constants of the sampling were, so a
+``max_s (V^pi - V*)``, whatever the constants of the allocation function were, so a
 policy whose gap is at most ``eps`` is eps-optimal with probability at least
 ``1 - delta``. Its ``policy_gap`` bounds the same error from the separation
 of the policy's actions (:mod:`reference.policy_gap`), never above ``gap``.
