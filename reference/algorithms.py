@@ -39,7 +39,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         Slack of Alg. 3. ``None`` runs Alg. 1.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6), unspecified in the paper.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
@@ -141,7 +141,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
         return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None,
                             algorithm="alg1", eps=eps, delta=delta, theta=None, alpha=alpha,
-                            seed=seed, costs=costs)
+                            costs=costs)
     theta = check_real("theta", theta, 1.0)
     run = Run(model, run_params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
@@ -150,5 +150,4 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
     return solve_result(kernels, run, out, scale=scale, D_hat=D_hat, nu=nu, algorithm="alg3",
-                        eps=eps, delta=delta, theta=theta, alpha=alpha, seed=seed,
-                        costs=perturbed)
+                        eps=eps, delta=delta, theta=theta, alpha=alpha, costs=perturbed)

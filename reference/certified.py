@@ -4,7 +4,7 @@ A **certificate** of a policy ``pi`` is a pair of value vectors computed from
 the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
 holding on the confidence event of the boxes (probability at least
 ``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
-``max_s (V^pi - V*)``, whatever the constants of the sampling were, so a
+``max_s (V^pi - V*)``, whatever the constants of the allocation function were, so a
 policy whose gap is at most ``eps`` is eps-optimal with probability at least
 ``1 - delta``. Its ``policy_gap`` bounds the same error from the separation
 of the policy's actions (:mod:`reference.policy_gap`), never above ``gap``.
@@ -24,7 +24,7 @@ from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
-from .results import Result
+from .results import Record, Result, call_params
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
@@ -87,10 +87,10 @@ class Certificate(Result):
         ``relative_gap``; on the event,
         ``V^pi <= (1 + policy_relative_gap) V*`` in every state.
     kind : str
-        The confidence-set kind.
+        The confidence-set kind (``params["kind"]``, checked).
     delta : float
         The confidence level: the bounds hold together with probability at
-        least ``1 - delta``.
+        least ``1 - delta`` (``params["delta"]``, checked).
     converged : bool
         Whether both policy iterations stopped on their own (the bounds are
         valid either way: each passed its check).
@@ -99,6 +99,10 @@ class Certificate(Result):
         boxes, so in the true model on the event (docs/certified-soundness.md).
     message : str
         One line: the gap, and how the two bounds were computed.
+    params : Params
+        ``delta`` and ``kind`` (:class:`~reference.results.Result`): the
+        arguments of :func:`certify`, or those a solver computed the
+        certificate of its answer with.
     """
 
     policy: np.ndarray
@@ -147,7 +151,7 @@ class Certificate(Result):
 
 
 @dataclass(frozen=True, repr=False)
-class CertifiedRound(Result):
+class CertifiedRound(Record):
     """One round of :func:`solve_certified`.
 
     Attributes
@@ -190,7 +194,8 @@ class CertifiedResult(Result):
     policy : ndarray of int64, shape (S,)
         ``pi_U``, the policy minimising the pessimistic value of the last round.
     values : ndarray of float64, shape (S,)
-        Its certified upper bound ``U`` (``certificate.upper``).
+        An upper bound on ``V^pi`` of ``policy`` on the confidence event:
+        ``U = certificate.upper`` (``+inf`` where none is finite).
     certificate : Certificate
         The last round's certificate of ``policy``; with ``theta``,
         ``lower <= V*_theta`` and ``upper >= V^pi`` (docs/certified-soundness.md).
@@ -208,24 +213,18 @@ class CertifiedResult(Result):
         Same as ``certified``: whether the run reached its target.
     message : str
         How the run ended.
-    eps, delta : float
-        Accuracy and confidence level asked for.
-    kind : str
-        Confidence-set kind.
+    eps : float
+        The accuracy ``certified`` is judged at (``params["eps"]``, checked).
     relative : bool
-        Whether ``eps`` is relative.
+        Whether ``eps`` is relative (``params["relative"]``, checked).
     theta : float or None
-        Slack of the ``c_min = 0`` variant.
+        Slack of the ``c_min = 0`` variant (``params["theta"]``, checked).
     D_hat, nu : float or None
         With ``theta``: the last round's bound on ``D`` and cost floor.
-    sampling : str
-        ``"adaptive"`` or ``"uniform"``.
-    target : str
-        ``"value"`` or ``"policy"``: which gap the run stopped on.
-    budget : int or None
-        The cap on calls.
-    seed : int or None
-        The seed given.
+    params : Params
+        The settings of the call (:class:`~reference.results.Result`):
+        ``eps``, ``delta``, ``kind``, ``relative``, ``theta``, ``budget``,
+        ``seed``, ``sampling`` and ``target``.
     """
 
     policy: np.ndarray
@@ -238,16 +237,10 @@ class CertifiedResult(Result):
     converged: bool
     message: str
     eps: float
-    delta: float
-    kind: str
     relative: bool
     theta: float | None
     D_hat: float | None
     nu: float | None
-    sampling: str
-    target: str
-    budget: int | None
-    seed: int | np.random.Generator | None
 
 
 def _gaps(lower, diff):
@@ -279,7 +272,8 @@ def _certificate(kernels, boxes, costs, policy, lower, upper, lower_message, con
     return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
                        relative_gap=relative_gap, policy_gap=policy_gap,
                        policy_relative_gap=policy_relative_gap, kind=boxes.kind,
-                       delta=boxes.delta, converged=converged, proper=proper, message=message)
+                       delta=boxes.delta, converged=converged, proper=proper, message=message,
+                       params=call_params(delta=boxes.delta, kind=boxes.kind))
 
 
 @NUMPY_KERNELS.bind
@@ -424,7 +418,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         Cap on calls, lost ones included. When reached, the best policy found is
         returned with ``certified = False`` and its certificate, a message and a
         :class:`~reference.errors.NotCertifiedWarning`.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     checkpoint : str or os.PathLike, optional
         File holding the samples, the generator's state and the rounds,
@@ -579,6 +573,5 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     return CertifiedResult(
         policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
-        message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
-        D_hat=D_hat, nu=nu, sampling=sampling, target=target, budget=budget, seed=seed,
+        message=message, eps=eps, relative=relative, theta=theta, D_hat=D_hat, nu=nu,
     )

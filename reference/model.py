@@ -198,7 +198,8 @@ class SSP:
         else:
             P = np.asarray(P, dtype=np.float64)
             if P.ndim != 3 or P.shape[0] != P.shape[2]:
-                raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}.")
+                raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}."
+                                 + _toolbox_hint(P.shape))
             _check_rows_dense(P, "P")
             Pssp = np.empty(P.shape[:2] + (P.shape[2] + 1,))
             np.multiply(P, gamma, out=Pssp[:, :, :-1])
@@ -496,6 +497,14 @@ def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
     )
 
 
+def _toolbox_hint(shape):
+    """A pointer to :func:`reference.from_mdptoolbox` for a kernel shaped ``(A, S, S)``."""
+    if len(shape) == 3 and shape[1] == shape[2]:
+        return (f" It looks like pymdptoolbox's layout (A, S, S) = {tuple(shape)}: convert it "
+                "with from_mdptoolbox(P, R, goal=...) (or discount=...).")
+    return ""
+
+
 def _validate_dense(P):
     try:
         given = np.asarray(P)
@@ -516,7 +525,8 @@ def _validate_dense(P):
             f"`P` must be a numeric array of shape (S, A, S+1); got {type(P).__name__} ({exc})."
         ) from None
     if P.ndim != 3 or P.shape[0] < 1 or P.shape[1] < 1 or P.shape[2] != P.shape[0] + 1:
-        raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}.")
+        raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}."
+                         + _toolbox_hint(P.shape))
     _check_rows_dense(P, "P", tol)
     if tol != ROW_SUM_TOL:
         P /= P.sum(axis=2, keepdims=True)

@@ -82,14 +82,15 @@ class SolveResult(Result):
         How the run ended.
     algorithm : str
         ``"alg1"``, ``"alg3"`` or ``"search"``.
-    eps, delta : float
-        Accuracy and confidence level asked for.
+    eps : float
+        The accuracy ``certified`` is judged at (``params["eps"]``, checked).
     theta : float or None
-        Slack of Alg. 3.
-    alpha : float
-        Constant of the allocation function.
-    seed : int or None
-        The seed given.
+        Slack of Alg. 3 (``params["theta"]``, checked; ``None`` for Alg. 1
+        and SEARCH).
+    params : Params
+        The settings of the call (:class:`~reference.results.Result`):
+        ``eps``, ``delta``, ``theta`` (:func:`solve` only), ``alpha``,
+        ``seed`` and ``max_iter``.
     """
 
     policy: np.ndarray
@@ -108,10 +109,7 @@ class SolveResult(Result):
     message: str
     algorithm: str
     eps: float
-    delta: float
     theta: float | None
-    alpha: float
-    seed: int | np.random.Generator | None
 
 
 def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
@@ -176,8 +174,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             return out, scale
 
 
-def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, seed,
-                 costs):
+def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, costs):
     """The :class:`SolveResult` of a run whose SEARCH stopped at ``Delta = scale`` with EVI ``out``.
 
     Certifies the returned policy on the run's own samples against ``costs``
@@ -229,10 +226,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         message=message,
         algorithm=algorithm,
         eps=eps,
-        delta=delta,
         theta=theta,
-        alpha=alpha,
-        seed=seed,
     )
 
 
@@ -253,7 +247,7 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         Confidence level.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
@@ -332,4 +326,4 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
                seed, callback, checkpoint)
     out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
     return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None, algorithm="search",
-                        eps=eps, delta=delta, theta=None, alpha=alpha, seed=seed, costs=costs)
+                        eps=eps, delta=delta, theta=None, alpha=alpha, costs=costs)

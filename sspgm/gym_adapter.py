@@ -84,6 +84,29 @@ def _toy_text_env(class_name, **options):
     return cls(**options), gymnasium.__version__
 
 
+def _transition_table(table):
+    """``table``, or the table ``env.unwrapped.P`` of a gymnasium environment given instead."""
+    if hasattr(table, "unwrapped") or (hasattr(table, "step") and hasattr(table, "reset")):
+        env = getattr(table, "unwrapped", table)
+        spec = getattr(table, "spec", None)
+        what = getattr(spec, "id", None) or type(env).__name__
+        if not hasattr(env, "P"):
+            raise ParameterError(
+                f"`table` is a gymnasium environment ({what}) that publishes no transition "
+                "table `env.unwrapped.P`; ssp_from_table needs a tabular model, such as the "
+                "toy-text environments. For a simulator, use "
+                "SimulatorGenerativeModel(step, S, A) instead."
+            )
+        return env.P
+    if not (hasattr(table, "__len__") and hasattr(table, "__getitem__")):
+        raise ParameterError(
+            "`table` must be a transition table P[s][a] = [(prob, next_state, reward, "
+            "terminated), ...] or a gymnasium environment publishing one (env.unwrapped.P); "
+            f"got {type(table).__name__}."
+        )
+    return table
+
+
 def _table_shape(table):
     """Return ``(n_states, n_actions)`` of a table ``P[s][a]``, checking it is rectangular."""
     n_states = len(table)
@@ -167,10 +190,13 @@ def ssp_from_table(
 
     Parameters
     ----------
-    table : mapping or sequence of ``n`` mappings or sequences of ``m`` lists
+    table : mapping or sequence of ``n`` mappings or sequences of ``m`` lists, or gymnasium.Env
         ``table[s][a]`` lists the transitions ``(prob, next_state, reward,
         terminated)`` of pair ``(s, a)``, as in ``env.unwrapped.P`` of a
-        toy-text environment with ``n`` states and ``m`` actions.
+        toy-text environment with ``n`` states and ``m`` actions. A gymnasium
+        environment is read through its ``env.unwrapped.P``; one without a
+        table is refused (a simulator goes to
+        :class:`~reference.SimulatorGenerativeModel` instead).
     transition_cost : callable ``(reward, to_goal) -> float``
         Cost in ``[0, 1]`` of a transition with this reward; ``to_goal`` tells
         whether the transition ends at the SSP goal.
@@ -199,7 +225,9 @@ def ssp_from_table(
     ------
     ShapeError, CostError, ParameterError, NoProperPolicyError
         On a malformed table, a cost outside ``[0, 1]``, a non-goal
-        termination without ``restart``, or no proper policy.
+        termination without ``restart``, or no proper policy; a
+        :class:`ParameterError` for an environment without a table, or for
+        an object that is neither.
 
     See Also
     --------
@@ -222,6 +250,7 @@ def ssp_from_table(
     >>> ssp.n_states, ssp.n_actions, policy_values(ssp, [0, 0])
     (2, 1, array([1. , 0.5]))
     """
+    table = _transition_table(table)
     n_states, n_actions = _table_shape(table)
     start_states = [int(s) for s in start_states]
     for s in start_states + ([] if restart is None else [restart]):

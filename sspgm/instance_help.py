@@ -17,8 +17,8 @@ import os
 from sspgm.plain_text import plain
 
 __all__ = [
-    "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
-    "time_uniform_box_kinds",
+    "BUILDERS", "DEFAULT_INSTANCE", "INSTANCE_SEED", "builder_signature",
+    "describe_instance_help", "option_flag", "time_uniform_box_kinds",
 ]
 
 BUILDERS = {
@@ -37,6 +37,9 @@ BUILDERS = {
 """Instance name -> ``(module, function)`` of its builder, in the order the help lists them."""
 
 DEFAULT_INSTANCE = "gridworld"
+
+INSTANCE_SEED = "--instance-seed"
+"""The command-line option of a random instance's ``seed`` parameter."""
 
 
 def _source_path(module):
@@ -116,16 +119,19 @@ def builder_signature(name):
 def option_flag(name):
     """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``.
 
+    The parameter ``seed`` is :data:`INSTANCE_SEED`, since ``--seed`` is the seed of a
+    run (:mod:`sspgm.instance_spec`).
+
     See Also
     --------
     sspgm.instances.build_instance : parses the options back.
 
     Examples
     --------
-    >>> option_flag("n_states")
-    '--n-states'
+    >>> option_flag("n_states"), option_flag("seed")
+    ('--n-states', '--instance-seed')
     """
-    return "--" + name.replace("_", "-")
+    return INSTANCE_SEED if name == "seed" else "--" + name.replace("_", "-")
 
 
 def _format_default(default):

@@ -61,7 +61,7 @@ def test_each_kind_and_sampling_certifies(backend, kind, sampling):
     ssp = backend.chain(4, 0.7)
     res = backend.solve_certified(ssp, ssp.costs, 0.3, 0.1, kind=kind, sampling=sampling,
                                   seed=2)
-    assert res.certified and res.kind == kind and res.sampling == sampling
+    assert res.certified and res.params["kind"] == kind and res.params["sampling"] == sampling
     _exact_checks(backend, ssp, res, 0.3)
     if sampling == "uniform":
         assert res.calls.min() >= res.calls.max() - 1

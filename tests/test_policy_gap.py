@@ -105,7 +105,7 @@ def test_policy_target_is_never_wrong_and_never_later(backend):
                                           seed=seed, target="policy")
             value = backend.policy_values(ssp, res.policy)
             cert = res.certificate
-            assert res.certified and res.target == "policy"
+            assert res.certified and res.params["target"] == "policy"
             assert cert.meets(eps, relative, target="policy")
             if relative:
                 assert (value <= (1 + eps) * exact * (1 + 1e-12)).all()

@@ -18,7 +18,7 @@ import typing
 from reference.errors import ParameterError
 
 __all__ = ["Row", "COLUMNS", "KEY_COLUMNS", "CONFIG_COLUMNS", "TIMING_COLUMNS", "RowLog",
-           "read_rows"]
+           "read_rows", "posix_lock"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,6 +284,33 @@ def _open_regular(path, flags, mode):
     return os.fdopen(fd, mode)
 
 
+def posix_lock():
+    """The :mod:`fcntl` module that locks rows files, or an ImportError saying why it is needed.
+
+    The lock is ``flock``, which POSIX systems (Linux, macOS) have and Windows
+    lacks.
+
+    Returns
+    -------
+    module
+        :mod:`fcntl`.
+
+    Raises
+    ------
+    ImportError
+        On a system without :mod:`fcntl`, naming the requirement.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        raise ImportError(
+            "sweep rows files are locked with fcntl.flock, so `sspgm validate` and "
+            "`run_sweep(csv_path=...)` need a POSIX system (Linux, macOS; on Windows, WSL); "
+            "`run_sweep` without `csv_path` needs no lock."
+        ) from None
+    return fcntl
+
+
 class RowLog:
     """An append-only CSV file of :class:`Row` records, held under an exclusive lock.
 
@@ -308,6 +335,8 @@ class RowLog:
     ParameterError
         When another process holds the file (another sweep is writing to it),
         or as :func:`read_rows`.
+    ImportError
+        On a system without ``flock`` (:func:`posix_lock`).
 
     Examples
     --------
@@ -326,8 +355,7 @@ class RowLog:
         self._handle = None
 
     def __enter__(self):
-        import fcntl
-
+        fcntl = posix_lock()
         handle = _open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "a+b")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
