@@ -156,6 +156,14 @@ def calls_panels(rows):
         ``diameter_totals`` (``delta`` -> Lemma 9's total of Alg. 4 at each
         accuracy of ``eps``, :func:`~sspgm.validation.theorem.diameter_total`);
         Alg. 1 panels an empty mapping.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1)),
+    ...                  n_jobs=1, progress=False)
+    >>> [(panel["instance"], panel["eps"]) for panel in calls_panels(rows)]
+    [('tradeoff', [0.2, 0.1])]
     """
     from .validation.theorem import diameter_total, theorem_total
 
@@ -347,6 +355,14 @@ def failure_bars(rows, level=0.95):
         ``tests_delta`` (``high <= delta``: a clean record shows ``rate <=
         delta``) and ``runs_needed``
         (:func:`~sspgm.validation.statistics.runs_to_test`).
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1)),
+    ...                  n_jobs=1, progress=False)
+    >>> [(bar["runs"], bar["failures"]) for bar in failure_bars(rows)]
+    [(4, 0)]
     """
     from .validation.statistics import runs_to_test
     from .validation.theorem import fails_theorem

@@ -14,10 +14,7 @@ known, so we can also check the answer against the exact values.
 import matplotlib.pyplot as plt
 import numpy as np
 
-try:
-    import fast as sspgm
-except ImportError:
-    import reference as sspgm
+import sspgm
 
 from sspgm.instances import draw_grid_policy
 

@@ -18,10 +18,7 @@ its calls; :func:`~reference.solve_certified` never sees anything else.
 import matplotlib.pyplot as plt
 import numpy as np
 
-try:
-    import fast as sspgm
-except ImportError:
-    import reference as sspgm
+import sspgm
 
 S, A = 6, 2
 

@@ -21,10 +21,7 @@ leaves, whose true cost is infinite: it does on most seeds below.
 import matplotlib.pyplot as plt
 import numpy as np
 
-try:
-    import fast as sspgm
-except ImportError:
-    import reference as sspgm
+import sspgm
 
 ssp = sspgm.trap()
 print("costs:\n", ssp.costs)

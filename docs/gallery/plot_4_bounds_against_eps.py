@@ -24,10 +24,7 @@ import numpy as np
 
 import bounds
 
-try:
-    import fast as sspgm
-except ImportError:
-    import reference as sspgm
+import sspgm
 
 ssp = sspgm.gridworld()
 params = dict(B=float(sspgm.b_star(ssp)), cmin=float(ssp.costs.min()), S=ssp.n_states,

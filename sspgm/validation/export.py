@@ -130,5 +130,16 @@ def summary_json(summary, rows, level=0.95):
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> import json
+    >>> from sspgm.validation import summarize
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1)),
+    ...                  n_jobs=1, progress=False)
+    >>> document = json.loads(summary_json(summarize(rows), rows))
+    >>> len(document["configurations"])
+    1
     """
     return json.dumps(summary_record(summary, rows, level), indent=1, allow_nan=False)

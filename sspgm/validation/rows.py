@@ -299,6 +299,11 @@ def posix_lock():
     ------
     ImportError
         On a system without :mod:`fcntl`, naming the requirement.
+
+    Examples
+    --------
+    >>> posix_lock().__name__
+    'fcntl'
     """
     try:
         import fcntl

@@ -74,6 +74,13 @@ def theorem_total(row, eps):
         (rounding up included), or Thm. 2's (Alg. 3's explicit total over
         every estimate Lemma 9 allows); NaN when ``row`` raised. A run above
         it is allowed only outside the event of Lemma 5.
+
+    Examples
+    --------
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
+    >>> bool(row.calls <= theorem_total(row, 0.2))
+    True
     """
     instance = _instance(row)
     return math.nan if instance is None else _total(instance, float(eps))
@@ -102,6 +109,13 @@ def diameter_total(row, eps):
         Alg. 4's explicit total at the largest guess it can stop at when the
         diameter is ``D`` (``bounds.samp_comp_diameter(..., bound="explicit4")``,
         rounding included); NaN for an Alg. 1 row or a row that raised.
+
+    Examples
+    --------
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> row = run_one(RunSpec("theta_example", eps=0.2, delta=0.1, seed=0, theta=3.0))
+    >>> bool(row.calls_diameter <= diameter_total(row, row.eps_diameter))
+    True
     """
     instance = _instance(row)
     if instance is None or row.theta is None:
@@ -127,6 +141,17 @@ def theorem_slope(row, eps):
     -------
     float
         NaN with fewer than two distinct accuracies or when ``row`` raised.
+
+    Examples
+    --------
+    With two accuracies, the slope through the two totals:
+
+    >>> import math
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
+    >>> totals = theorem_total(row, 0.1), theorem_total(row, 0.2)
+    >>> math.isclose(theorem_slope(row, [0.2, 0.1]), math.log(totals[0] / totals[1]) / math.log(2))
+    True
     """
     grid = sorted(set(float(e) for e in eps))
     if len(grid) < 2 or _instance(row) is None:
@@ -153,5 +178,15 @@ def fails_theorem(row):
     bool
         ``not row.success`` or ``row.calls > theorem_total(row, row.eps)``
         (the second is False when the total is undefined).
+
+    Examples
+    --------
+    A run of Alg. 1 within its guarantee, and the same run as if its policy had missed ``eps``:
+
+    >>> import dataclasses
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
+    >>> fails_theorem(row), fails_theorem(dataclasses.replace(row, success=False))
+    (False, True)
     """
     return (not row.success) or row.calls > theorem_total(row, row.eps)
