@@ -191,7 +191,6 @@ def bernstein_radius(kernels, counts, delta):
     --------
     bernstein_radius_sum : the sum over next states, without densifying.
     confidence_box : the boxes these radii make.
-    extended_value_iteration : value iteration over those boxes.
 
     Notes
     -----
@@ -315,8 +314,7 @@ def confidence_box(counts, delta, kind="paper"):
 
     Examples
     --------
-    A million samples of a pair that stays w.p. 3/4 and reaches the goal w.p. 1/4:
-    each box is ``p_hat`` plus or minus its radius (:func:`bernstein_radius`).
+    A million samples, 3/4 staying and 1/4 at the goal: ``p_hat`` plus or minus the radius.
 
     >>> import numpy as np
     >>> lo, hi = confidence_box(np.array([[[750_000, 250_000]]]), 0.1)
@@ -495,7 +493,6 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     See Also
     --------
     confidence_box : the sets it optimises over.
-    optimistic_inner : its inner problem.
     solve : Alg. 1 and Alg. 3, which run it on growing samples.
 
     Notes
