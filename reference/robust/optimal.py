@@ -10,7 +10,6 @@ from .common import (
     RobustValuesResult,
     SWITCH_RTOL,
     _check_message,
-    _row_entries,
     checked_inputs,
 )
 from .optimistic import _optimistic
@@ -33,13 +32,13 @@ def _goal_forcing(boxes):
     adversary reaches the goal with probability 1.
     """
     S, A = boxes.n_states, boxes.n_actions
-    rows_all = np.arange(S * A)
-    row, col, lo, hi = _row_entries(boxes, rows_all)
+    stored = np.diff(boxes.indptr)
+    row = np.repeat(np.arange(S * A), stored)
+    col, lo, hi = boxes.indices, boxes.lo, boxes.hi
     free = 1.0 - np.bincount(row, weights=lo, minlength=S * A)
     h = boxes.hi_unseen
     possible = (lo > 0) | ((free[row] > 0) & (hi > 0))
     spread = (free > 0) & (h > 0)
-    stored = np.diff(boxes.indptr)
     action = np.zeros(S, dtype=np.int64)
     W = np.ones(S, dtype=bool)
     while True:
