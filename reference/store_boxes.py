@@ -23,7 +23,7 @@ import numpy as np
 from .confidence import SIMPLEX_SLACK, check_level
 from .errors import ParameterError
 
-__all__ = ["StoreBoxes", "store_boxes"]
+__all__ = ["StoreBoxes", "row_sums", "store_boxes"]
 
 BLOCK_ENTRIES = 1 << 16
 """Stored entries whose intervals :func:`store_boxes` computes at once (whole rows)."""
@@ -93,6 +93,35 @@ def _blocks(indptr, block):
         r1 = min(r1, n_rows)
         yield r0, r1
         r0 = r1
+
+
+def row_sums(indptr, weights, block=None):
+    """Per row, the sum of ``weights(e0, e1)`` (the weights of the stored entries ``e0:e1``)
+    over its entries, a block of rows at a time.
+
+    The same floats as ``np.bincount(rows, weights=w, minlength=n_rows)`` of the whole
+    weights ``w`` (each row is summed in the order of its entries, from 0), with the
+    weights and row numbers of one block (:data:`BLOCK_ENTRIES` entries by default) in
+    memory at once.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    weights : callable
+        ``weights(e0, e1)``: float or bool array of shape ``(e1 - e0,)``.
+    block : int, optional
+        Entries a block.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows,)
+    """
+    sums = np.empty(indptr.size - 1)
+    for r0, r1 in _blocks(indptr, BLOCK_ENTRIES if block is None else block):
+        local = np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1]))
+        sums[r0:r1] = np.bincount(local, weights=weights(indptr[r0], indptr[r1]),
+                                  minlength=r1 - r0)
+    return sums
 
 
 def store_boxes(kernels, csr, delta, record):

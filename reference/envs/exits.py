@@ -13,12 +13,12 @@ __all__ = ["exit_grid"]
 _MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])
 
 
-def exit_grid(rows, cols, spacing=8, success=0.8, cost=1.0):
+def exit_grid(rows=64, cols=64, spacing=8, success=0.8, cost=1.0):
     r"""A slippery ``rows x cols`` grid whose cells on a lattice of step ``spacing`` are exits.
 
     Parameters
     ----------
-    rows, cols : int >= 1
+    rows, cols : int >= 1, default 64, 64
         Grid size.
     spacing : int >= 1, default 8
         The exits are the cells ``(r, c)`` with ``r`` and ``c`` multiples of
