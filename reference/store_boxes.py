@@ -20,17 +20,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .confidence import SIMPLEX_SLACK, check_level
-from .errors import ParameterError
+from .confidence import BoxLayout, check_level, refuse_missed_simplex
 
-__all__ = ["StoreBoxes", "row_sums", "store_boxes"]
+__all__ = []
 
 BLOCK_ENTRIES = 1 << 16
 """Stored entries whose intervals :func:`store_boxes` computes at once (whole rows)."""
 
 
 @dataclass(frozen=True, repr=False)
-class StoreBoxes:
+class StoreBoxes(BoxLayout):
     r"""Per-entry boxes of every pair on the counts of a sample store, sharing its arrays.
 
     The layout of :class:`reference.confidence.ConfidenceBoxes` (the one the
@@ -59,21 +58,10 @@ class StoreBoxes:
         Confidence level.
     """
 
-    n_states: int
-    n_actions: int
-    indptr: np.ndarray
-    indices: np.ndarray
     counts: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    hi_unseen: np.ndarray
     n: np.ndarray
     kind: str
     delta: float
-
-    def __repr__(self):
-        return (f"StoreBoxes(kind={self.kind!r}, delta={self.delta!r}, "
-                f"n_states={self.n_states}, n_actions={self.n_actions}, nnz={self.lo.size})")
 
     @property
     def p_hat(self):
@@ -199,13 +187,6 @@ def store_boxes(kernels, csr, delta, record):
                                                np.repeat(level[r0:r1], stored[r0:r1]))
         rows = np.repeat(np.arange(r1 - r0), stored[r0:r1])
         hi_sum[r0:r1] += np.bincount(rows, weights=hi[e0:e1], minlength=r1 - r0)
-    short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
-    if short.size:
-        s, a = divmod(int(short[0]), A)
-        raise ParameterError(
-            f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
-            f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
-            "pair at least once or use a smaller `delta`."
-        )
+    refuse_missed_simplex(hi_sum, n, A, delta)
     return StoreBoxes(n_states=S, n_actions=A, indptr=indptr, indices=indices, counts=data,
                       lo=lo, hi=hi, hi_unseen=hi_unseen, n=n, kind=record.name, delta=delta)
