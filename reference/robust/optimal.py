@@ -78,6 +78,7 @@ def _robust_policy(kernels, boxes, costs, policy):
     U, total, start, forcing = None, 0, None, None
     for _ in range(ROBUST_MAX_ITER):
         costs_pi = costs[states, policy]
+        kernel = None  # the last kernel is freed before the next evaluation builds its own
         U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
             kernels, boxes, costs_pi, policy, start)
         total += n_iter
