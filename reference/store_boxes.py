@@ -38,24 +38,11 @@ class StoreBoxes(BoxLayout):
 
     Attributes
     ----------
-    n_states, n_actions : int
-        ``S`` and ``A``.
-    indptr : ndarray of int64, shape (S*A + 1,)
-    indices : ndarray of int64, shape (nnz,)
-        Stored next states (``0 .. S``, the goal is ``S``), ascending in each
-        row; the store's arrays.
+    n_states, n_actions, indptr, indices, lo, hi, hi_unseen, n, kind, delta
+        As in :class:`~reference.confidence.ConfidenceBoxes`; ``indptr`` and
+        ``indices`` are the store's arrays.
     counts : ndarray of int64, shape (nnz,)
         ``N(s, a, s')`` of the stored entries, the store's array.
-    lo, hi : ndarray of float64, shape (nnz,)
-        Interval ends of the stored entries, ``0 <= lo <= hi <= 1``.
-    hi_unseen : ndarray of float64, shape (S*A,)
-        Upper end shared by the next states a row does not store.
-    n : ndarray of float64, shape (S*A,)
-        Sample size ``N(s, a)`` of every row.
-    kind : str
-        The box kind's name.
-    delta : float
-        Confidence level.
     """
 
     counts: np.ndarray
