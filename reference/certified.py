@@ -20,13 +20,13 @@ import numpy as np
 from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
 from .certified_sampling import GROWTH, _next_draws
-from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
 from .results import Record, Result, call_params
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
+from .store_boxes import store_boxes
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
@@ -543,7 +543,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies)
         searching = D_hat is not None and not np.isfinite(D_hat)
@@ -561,6 +561,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
             break
         _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
+        boxes = state = None  # freed before the store merges the new samples
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
               f"gap <= {eps:g}")
     if done:

@@ -30,12 +30,14 @@ FLOOR_SHARE = 0.02
 """Adaptive sampling: every pair not yet ruled out is kept at this share of the mean count."""
 
 def _means(boxes, rows, *vectors):
-    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``)."""
+    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``);
+    ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose frequencies are read at the
+    entries of ``rows`` only."""
     stored = np.diff(boxes.indptr)[rows]
     entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
         np.cumsum(stored) - stored, stored)
     owner = np.repeat(np.arange(rows.size), stored)
-    p_hat, cols = boxes.p_hat[entry], boxes.indices[entry]
+    p_hat, cols = boxes.counts[entry] / np.repeat(boxes.n[rows], stored), boxes.indices[entry]
     return tuple(np.bincount(owner, weights=p_hat * v[cols], minlength=rows.size)
                  for v in vectors)
 

@@ -23,6 +23,7 @@ __all__ = [
 
 BUILDERS = {
     "gridworld": ("reference.envs.grid", "gridworld"),
+    "exit_grid": ("reference.envs.exits", "exit_grid"),
     "chain": ("reference.envs.small", "chain"),
     "tradeoff": ("reference.envs.small", "tradeoff"),
     "zero_cost_loop": ("reference.envs.small", "zero_cost_loop"),

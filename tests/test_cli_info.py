@@ -21,7 +21,7 @@ from sspgm.gym_adapter import GYM_INSTANCES
 from sspgm.instance_help import builder_signature
 
 
-ENVS_BUILDERS = ("gridworld", "chain", "tradeoff", "zero_cost_loop", "theta_example", "garnet",
+ENVS_BUILDERS = ("gridworld", "exit_grid", "chain", "tradeoff", "zero_cost_loop", "theta_example", "garnet",
                  "trap", "random_discounted")
 
 

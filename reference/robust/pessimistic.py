@@ -254,6 +254,7 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     S = boxes.n_states
     graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     infinite = _infinite_states(boxes, policy, costs_pi, graph)
+    graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
                                                    start)
