@@ -16,7 +16,7 @@ products, never expanded), :func:`poured_apply` is its product by a vector and
 import numpy as np
 
 cimport cython
-from libc.math cimport INFINITY, isfinite, isinf
+from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
@@ -25,6 +25,7 @@ cdef struct Chain:
     # A square PouredKernel (S rows over S+1 next states, goal last) without its diagonal.
     int64_t S
     const int64_t* order
+    const int64_t* rank
     const int64_t* indptr
     const int64_t* indices
     const double* weight        # stored entry's probability (0 on the diagonal), less the
@@ -37,6 +38,8 @@ cdef struct Chain:
     const char* active          # rows solved; the others are the identity
     const double* diagonal      # leaving probability of each row
     double* cum                 # scratch (S+2,): prefix sums along the order
+    double* acc                 # scratch (S,): the columns of the transposed products
+    bint transposed             # products by M^T (y -> d y - y Q) instead of M
 
 
 cdef void _system(const Chain* c, const double* x, double* out, double* flow,
@@ -57,10 +60,21 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
     products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
     NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
     operations of :func:`_dot`, so the same floats while their additions overlap the
-    product's."""
+    product's. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`) and the dots after
+    it."""
     cdef int64_t S = c.S, i, k, j, t
     cdef double acc, unseen, u_acc = 0.0, w_acc = 0.0
     cdef double* cum = c.cum
+    if c.transposed:
+        _transposed(c, x, out, False)
+        for i in range(S):
+            if u != NULL:
+                u_acc = u_acc + u[i] * out[i]
+            if w != NULL:
+                w_acc = w_acc + w[i] * out[i]
+        u_out[0] = u_acc
+        w_out[0] = w_acc
+        return
     cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
@@ -92,11 +106,61 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
     w_out[0] = w_acc
 
 
+cdef void _transposed(const Chain* c, const double* x, double* out, bint flow) noexcept nogil:
+    """``out = M^T x = d x - (x Q)`` on the active states (identity elsewhere), or with
+    ``flow`` ``out = |x| Q`` (0 elsewhere); ``x`` is 0 on the inactive states and finite.
+
+    A row ``i`` gives ``width[i] x[i]`` to every next state before its reach: those sums
+    are suffix sums over the reaches along the order; the stored entries and the row's own
+    state, counted there too, are corrected through ``weight`` and ``self_before``, and the
+    partial goes to ``partial_to``, as in the forward product."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double xi, running = 0.0, moved
+    cdef double* cum = c.cum
+    cdef double* acc = c.acc
+    for t in range(S + 2):
+        cum[t] = 0.0
+    for i in range(S):
+        if c.active[i]:
+            xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+            cum[c.reach[i]] = cum[c.reach[i]] + c.width[i] * xi
+    for t in range(S + 1, -1, -1):
+        moved = cum[t]
+        cum[t] = running
+        running = running + moved
+    for j in range(S):
+        acc[j] = cum[c.rank[j]]
+    for i in range(S):
+        if not c.active[i]:
+            continue
+        xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc[j] = acc[j] + c.weight[k] * xi
+        if c.self_before[i]:
+            acc[i] = acc[i] - c.width[i] * xi
+        j = c.partial_to[i]
+        if j >= 0:
+            acc[j] = acc[j] + c.partial[i] * xi
+    for j in range(S):
+        if not c.active[j]:
+            out[j] = 0.0 if flow else x[j]
+        elif flow:
+            out[j] = acc[j]
+        else:
+            out[j] = c.diagonal[j] * x[j] - acc[j]
+
+
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
-    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`."""
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`; with
+    ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
     cdef int64_t S = c.S, i, k, j, t
     cdef double acc, ax, unseen
     cdef double* cum = c.cum
+    if c.transposed:
+        _transposed(c, x, flow, True)
+        return
     cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
@@ -218,7 +282,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                  const int64_t[::1] indptr, const int64_t[::1] indices,
                  const double[::1] data, const double[::1] width, const int64_t[::1] reach,
                  const double[::1] partial, const char[::1] active, const double[::1] rhs,
-                 double[::1] x, double rtol, int rounds, int maxiter):
+                 double[::1] x, double rtol, int rounds, int maxiter, bint transposed=False):
     """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
 
     ``M = diag(d) - Q`` with ``d`` the leaving probability of each row (its
@@ -237,6 +301,11 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0) and ``max |b + P V - V|``
     over the active rows with ``V = max(x, 0) > 0`` (``P`` the whole row,
     diagonal included).
+
+    With ``transposed``, the system is ``M^T x = rhs`` (the expected visits ``x`` of a
+    chain started from ``rhs``: ``x^T = rhs^T M^{-1}``), on the products ``x Q`` by suffix
+    sums over the reaches; the backward error is that of ``M^T`` (``Q |x|`` becomes
+    ``|x| Q``) and the residual returned is NaN.
     """
     cdef int64_t S = order.shape[0] - 1, i
     cdef int round_
@@ -251,7 +320,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef double[::1] weight = weight_array
     cdef int64_t[::1] partial_to = partial_to_array
     cdef char[::1] self_before = self_before_array
-    cdef double* work = <double*>malloc((16 * S + 4) * sizeof(double))
+    cdef double* work = <double*>malloc((17 * S + 4) * sizeof(double))
     if work == NULL:
         raise MemoryError()
     cdef double* residual = work
@@ -296,6 +365,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             self_loop[i] = loop
     c.S = S
     c.order = &order[0]
+    c.rank = &rank[0]
     c.indptr = &indptr[0]
     c.indices = &indices[0] if indices.shape[0] else NULL
     c.weight = &weight[0] if weight.shape[0] else NULL
@@ -307,6 +377,8 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     c.active = &active[0]
     c.diagonal = diagonal
     c.cum = work + 14 * S
+    c.acc = work + 16 * S + 4
+    c.transposed = transposed
     with nogil:
         best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
         # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
@@ -343,16 +415,18 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                 best = trial
                 break
             best = trial
-        for i in range(S):
-            step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
-        _system(&c, step, residual, NULL, flow)
-        gap = 0.0
-        for i in range(S):
-            if step[i] > 0.0:
-                trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
-                trial = trial if trial >= 0.0 else -trial
-                if not trial <= gap:
-                    gap = trial
+        gap = NAN
+        if not transposed:
+            for i in range(S):
+                step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
+            _system(&c, step, residual, NULL, flow)
+            gap = 0.0
+            for i in range(S):
+                if step[i] > 0.0:
+                    trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
+                    trial = trial if trial >= 0.0 else -trial
+                    if not trial <= gap:
+                        gap = trial
     free(work)
     return best, gap
 
