@@ -66,7 +66,7 @@ class SolveResult(Result):
     certificate : Certificate
         Bounds ``lower <= V*`` and ``upper >= V^pi`` computed from the run's
         own samples (:func:`~reference.certified.certify`, KL boxes at
-        ``delta``, against the costs given); ``certificate.certified(eps)``
+        ``delta``, against the costs given); ``certificate.meets(eps)``
         tells whether they prove the policy eps-optimal. For Alg. 3 they are
         those of the perturbed costs ``max(c, nu)`` SEARCH ran on, tested at
         ``eps / 2`` (App. E; ``upper`` bounds ``V^pi`` of ``c`` too). When
