@@ -88,10 +88,10 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
-    With ``nu`` the expected visits of the optimistic policy (in its kernel, the kernel
-    ``poured_chain_visits``) from the states whose gap exceeds the target, ``w`` the width term of its
-    pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
-    optimistic policy aim at counts proportional to
+    With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
+    kernel ``poured_chain_visits``) from the states whose gap exceeds the target, ``w``
+    the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
+    the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
