@@ -26,7 +26,6 @@ import numpy as np
 import scipy.sparse as sp
 from reference import box_kinds
 from reference.chains import explicit as explicit_chains
-from reference.chains import poured_occupancy
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
@@ -265,20 +264,21 @@ def poured_chain_visits(kernel, start):
     proper, :func:`fast._poured.poured_solve` on the transposed system (compiled BiCGSTAB on
     the kernel's ``O(S + stored)`` products ``y Q``) from zero; when it does not, or when the
     solve's backward error exceeds :data:`reference.chains.poured.OCCUPANCY_RTOL`,
-    :func:`reference.chains.poured_occupancy` answers instead."""
+    :func:`reference.chains.poured_occupancy` answers instead (zeros for a chain that is
+    not proper, a sparse LU up to ``DENSE_MAX_STATES`` states)."""
     S = kernel.shape[0]
     start = np.ascontiguousarray(start, dtype=np.float64)
     pieces = (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data,
               kernel.width, kernel.reach, kernel.partial)
     if not _poured.reaches_goal(*pieces):
-        return poured_occupancy(kernel, start)
+        return poured_chains.poured_occupancy(kernel, start)
     visits = np.zeros(S)
     omega = _poured.poured_solve(
         *pieces, np.ones(S, dtype=np.int8), start, visits, poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
         explicit_chains.KRYLOV_MAXITER, True)[0]
     if not omega <= poured_chains.OCCUPANCY_RTOL:
-        return poured_occupancy(kernel, start)
+        return poured_chains.poured_occupancy(kernel, start)
     return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
 
