@@ -9,8 +9,9 @@ Private module of the ``fast`` backend. A poured kernel (the pours of
 entries and where along the pour order its unseen run stopped; its products
 with a vector are prefix sums along that order, ``O(S + stored)``.
 :func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal
-products, never expanded) or, transposed, its expected visits, :func:`poured_apply` is its product by a vector and
-:func:`reaches_goal` a search for the goal on its graph.
+products, never expanded) or, transposed, its expected visits;
+:func:`poured_apply` is its product by a vector and :func:`reaches_goal` a
+search for the goal on its graph.
 """
 
 import numpy as np
