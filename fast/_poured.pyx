@@ -19,7 +19,7 @@ import numpy as np
 cimport cython
 from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 
 cdef struct Chain:
@@ -315,15 +315,16 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef int64_t k, j, n_before
     cdef bint stored_self, stored_at_reach, before
     cdef double leave, loop
-    weight_array = np.empty(indices.shape[0])
-    partial_to_array = np.empty(S, dtype=np.int64)
-    self_before_array = np.empty(S, dtype=np.int8)
-    cdef double[::1] weight = weight_array
-    cdef int64_t[::1] partial_to = partial_to_array
-    cdef char[::1] self_before = self_before_array
-    cdef double* work = <double*>malloc((17 * S + 4) * sizeof(double))
-    if work == NULL:
+    cdef int64_t stored = indices.shape[0]
+    cdef double* work = <double*>malloc((17 * S + 4 + stored) * sizeof(double))
+    cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
+    cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
+    if work == NULL or partial_to == NULL or self_before == NULL:
+        free(work)
+        free(partial_to)
+        free(self_before)
         raise MemoryError()
+    cdef double* weight = work + 17 * S + 4
     cdef double* residual = work
     cdef double* flow = work + S
     cdef double* step = work + 2 * S
@@ -369,12 +370,12 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     c.rank = &rank[0]
     c.indptr = &indptr[0]
     c.indices = &indices[0] if indices.shape[0] else NULL
-    c.weight = &weight[0] if weight.shape[0] else NULL
+    c.weight = weight
     c.width = &width[0]
     c.reach = &reach[0]
     c.partial = &partial[0]
-    c.partial_to = &partial_to[0]
-    c.self_before = &self_before[0]
+    c.partial_to = partial_to
+    c.self_before = self_before
     c.active = &active[0]
     c.diagonal = diagonal
     c.cum = work + 14 * S
@@ -429,6 +430,8 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                     if not trial <= gap:
                         gap = trial
     free(work)
+    free(partial_to)
+    free(self_before)
     return best, gap
 
 
@@ -479,17 +482,21 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
     cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
-    cdef int64_t k, j, goal_at = rank[S], target
+    cdef int64_t k, j, goal_at = rank[S], target, n_edges = 0, edges = indices.shape[0] + S
     cdef bint goal_stored, exits, stored_there
-    counts_array = np.zeros(S + 1, dtype=np.int64)
-    tails_array = np.empty(indices.shape[0] + S, dtype=np.int64)
-    heads_array = np.empty(indices.shape[0] + S, dtype=np.int64)
-    seen_array = np.zeros(S, dtype=np.int8)
-    queue_array = np.empty(S, dtype=np.int64)
-    cdef int64_t[::1] counts = counts_array, tails = tails_array, heads = heads_array
-    cdef int64_t[::1] queue = queue_array
-    cdef char[::1] seen = seen_array
-    cdef int64_t n_edges = 0
+    # One block: counts (S+1), tails, heads, by_head (edges each), queue, fill (S each).
+    cdef int64_t* block = <int64_t*>calloc(3 * S + 1 + 3 * edges, sizeof(int64_t))
+    cdef char* seen = <char*>calloc(S + 1, sizeof(char))
+    if block == NULL or seen == NULL:
+        free(block)
+        free(seen)
+        raise MemoryError()
+    cdef int64_t* counts = block
+    cdef int64_t* tails = block + S + 1
+    cdef int64_t* heads = tails + edges
+    cdef int64_t* by_head = heads + edges
+    cdef int64_t* queue = by_head + edges
+    cdef int64_t* fill = queue + S
     with nogil:
         for i in range(S):
             goal_stored = False
@@ -524,10 +531,7 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                 tail = tail + 1
         for i in range(S):
             counts[i + 1] += counts[i]
-    by_head_array = np.empty(n_edges, dtype=np.int64)
-    fill_array = counts_array[:S].copy()
-    cdef int64_t[::1] by_head = by_head_array, fill = fill_array
-    with nogil:
+            fill[i] = counts[i]
         for k in range(n_edges):
             by_head[fill[heads[k]]] = tails[k]
             fill[heads[k]] += 1
@@ -540,4 +544,6 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                     seen[i] = 1
                     queue[tail] = i
                     tail = tail + 1
+    free(block)
+    free(seen)
     return tail == S

@@ -223,37 +223,48 @@ class CompiledPouredKernel(PouredKernel):
         return out
 
 
-def _splits(kernel, costs):
-    """:func:`reference.chains.poured.poured_splits`, with no search when every cost is
-    positive and :func:`fast._poured.reaches_goal` shows that every state reaches the goal
-    (then no state is infinite)."""
-    if np.all(costs > 0) and _poured.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
-                                                 kernel.indices, kernel.data, kernel.width,
-                                                 kernel.reach, kernel.partial):
-        return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
-    return poured_chains.poured_splits(kernel, costs)
+def _pieces(kernel):
+    """The arrays of a square ``PouredKernel`` that :mod:`fast._poured` reads."""
+    return (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
+            kernel.reach, kernel.partial)
+
+
+def _solve(kernel, transient, rhs, x):
+    """:func:`fast._poured.poured_solve` of the values on ``transient`` (int8 mask) from ``x``
+    (overwritten): ``(accepted, residual)``, accepted when the backward error is at most
+    :data:`reference.chains.POURED_ACCEPT` (and ``POURED_FAIL``)."""
+    omega, residual = _poured.poured_solve(
+        *_pieces(kernel), transient, rhs, x, poured_chains.POURED_RTOL,
+        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
+        explicit_chains.KRYLOV_MAXITER)
+    return omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), residual
 
 
 def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of
-    :func:`reference.chains.poured.poured_splits` (:func:`_splits`), then
-    :func:`fast._poured.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S + stored)``
-    products) on the transient states from ``start``, which also gives the
-    residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
-    ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
-    (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
-    infinite, transient = _splits(kernel, costs)
+    :func:`reference.chains.poured.poured_splits`, then :func:`fast._poured.poured_solve`
+    (compiled BiCGSTAB on the kernel's ``O(S + stored)`` products) on the transient states
+    from ``start``, which also gives the residual; when its backward error exceeds
+    :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower),
+    :func:`reference.chains.poured_values` answers instead (exact up to
+    ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above). No search
+    splits the states when every cost is positive and :func:`fast._poured.reaches_goal`
+    shows that every state reaches the goal: then every state is transient."""
+    if np.all(costs > 0) and _poured.reaches_goal(*_pieces(kernel)):
+        x = np.where(np.isfinite(start) & (start >= 0), start, 0.0)
+        accepted, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
+                                    np.ascontiguousarray(costs, dtype=np.float64), x)
+        if not accepted:
+            return poured_chains.poured_values(kernel, costs, start)
+        return np.maximum(x, 0.0), residual
+    infinite, transient = poured_chains.poured_splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
         return values, poured_chains.poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-    omega, residual = _poured.poured_solve(
-        kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
-        kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
-        x, poured_chains.POURED_RTOL,
-        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
-        explicit_chains.KRYLOV_MAXITER)
-    if not omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL):
+    accepted, residual = _solve(kernel, transient.view(np.int8), np.where(transient, costs, 0.0),
+                                x)
+    if not accepted:
         return poured_chains.poured_values(kernel, costs, start)
     values[transient] = np.maximum(x[transient], 0.0)
     return values, residual
@@ -268,8 +279,7 @@ def poured_chain_visits(kernel, start):
     not proper, a sparse LU up to ``DENSE_MAX_STATES`` states)."""
     S = kernel.shape[0]
     start = np.ascontiguousarray(start, dtype=np.float64)
-    pieces = (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data,
-              kernel.width, kernel.reach, kernel.partial)
+    pieces = _pieces(kernel)
     if not _poured.reaches_goal(*pieces):
         return poured_chains.poured_occupancy(kernel, start)
     visits = np.zeros(S)
