@@ -144,7 +144,7 @@ def _pour_walk(v_ext, descending):
 
     The policy iterations pour one vector twice (the values of every pair, then the new
     kernel; the last values again in the check): the answer for the last ``v_ext`` of
-    each thread is kept and reused when the next one has the same bits and direction.
+    each thread is kept and reused when the next one has the same bytes and direction.
     The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
     the last order of the same direction on the thread, whose values moved little, is
     repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
@@ -152,9 +152,8 @@ def _pour_walk(v_ext, descending):
     than :data:`REPAIR_MOVES` moves a next state.
     """
     last = getattr(_LAST_POUR, "walk", None)
-    bits = v_ext.view(np.uint64)
-    if (last is not None and last[0] == descending and last[1].size == bits.size
-            and np.array_equal(last[1], bits)):
+    bits = v_ext.tobytes()
+    if last is not None and last[0] == descending and last[1] == bits:
         return last[2]
     previous = getattr(_LAST_POUR, "orders", {}).get(descending)
     order = None
@@ -170,7 +169,7 @@ def _pour_walk(v_ext, descending):
     walk = (order, rank, cum_v, cum_inf)
     for kept in walk:
         kept.flags.writeable = False
-    _LAST_POUR.walk = (descending, bits.copy(), walk)
+    _LAST_POUR.walk = (descending, bits, walk)
     _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
     return walk
 
