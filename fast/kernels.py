@@ -222,7 +222,7 @@ class CompiledPouredKernel(PouredKernel):
         return out
 
 
-def _pieces(kernel):
+def _chain_arrays(kernel):
     """The arrays of a square ``PouredKernel`` that :mod:`fast._poured` reads."""
     return (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
             kernel.reach, kernel.partial)
@@ -233,7 +233,7 @@ def _solve(kernel, transient, rhs, x):
     (overwritten): ``(accepted, residual)``, accepted when the backward error is at most
     :data:`reference.chains.POURED_ACCEPT` (and ``POURED_FAIL``)."""
     omega, residual = _poured.poured_solve(
-        *_pieces(kernel), transient, rhs, x, poured_chains.POURED_RTOL,
+        *_chain_arrays(kernel), transient, rhs, x, poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
         explicit_chains.KRYLOV_MAXITER)
     return omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), residual
@@ -249,7 +249,7 @@ def poured_chain_values(kernel, costs, start):
     ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above). No search
     splits the states when every cost is positive and :func:`fast._poured.reaches_goal`
     shows that every state reaches the goal: then every state is transient."""
-    if np.all(costs > 0) and _poured.reaches_goal(*_pieces(kernel)):
+    if np.all(costs > 0) and _poured.reaches_goal(*_chain_arrays(kernel)):
         x = np.where(np.isfinite(start) & (start >= 0), start, 0.0)
         accepted, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
                                     np.ascontiguousarray(costs, dtype=np.float64), x)
@@ -278,7 +278,7 @@ def poured_chain_visits(kernel, start):
     not proper, a sparse LU up to ``DENSE_MAX_STATES`` states)."""
     S = kernel.shape[0]
     start = np.ascontiguousarray(start, dtype=np.float64)
-    pieces = _pieces(kernel)
+    pieces = _chain_arrays(kernel)
     if not _poured.reaches_goal(*pieces):
         return poured_chains.poured_occupancy(kernel, start)
     visits = np.zeros(S)
