@@ -228,15 +228,20 @@ def _chain_arrays(kernel):
             kernel.reach, kernel.partial)
 
 
-def _solve(kernel, transient, rhs, x):
-    """:func:`fast._poured.poured_solve` of the values on ``transient`` (int8 mask) from ``x``
-    (overwritten): ``(accepted, residual)``, accepted when the backward error is at most
-    :data:`reference.chains.POURED_ACCEPT` (and ``POURED_FAIL``)."""
-    omega, residual = _poured.poured_solve(
-        *_chain_arrays(kernel), transient, rhs, x, poured_chains.POURED_RTOL,
+def _solve(kernel, active, rhs, x, transposed=False):
+    """:func:`fast._poured.poured_solve` on the ``active`` states (int8 mask) from ``x``
+    (overwritten by the candidate), with the refinement limits of
+    :mod:`reference.chains.poured`: ``(backward error, residual)``."""
+    return _poured.poured_solve(
+        *_chain_arrays(kernel), active, rhs, x, poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
-        explicit_chains.KRYLOV_MAXITER)
-    return omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), residual
+        explicit_chains.KRYLOV_MAXITER, transposed)
+
+
+def _accepted(omega):
+    """Whether a candidate of backward error ``omega`` is a chain's values:
+    :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower) at most."""
+    return omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL)
 
 
 def poured_chain_values(kernel, costs, start):
@@ -251,9 +256,9 @@ def poured_chain_values(kernel, costs, start):
     shows that every state reaches the goal: then every state is transient."""
     if np.all(costs > 0) and _poured.reaches_goal(*_chain_arrays(kernel)):
         x = np.where(np.isfinite(start) & (start >= 0), start, 0.0)
-        accepted, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
-                                    np.ascontiguousarray(costs, dtype=np.float64), x)
-        if not accepted:
+        omega, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
+                                 np.ascontiguousarray(costs, dtype=np.float64), x)
+        if not _accepted(omega):
             return poured_chains.poured_values(kernel, costs, start)
         return np.maximum(x, 0.0), residual
     infinite, transient = poured_chains.poured_splits(kernel, costs)
@@ -261,9 +266,8 @@ def poured_chain_values(kernel, costs, start):
     if not transient.any():
         return values, poured_chains.poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-    accepted, residual = _solve(kernel, transient.view(np.int8), np.where(transient, costs, 0.0),
-                                x)
-    if not accepted:
+    omega, residual = _solve(kernel, transient.view(np.int8), np.where(transient, costs, 0.0), x)
+    if not _accepted(omega):
         return poured_chains.poured_values(kernel, costs, start)
     values[transient] = np.maximum(x[transient], 0.0)
     return values, residual
@@ -278,14 +282,10 @@ def poured_chain_visits(kernel, start):
     not proper, a sparse LU up to ``DENSE_MAX_STATES`` states)."""
     S = kernel.shape[0]
     start = np.ascontiguousarray(start, dtype=np.float64)
-    pieces = _chain_arrays(kernel)
-    if not _poured.reaches_goal(*pieces):
+    if not _poured.reaches_goal(*_chain_arrays(kernel)):
         return poured_chains.poured_occupancy(kernel, start)
     visits = np.zeros(S)
-    omega = _poured.poured_solve(
-        *pieces, np.ones(S, dtype=np.int8), start, visits, poured_chains.POURED_RTOL,
-        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
-        explicit_chains.KRYLOV_MAXITER, True)[0]
+    omega = _solve(kernel, np.ones(S, dtype=np.int8), start, visits, transposed=True)[0]
     if not omega <= poured_chains.OCCUPANCY_RTOL:
         return poured_chains.poured_occupancy(kernel, start)
     return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
