@@ -13,7 +13,7 @@ until its own policy is certified.
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -371,17 +371,29 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, s
     return params
 
 
-def _round(kernels, boxes, costs, eps, theta, relative, policies):
+def _with_policy_gap(kernels, boxes, costs, cert):
+    """``cert`` (whose ``policy_gap`` is its ``gap``) with the policy gap of ``costs``, as
+    :func:`_certificate` computes it."""
+    policy_gap, policy_relative_gap = _gaps(
+        cert.lower, policy_gap_bound(kernels, boxes, costs, cert.policy, cert.lower, cert.upper))
+    return replace(cert, policy_gap=policy_gap, policy_relative_gap=policy_relative_gap)
+
+
+def _round(kernels, boxes, costs, eps, theta, relative, policies, policy_gap):
     """Bounds of one round: ``(costs', (L, pi_L, kernel_L, U), certificate, D_hat, nu)``.
 
     With ``theta`` (:func:`reference.theta_bounds.theta_round`) the
     certificate bounds ``V*_theta`` and ``V^pi`` of ``costs``, and the other
-    bounds are those of the costs ``costs'`` the round works on.
+    bounds are those of the costs ``costs'`` the round works on. Without
+    ``policy_gap`` the certificate's ``policy_gap`` is its ``gap`` (a looser
+    bound, as with ``theta``): a run stopping on the values computes the
+    policy gap of its last round only (:func:`_with_policy_gap`).
     """
     D_hat = nu = None
     if theta is None:
         state, parts = round_bounds(kernels, boxes, costs, policies)
-        return costs, state, _certificate(kernels, boxes, costs, *parts), D_hat, nu
+        return (costs, state, _certificate(kernels, boxes, costs if policy_gap else None, *parts),
+                D_hat, nu)
     costs, state, parts, D_hat, nu = theta_round(kernels, boxes, costs, eps, theta, relative,
                                                  policies)
     return costs, state, _certificate(kernels, boxes, None, *parts), D_hat, nu
@@ -545,7 +557,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         run.warm = dict(policies)
         boxes = store_boxes(kernels, run.store.counts_csr(), delta, record)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
-                                                    policies)
+                                                    policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)
         done = not searching and cert._proves(eps, relative, target)
         n_calls = run.store.calls_made
@@ -562,6 +574,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
         boxes = state = None  # freed before the store merges the new samples
+    if theta is None and target == "value":
+        cert = _with_policy_gap(kernels, boxes, costs, cert)
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
               f"gap <= {eps:g}")
     if done:
