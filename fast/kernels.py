@@ -1,8 +1,8 @@
 """The compiled kernel set: the ``fast`` backend's implementation of the kernel protocol.
 
 Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
-:mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured` and
-:mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
+:mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured`,
+:mod:`fast._graphs` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
@@ -31,7 +31,7 @@ from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
 from reference.poured import PouredKernel
 
-from . import _boxes, _evi, _kl, _pieces, _poured, _robust, _vi
+from . import _boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -291,6 +291,17 @@ def poured_chain_visits(kernel, start):
     return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
 
+def reaching(tails, heads, targets):
+    """Kernel ``reaching``, by :func:`fast._graphs.reaching` (a breadth-first search on the
+    reversed edges, grouped by a counting sort)."""
+    targets = np.ascontiguousarray(targets, dtype=bool)
+    out = np.empty(targets.size, dtype=bool)
+    _graphs.reaching(np.ascontiguousarray(tails, dtype=np.int64),
+                     np.ascontiguousarray(heads, dtype=np.int64), targets.view(np.uint8),
+                     out.view(np.uint8))
+    return out
+
+
 def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
@@ -314,5 +325,6 @@ COMPILED_KERNELS = KernelSet(
     kl_interval=kl_interval,
     poured_chain_values=poured_chain_values,
     poured_chain_visits=poured_chain_visits,
+    reaching=reaching,
 )
 """The kernel set of the ``fast`` backend."""

@@ -62,6 +62,9 @@ KERNEL_GROUPS = {
     "poured_chains": KernelGroup("Poured chains", ("poured_chain_values", "poured_chain_visits"),
                                  "the evaluations of the policy iterations of reference.robust; "
                                  "the occupancy of solve_certified's adaptive sampling"),
+    "graphs": KernelGroup("Graph searches", ("reaching",),
+                          "the infinity decision and the zero states of the adversary's "
+                          "values in reference.robust"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -74,8 +77,9 @@ class KernelSet:
     The fields come in the groups of :data:`KERNEL_GROUPS`: EVI (``radius``,
     ``scan_counts``, ``boxes``, ``evi_sweep``, ``optimistic_kernel``), value
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
-    (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``) and
-    poured chains (``poured_chain_values``, ``poured_chain_visits``).
+    (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
+    poured chains (``poured_chain_values``, ``poured_chain_visits``) and
+    graph searches (``reaching``).
 
     Attributes
     ----------
@@ -158,6 +162,11 @@ class KernelSet:
         contract of :func:`reference.chains.poured_occupancy`: float64
         ``(S,)``, ``>= 0``, zeros when the chain is not proper or the solve
         fails.
+    reaching : callable
+        ``reaching(tails, heads, targets) -> mask``: the nodes with a path
+        (possibly empty) into ``targets`` (bool ``(n,)``) along the edges
+        ``tails -> heads`` (integer arrays of one size, entries in
+        ``[0, n)``); bool ``(n,)``, the same in every kernel set.
     """
 
     name: str
@@ -173,6 +182,7 @@ class KernelSet:
     kl_interval: Callable
     poured_chain_values: Callable
     poured_chain_visits: Callable
+    reaching: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -15,6 +15,7 @@ from . import box_kinds, lemma5
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
+from .chains.explicit import _reaching
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -495,5 +496,6 @@ NUMPY_KERNELS = KernelSet(
     kl_interval=kl_interval,
     poured_chain_values=poured_values,
     poured_chain_visits=poured_occupancy,
+    reaching=_reaching,
 )
 """The kernel set of the ``reference`` backend."""

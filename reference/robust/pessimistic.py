@@ -98,7 +98,7 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
-def _closable(n_states, row, col, lo, hi, h):
+def _closable(n_states, row, col, lo, hi, h, reaching=_reaching):
     r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
 
     A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
@@ -116,11 +116,12 @@ def _closable(n_states, row, col, lo, hi, h):
     to the goal, found by one search: the others are removed anyway (the
     last state of such a path has a lower end on the goal, each state before
     it one on a removed state), and the removal, monotone in the set, reaches
-    the same largest set from any start that contains it.
+    the same largest set from any start that contains it. ``reaching`` is the
+    kernel ``reaching`` that searches.
     """
     forced = lo > 0
     goal = np.append(np.zeros(n_states, dtype=bool), True)
-    alive = ~_reaching(row[forced], col[forced], goal)[:n_states]
+    alive = ~reaching(row[forced], col[forced], goal)[:n_states]
     while alive.any():
         inside = np.append(alive, False)[col]
         leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
@@ -133,7 +134,7 @@ def _closable(n_states, row, col, lo, hi, h):
     return alive
 
 
-def _infinite_states(boxes, policy, costs_pi, graph=None):
+def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
     r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
 
     The adversary makes the value infinite at ``s`` exactly when some kernel in
@@ -149,13 +150,14 @@ def _infinite_states(boxes, policy, costs_pi, graph=None):
     lower ends put no mass outside it, and the states reaching it. The
     splitting starts from :func:`_closable`, which holds every such set (no
     state is infinite when it is empty). ``graph`` is :func:`_adversary_graph`
-    of the policy's rows when the caller has it.
+    of the policy's rows when the caller has it; the searches are the kernel
+    ``reaching`` of ``kernels``.
     """
     S = boxes.n_states
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     row, col, lo, hi, free, h, tails, heads, spread = graph
-    alive = _closable(S, row, col, lo, hi, h)
+    alive = _closable(S, row, col, lo, hi, h, kernels.reaching)
     if not alive.any():
         return alive
     while True:
@@ -178,7 +180,7 @@ def _infinite_states(boxes, policy, costs_pi, graph=None):
     costly = np.bincount(labels[alive], weights=costs_pi[alive] > 0, minlength=S + 1) > 0
     bad = alive & costly[np.maximum(labels, 0)]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
-    return _reaching(t, hd, np.append(bad, bad.any()))[:S]
+    return kernels.reaching(t, hd, np.append(bad, bad.any()))[:S]
 
 
 def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
@@ -205,10 +207,10 @@ def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
     return values, kernel, ROBUST_MAX_ITER, False
 
 
-def _zero_states(boxes, policy, costs_pi, graph=None):
+def _zero_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
     """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
-    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` as
-    there); none when every cost is positive (each state has its own)."""
+    value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` and
+    ``kernels`` as there); none when every cost is positive (each state has its own)."""
     S = boxes.n_states
     positive = costs_pi > 0
     if positive.all():
@@ -217,7 +219,7 @@ def _zero_states(boxes, policy, costs_pi, graph=None):
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     tails, heads, spread = graph[6:]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
-    return ~_reaching(t, hd, np.append(positive, positive.any()))[:S]
+    return ~kernels.reaching(t, hd, np.append(positive, positive.any()))[:S]
 
 
 def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
@@ -236,7 +238,7 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
     """
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
-    exact_zero = _zero_states(boxes, policy, costs_pi, graph)
+    exact_zero = _zero_states(boxes, policy, costs_pi, graph, kernels)
 
     def upper_bellman(U):
         finite = np.isfinite(U)
@@ -262,7 +264,7 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
     S = boxes.n_states
     graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    infinite = _infinite_states(boxes, policy, costs_pi, graph)
+    infinite = _infinite_states(boxes, policy, costs_pi, graph, kernels)
     graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
