@@ -25,8 +25,8 @@ returns the pours themselves as the pieces of a
 ``reference.poured.PouredKernel`` (the stored entries' probabilities, and
 where along the order each pour stopped), ``O(S + stored)`` memory whatever
 the pour lengths; ``fast/_poured.pyx`` evaluates such kernels.
-:func:`repair_order` and :func:`pour_walk` give the pour order of a vector
-(``fast/_order.pxd``) and the prefix sums along it.
+:func:`sort_order`, :func:`repair_order` and :func:`pour_walk` give the pour order of a
+vector (``fast/_order.pxd``) and the prefix sums along it.
 """
 
 import numpy as np
@@ -34,12 +34,13 @@ import numpy as np
 cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isfinite, isinf
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 
 from ._linalg cimport pour_row
-from ._order cimport (WholeOrder, _entry_key, _entry_position, _entry_rank, _sort_keys,
-                      repair_whole_order)
+from ._order cimport (RADIX_BITS, RADIX_BUCKETS, RADIX_PASSES, WholeOrder, _entry_key,
+                      _entry_position, _entry_rank, _order_bits, _sort_keys, repair_whole_order)
 
 
 cdef double WALK_FACTOR = 8.0
@@ -330,3 +331,72 @@ def repair_order(const double[::1] v, int64_t[::1] order, bint descending, int64
     with nogil:
         done = repair_whole_order(&v[0], &order[0], v.shape[0], descending, budget)
     return done
+
+
+def sort_order(const double[::1] v, int64_t[::1] order, bint descending):
+    """Write into ``order`` the pour order of ``v`` (``reference.kernels.pour_order``:
+    decreasing ``v``, goal last, or increasing, goal first; ties to the lower index; ``-0.0``
+    equal to ``+0.0``), both of length ``S+1``, by a stable least-significant-digit radix
+    sort of the states' keys (``fast/_order.pxd``'s ``_order_bits``, complemented when
+    ``descending``) in ascending index, ``O(S)`` a pass; a pass whose digit is the same for
+    every key is skipped. Returns ``False``, writing nothing, on a NaN among the states'
+    values or when the scratch space cannot be allocated."""
+    cdef Py_ssize_t S = v.shape[0] - 1, t, p, d, c, total, first = 0 if descending else 1
+    cdef uint64_t k, flip = ~(<uint64_t>0) if descending else 0
+    cdef bint nan = False
+    cdef double x
+    cdef Py_ssize_t count[RADIX_PASSES][RADIX_BUCKETS]
+    if S < 0 or order.shape[0] != S + 1:
+        raise ValueError("sort_order: `order` must have the size of `v`")
+    cdef uint64_t* keys = <uint64_t*>malloc(2 * (S + 1) * sizeof(uint64_t))
+    cdef int64_t* ids = <int64_t*>malloc(2 * (S + 1) * sizeof(int64_t))
+    cdef uint64_t* keys_to
+    cdef int64_t* ids_to
+    cdef uint64_t* swap_k
+    cdef int64_t* swap_i
+    if keys == NULL or ids == NULL:
+        free(keys)
+        free(ids)
+        return False
+    keys_to = keys + S + 1
+    ids_to = ids + S + 1
+    with nogil:
+        for t in range(S):
+            x = v[t]
+            nan = nan | (x != x)
+            keys[t] = _order_bits(x) ^ flip
+            ids[t] = t
+        if not nan and S > 0:
+            memset(count, 0, sizeof(count))
+            for t in range(S):
+                k = keys[t]
+                for p in range(RADIX_PASSES):
+                    count[p][(k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] += 1
+            for p in range(RADIX_PASSES):
+                if count[p][(keys[0] >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] == S:
+                    continue
+                total = 0
+                for d in range(RADIX_BUCKETS):
+                    c = count[p][d]
+                    count[p][d] = total
+                    total = total + c
+                for t in range(S):
+                    k = keys[t]
+                    d = (k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)
+                    c = count[p][d]
+                    count[p][d] = c + 1
+                    keys_to[c] = k
+                    ids_to[c] = ids[t]
+                swap_k = keys
+                keys = keys_to
+                keys_to = swap_k
+                swap_i = ids
+                ids = ids_to
+                ids_to = swap_i
+        if not nan:
+            for t in range(S):
+                order[first + t] = ids[t]
+            order[S if descending else 0] = S
+    free(keys if keys < keys_to else keys_to)
+    free(ids if ids < ids_to else ids_to)
+    return not nan

@@ -149,7 +149,9 @@ def _pour_walk(v_ext, descending):
     the last order of the same direction on the thread, whose values moved little, is
     repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
     permutation as :func:`pour_order`), and sorted afresh when that would take more
-    than :data:`REPAIR_MOVES` moves a next state.
+    than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
+    :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on
+    a NaN.
     """
     last = getattr(_LAST_POUR, "walk", None)
     bits = v_ext.tobytes()
@@ -162,7 +164,9 @@ def _pour_walk(v_ext, descending):
         if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
             order = None
     if order is None:
-        order = pour_order(v_ext, descending).astype(np.int64)
+        order = np.empty(v_ext.size, dtype=np.int64)
+        if not _robust.sort_order(v_ext, order, descending):
+            order = pour_order(v_ext, descending).astype(np.int64)
     rank = np.empty(order.size, dtype=np.int64)
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)

@@ -505,6 +505,25 @@ def test_a_repaired_pour_order_is_the_sorted_one(values, seed, descending):
     assert not fast._robust.repair_order(v_ext, start.copy(), descending, S * S)
 
 
+@settings(max_examples=POUR_EXAMPLES, **SETTINGS)
+@given(values=st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, np.inf, 5e-324])
+                       | st.floats(0, 3) | st.floats(0, 1e300), min_size=0, max_size=300),
+       descending=st.booleans())
+def test_a_radix_sorted_pour_order_is_the_sorted_one(values, descending):
+    # fast._robust.sort_order gives reference.kernels.pour_order's permutation (ties to the
+    # lower index, -0.0 equal to +0.0, inf, subnormals, up to 300 states); a NaN is refused
+    # and leaves the order untouched.
+    v_ext = np.append(values, 0.0)
+    order = np.full(v_ext.size, -1, dtype=np.int64)
+    assert fast._robust.sort_order(v_ext, order, descending)
+    assert np.array_equal(order, reference.kernels.pour_order(v_ext, descending))
+    if values:
+        v_ext[-2] = np.nan
+        untouched = np.full(v_ext.size, -1, dtype=np.int64)
+        assert not fast._robust.sort_order(v_ext, untouched, descending)
+        assert (untouched == -1).all()
+
+
 def test_a_pour_walk_sums_as_numpy():
     # The compiled walk's prefix sums are numpy's cumsum bit for bit (a first value of -0.0
     # stays -0.0), its counts of infinite values and its ranks the order's positions.
