@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import fast
 import reference
-from fast import _boxes, _evi, _pieces, _poured, _robust, _vi
+from fast import _boxes, _evi, _graphs, _pieces, _poured, _robust, _vi
 
 COMPILED_NAMES = ["extended_value_iteration", "bernstein_radius", "value_iteration",
                   "search", "estimate_diameter", "solve", "plug_in"]
@@ -35,7 +35,7 @@ def _counts(rng, S, A, n=50):
 
 
 def test_extensions_are_compiled_modules():
-    for module in (_boxes, _evi, _pieces, _poured, _robust, _vi):
+    for module in (_boxes, _evi, _graphs, _pieces, _poured, _robust, _vi):
         assert module.__file__.endswith((".so", ".pyd"))
 
 
