@@ -9,7 +9,8 @@ edges, grouped by a counting sort, ``O(nodes + edges)`` with one allocation.
 """
 
 from libc.stdint cimport int64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 
 
 def reaching(const int64_t[::1] tails, const int64_t[::1] heads,
@@ -21,15 +22,16 @@ def reaching(const int64_t[::1] tails, const int64_t[::1] heads,
     cdef int64_t k, node
     if heads.shape[0] != m or out.shape[0] != n:
         raise ValueError("reaching: `heads` must match `tails` and `out` must match `targets`")
-    # One block: the reversed edges' row pointers (n + 1), their fill, their tails and the
-    # queue of the search.
-    cdef int64_t* block = <int64_t*>calloc(3 * n + 1 + m, sizeof(int64_t))
+    # One block: the reversed edges' row pointers (n + 1, zeroed), their fill, their tails
+    # and the queue of the search, each written before it is read.
+    cdef int64_t* block = <int64_t*>malloc((3 * n + 1 + m) * sizeof(int64_t))
     if block == NULL:
         raise MemoryError()
     cdef int64_t* start = block
     cdef int64_t* fill = block + n + 1
     cdef int64_t* by_head = fill + n
     cdef int64_t* queue = by_head + m
+    memset(start, 0, (n + 1) * sizeof(int64_t))
     with nogil:
         for k in range(m):
             start[heads[k] + 1] += 1

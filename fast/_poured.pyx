@@ -20,6 +20,7 @@ cimport cython
 from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
 
 
 cdef struct Chain:
@@ -484,8 +485,9 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
     cdef int64_t k, j, goal_at = rank[S], target, n_edges = 0, edges = indices.shape[0] + S
     cdef bint goal_stored, exits, stored_there
-    # One block: counts (S+1), tails, heads, by_head (edges each), queue, fill (S each).
-    cdef int64_t* block = <int64_t*>calloc(3 * S + 1 + 3 * edges, sizeof(int64_t))
+    # One block: counts (S+1, zeroed), tails, heads, by_head (edges each), queue, fill (S
+    # each), each written before it is read.
+    cdef int64_t* block = <int64_t*>malloc((3 * S + 1 + 3 * edges) * sizeof(int64_t))
     cdef char* seen = <char*>calloc(S + 1, sizeof(char))
     if block == NULL or seen == NULL:
         free(block)
@@ -497,6 +499,7 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     cdef int64_t* by_head = heads + edges
     cdef int64_t* queue = by_head + edges
     cdef int64_t* fill = queue + S
+    memset(counts, 0, (S + 1) * sizeof(int64_t))
     with nogil:
         for i in range(S):
             goal_stored = False
