@@ -7,9 +7,9 @@ is re-exported unchanged.
 
 from reference import certified
 from reference.certified import (
-    ALLOCATIONS,
     GROWTH,
     INITIAL_PER_PAIR,
+    SAMPLINGS,
     TARGETS,
     Certificate,
     CertifiedResult,
@@ -19,9 +19,9 @@ from reference.certified import (
 from .kernels import COMPILED_KERNELS
 
 __all__ = [
-    "ALLOCATIONS",
     "INITIAL_PER_PAIR",
     "GROWTH",
+    "SAMPLINGS",
     "TARGETS",
     "Certificate",
     "CertifiedRound",

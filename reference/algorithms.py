@@ -133,7 +133,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
         return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None,
                             algorithm="alg1", eps=eps, delta=delta, theta=None, alpha=alpha,
-                            seed=seed, costs=costs)
+                            costs=costs)
     theta = check_real("theta", theta, 1.0)
     run = Run(model, run_params("alg3", model, costs, eps, delta, theta, alpha, seed),
                seed, callback, checkpoint)
@@ -142,5 +142,4 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
     perturbed = np.maximum(costs, nu)
     out, scale = search_rounds(kernels, run, perturbed, eps / 2.0, delta, alpha, max_iter)
     return solve_result(kernels, run, out, scale=scale, D_hat=D_hat, nu=nu, algorithm="alg3",
-                        eps=eps, delta=delta, theta=theta, alpha=alpha, seed=seed,
-                        costs=perturbed)
+                        eps=eps, delta=delta, theta=theta, alpha=alpha, costs=perturbed)

@@ -9,7 +9,9 @@ backend binds its own kernel set to them with :meth:`KernelSet.bind`:
 ``reference`` the numpy set of :mod:`reference.kernels`, ``fast`` the compiled
 set of ``fast.kernels``. A bound function is a plain Python function with the
 public signature (the kernel function's parameters after ``kernels``, with
-their defaults), name and docstring; it forwards every argument by keyword.
+their defaults), name and docstring; it forwards every argument by keyword
+and fills the ``params`` of the :class:`~reference.results.Result` it returns
+with them (:func:`reference.results.echo_params`).
 
 The protocol each kernel follows, and how to add a kernel or a public
 function, is described in ``docs/backends.md``.
@@ -18,6 +20,8 @@ function, is described in ``docs/backends.md``.
 import inspect
 from dataclasses import dataclass
 from typing import Callable
+
+from .results import echo_params
 
 __all__ = ["KernelSet", "KernelGroup", "KERNEL_GROUPS"]
 
@@ -177,7 +181,9 @@ class KernelSet:
         -------
         function
             ``public(*args, **kwargs) = function(self, ...)`` with every
-            argument forwarded by keyword; its signature is the kernel
+            argument forwarded by keyword (a returned
+            :class:`~reference.results.Result` gets them as its ``params``,
+            :func:`~reference.results.echo_params`); its signature is the kernel
             function's without ``kernels`` (same defaults), its name and
             docstring are the kernel function's, ``__wrapped__`` is the kernel
             function and its globals are the kernel function's module (so
@@ -215,7 +221,8 @@ class KernelSet:
 
 
 def _forwarding_function(implementation, parameters, kernels):
-    """A function named like ``implementation`` taking ``parameters`` and forwarding them.
+    """A function named like ``implementation`` taking ``parameters`` and forwarding them
+    (and echoing them in the ``params`` of a returned result).
 
     The source is generated (as :mod:`dataclasses` does) so that the result
     has a real signature and Python itself reports wrong calls; it is compiled
@@ -227,15 +234,15 @@ def _forwarding_function(implementation, parameters, kernels):
     forwarded = ", ".join(f"{p.name}={p.name}" for p in parameters)
     name = implementation.__name__
     source = (
-        f"def bind(implementation, kernels):\n"
+        f"def bind(implementation, kernels, echo_params):\n"
         f"    def {name}({heading}):\n"
-        f"        return implementation(kernels, {forwarded})\n"
+        f"        return echo_params(implementation(kernels, {forwarded}), {forwarded})\n"
         f"    return {name}\n"
     )
     namespace = {}
     exec(compile(source, f"<kernel set binding of {name}>", "exec"),
          implementation.__globals__, namespace)
-    public = namespace["bind"](implementation, kernels)
+    public = namespace["bind"](implementation, kernels, echo_params)
     public.__defaults__ = implementation.__defaults__
     public.__kwdefaults__ = implementation.__kwdefaults__
     public.__qualname__ = implementation.__qualname__

@@ -31,9 +31,8 @@ class PlugInResult(Result):
     policy : ndarray of int64, shape (S,)
         Greedy policy of the last VI iterate.
     values : ndarray of float64, shape (S,)
-        The last VI iterate.
-    n_per_pair : int
-        Samples drawn per pair.
+        The last VI iterate on the empirical model: a plug-in estimate of
+        ``V*``, neither a bound nor ``V^pi`` (``certificate`` bounds both).
     n_calls : int
         Generative-model calls made.
     calls : ndarray of int64, shape (S, A)
@@ -50,11 +49,13 @@ class PlugInResult(Result):
         never reaches the goal.
     message : str
         VI's message.
+    params : Params
+        ``n_per_pair``, ``seed``, ``tol``, ``max_iter`` and ``delta``
+        (:class:`~reference.results.Result`).
     """
 
     policy: np.ndarray
     values: np.ndarray
-    n_per_pair: int
     n_calls: int
     calls: np.ndarray
     n_iter: int
@@ -120,7 +121,6 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
     return PlugInResult(
         policy=policy,
         values=np.asarray(out.values),
-        n_per_pair=n_per_pair,
         n_calls=store.n_samples,
         calls=store.n_pair,
         n_iter=int(out.n_iter),

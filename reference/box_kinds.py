@@ -119,7 +119,7 @@ probability is at most the union over ``(s, a, s', N)``:
     \sum_{s, a, s'} \sum_{N \ge 1} \frac{\delta}{S A (S+1) N (N+1)} = \delta,
 
 since :math:`\sum_{N \ge 1} 1 / (N (N+1)) = 1`. Data-dependent stopping and
-adaptive allocation therefore cost nothing in ``delta``."""
+adaptive sampling therefore cost nothing in ``delta``."""
 
 PAPER = BoxKind(
     name="paper",

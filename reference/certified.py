@@ -4,7 +4,7 @@ A **certificate** of a policy ``pi`` is a pair of value vectors computed from
 the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
 holding on the confidence event of the boxes (probability at least
 ``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
-``max_s (V^pi - V*)``, whatever the constants of the allocation were, so a
+``max_s (V^pi - V*)``, whatever the constants of the sampling were, so a
 policy whose gap is at most ``eps`` is eps-optimal with probability at least
 ``1 - delta``. Its ``policy_gap`` bounds the same error from the separation
 of the policy's actions (:mod:`reference.policy_gap`), never above ``gap``.
@@ -19,20 +19,20 @@ import numpy as np
 
 from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
-from .certified_allocation import GROWTH, _next_draws
+from .certified_sampling import GROWTH, _next_draws
 from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
-from .results import Result
+from .results import Record, Result, call_params
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
-    "ALLOCATIONS",
     "INITIAL_PER_PAIR",
     "GROWTH",
+    "SAMPLINGS",
     "TARGETS",
     "Certificate",
     "CertifiedRound",
@@ -41,8 +41,9 @@ __all__ = [
     "solve_certified",
 ]
 
-ALLOCATIONS = ("adaptive", "uniform")
-"""How :func:`solve_certified` spreads each round's new calls over the pairs."""
+SAMPLINGS = ("adaptive", "uniform")
+"""The values of :func:`solve_certified`'s ``sampling``: how each round's new calls are
+spread over the pairs."""
 
 TARGETS = ("value", "policy")
 """What an answer is asked to be right about: the values (:func:`solve_certified` certifies
@@ -86,10 +87,10 @@ class Certificate(Result):
         ``relative_gap``; on the event,
         ``V^pi <= (1 + policy_relative_gap) V*`` in every state.
     kind : str
-        The confidence-set kind.
+        The confidence-set kind (``params["kind"]``, checked).
     delta : float
         The confidence level: the bounds hold together with probability at
-        least ``1 - delta``.
+        least ``1 - delta`` (``params["delta"]``, checked).
     converged : bool
         Whether both policy iterations stopped on their own (the bounds are
         valid either way: each passed its check).
@@ -98,6 +99,10 @@ class Certificate(Result):
         boxes, so in the true model on the event (docs/certified-soundness.md).
     message : str
         One line: the gap, and how the two bounds were computed.
+    params : Params
+        ``delta`` and ``kind`` (:class:`~reference.results.Result`): the
+        arguments of :func:`certify`, or those a solver computed the
+        certificate of its answer with.
     """
 
     policy: np.ndarray
@@ -113,7 +118,7 @@ class Certificate(Result):
     proper: bool
     message: str
 
-    def certified(self, eps, relative=False, target="value"):
+    def meets(self, eps, relative=False, target="value"):
         """Whether it proves ``eps``-optimality (``relative``: ``upper <= (1 + eps) lower``).
 
         Never for a policy not shown ``proper``: with zero costs, one that
@@ -139,14 +144,14 @@ class Certificate(Result):
         return self._proves(eps, relative, target)
 
     def _proves(self, eps, relative, target="value"):
-        """:meth:`certified` of checked arguments, which it trusts."""
+        """:meth:`meets` of checked arguments, which it trusts."""
         gaps = ((self.relative_gap, self.gap) if target == "value"
                 else (self.policy_relative_gap, self.policy_gap))
         return self.proper and bool(gaps[0 if relative else 1] <= eps)
 
 
 @dataclass(frozen=True, repr=False)
-class CertifiedRound(Result):
+class CertifiedRound(Record):
     """One round of :func:`solve_certified`.
 
     Attributes
@@ -189,7 +194,8 @@ class CertifiedResult(Result):
     policy : ndarray of int64, shape (S,)
         ``pi_U``, the policy minimising the pessimistic value of the last round.
     values : ndarray of float64, shape (S,)
-        Its certified upper bound ``U`` (``certificate.upper``).
+        An upper bound on ``V^pi`` of ``policy`` on the confidence event:
+        ``U = certificate.upper`` (``+inf`` where none is finite).
     certificate : Certificate
         The last round's certificate of ``policy``; with ``theta``,
         ``lower <= V*_theta`` and ``upper >= V^pi`` (docs/certified-soundness.md).
@@ -207,24 +213,18 @@ class CertifiedResult(Result):
         Same as ``certified``: whether the run reached its target.
     message : str
         How the run ended.
-    eps, delta : float
-        Accuracy and confidence level asked for.
-    kind : str
-        Confidence-set kind.
+    eps : float
+        The accuracy ``certified`` is judged at (``params["eps"]``, checked).
     relative : bool
-        Whether ``eps`` is relative.
+        Whether ``eps`` is relative (``params["relative"]``, checked).
     theta : float or None
-        Slack of the ``c_min = 0`` variant.
+        Slack of the ``c_min = 0`` variant (``params["theta"]``, checked).
     D_hat, nu : float or None
         With ``theta``: the last round's bound on ``D`` and cost floor.
-    allocation : str
-        ``"adaptive"`` or ``"uniform"``.
-    target : str
-        ``"value"`` or ``"policy"``: which gap the run stopped on.
-    budget : int or None
-        The cap on calls.
-    seed : int or None
-        The seed given.
+    params : Params
+        The settings of the call (:class:`~reference.results.Result`):
+        ``eps``, ``delta``, ``kind``, ``relative``, ``theta``, ``budget``,
+        ``seed``, ``sampling`` and ``target``.
     """
 
     policy: np.ndarray
@@ -237,16 +237,10 @@ class CertifiedResult(Result):
     converged: bool
     message: str
     eps: float
-    delta: float
-    kind: str
     relative: bool
     theta: float | None
     D_hat: float | None
     nu: float | None
-    allocation: str
-    target: str
-    budget: int | None
-    seed: int | np.random.Generator | None
 
 
 def _gaps(lower, diff):
@@ -278,7 +272,8 @@ def _certificate(kernels, boxes, costs, policy, lower, upper, lower_message, con
     return Certificate(policy=policy, lower=lower, upper=upper, gap=gap,
                        relative_gap=relative_gap, policy_gap=policy_gap,
                        policy_relative_gap=policy_relative_gap, kind=boxes.kind,
-                       delta=boxes.delta, converged=converged, proper=proper, message=message)
+                       delta=boxes.delta, converged=converged, proper=proper, message=message,
+                       params=call_params(delta=boxes.delta, kind=boxes.kind))
 
 
 @NUMPY_KERNELS.bind
@@ -328,7 +323,7 @@ def certify(kernels, counts, costs, policy, delta, kind="mixture", start=None):
     next states by ``lower`` is mostly that of ``upper``, which saves an
     evaluation); each is accepted only after its Bellman check, so the start
     changes the work, never the validity. With the time-uniform
-    kinds the certificate stays valid however the samples were allocated and
+    kinds the certificate stays valid however the samples were chosen and
     whenever it is computed.
 
     Examples
@@ -336,7 +331,7 @@ def certify(kernels, counts, costs, policy, delta, kind="mixture", start=None):
     >>> import numpy as np
     >>> counts = np.zeros((1, 2, 2)); counts[0, 0] = [1000, 0]; counts[0, 1] = [0, 1000]
     >>> cert = certify(counts, np.ones((1, 2)), [1], delta=0.1)
-    >>> bool(cert.certified(0.1)), bool(certify(counts, np.ones((1, 2)), [0], 0.1).certified(0.1))
+    >>> bool(cert.meets(0.1)), bool(certify(counts, np.ones((1, 2)), [0], 0.1).meets(0.1))
     (True, False)
     """
     boxes, costs = checked_inputs(kernels, counts, costs, delta, kind)
@@ -363,10 +358,10 @@ def _draw(run, more):
     run.store.draw_pairs(run.model, pairs, more[pairs], run.rng)
 
 
-def _params(model, costs, eps, delta, kind, relative, theta, budget, allocation, seed, target):
+def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, seed, target):
     """What identifies a certified run in its checkpoint."""
     params = run_params("certified", model, costs, eps, delta, theta, None, seed)
-    params.update(kind=kind, relative=relative, budget=budget, allocation=allocation,
+    params.update(kind=kind, relative=relative, budget=budget, sampling=sampling,
                   target=target)
     return params
 
@@ -390,7 +385,7 @@ def _round(kernels, boxes, costs, eps, theta, relative, policies):
 @NUMPY_KERNELS.bind
 def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=False,
                     theta=None, budget=None, seed=None, checkpoint=None, callback=None,
-                    allocation="adaptive", target="value"):
+                    sampling="adaptive", target="value"):
     r"""A policy with a certificate of eps-optimality, sampling only until the certificate holds.
 
     Parameters
@@ -426,11 +421,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         and ends with exactly the result of an uninterrupted run.
     callback : callable, optional
         Called with each :class:`CertifiedRound` once it is recorded.
-    allocation : {"adaptive", "uniform"}, default "adaptive"
+    sampling : {"adaptive", "uniform"}, default "adaptive"
         How new calls are spread over the pairs.
     target : {"value", "policy"}, default "value"
         Stop when the values are pinned (``gap``), or as soon as the policy
-        is certified (``policy_gap``, never later; the adaptive allocation
+        is certified (``policy_gap``, never later; adaptive sampling
         then also samples the actions that compete with the policy's).
         ``"policy"`` is refused with ``theta``: the policy certificate bounds
         ``V^pi - V*``, while ``theta`` asks about ``V*_theta``.
@@ -444,7 +439,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     ------
     ParameterError
         On ``eps``, ``delta``, ``theta``, ``budget``, ``kind``,
-        ``allocation`` or ``target`` out of range, ``c_min = 0`` without ``theta``, a
+        ``sampling`` or ``target`` out of range, ``c_min = 0`` without ``theta``, a
         ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
     ShapeError, NotFiniteError, CostError
         On costs of the wrong shape, not finite, or outside ``[0, 1]``.
@@ -475,12 +470,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     ``nu`` its expected visits from the states whose gap is still too large
     and ``w`` the pair's width term :math:`(p^+ - \hat p) U + (\hat p - p^-) L`;
     every pair whose optimistic Q-value does not exceed ``U`` keeps a floor of
-    :data:`~reference.certified_allocation.FLOOR_SHARE` of the mean count.
+    :data:`~reference.certified_sampling.FLOOR_SHARE` of the mean count.
     While ``U`` is infinite, the width of the pairs leading there counts as
     the largest finite width, so the optimistic policy's pairs grow until
     their lower ends force mass towards the goal. With ``target="policy"``
     the rivals of the policy's actions are sampled too
-    (:mod:`reference.certified_allocation`).
+    (:mod:`reference.certified_sampling`).
 
     With ``theta``: ``H >= D_s`` is the robust unit-cost value over the same
     boxes, ``D_hat = max H`` and ``nu = eps / (2 theta D_hat)``; every ``pi``
@@ -504,8 +499,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     costs = check_model_costs(costs, model)
     eps, delta = check_accuracy(eps, delta)
     record = box_kind(kind, time_uniform=True)
-    if allocation not in ALLOCATIONS:
-        raise ParameterError(f"`allocation` must be one of {ALLOCATIONS}; got {allocation!r}.")
+    if sampling not in SAMPLINGS:
+        raise ParameterError(f"`sampling` must be one of {SAMPLINGS}; got {sampling!r}.")
     if target not in TARGETS:
         raise ParameterError(f"`target` must be one of {TARGETS}; got {target!r}.")
     relative = bool(relative)
@@ -526,7 +521,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
                 "V^pi - V*, and theta's answers are measured against V*_theta; got 'policy'."
             )
     goal_gap = eps if theta is None else eps / 2.0
-    run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, allocation,
+    run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, sampling,
                              seed, target), seed, callback, checkpoint, round_type=CertifiedRound)
     resumed = bool(run.history)
     if not resumed:
@@ -553,7 +548,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break
-        _draw(run, _next_draws(kernels, boxes, work_costs, allocation, run.store.n_samples,
+        _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
               f"gap <= {eps:g}")
@@ -567,6 +562,5 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     return CertifiedResult(
         policy=cert.policy, values=cert.upper, certificate=cert, certified=done,
         n_calls=n_calls, calls=run.store.n_pair, history=tuple(run.history), converged=done,
-        message=message, eps=eps, delta=delta, kind=kind, relative=relative, theta=theta,
-        D_hat=D_hat, nu=nu, allocation=allocation, target=target, budget=budget, seed=seed,
+        message=message, eps=eps, relative=relative, theta=theta, D_hat=D_hat, nu=nu,
     )

@@ -370,7 +370,7 @@ def confidence_boxes(kernels, counts, delta, kind="kl"):
         \sum_{s, a, s'} \sum_{N \ge 1} \frac{\delta}{S A (S+1) N (N+1)} = \delta,
 
     since :math:`\sum_{N \ge 1} 1 / (N (N+1)) = 1`. Data-dependent stopping
-    and adaptive allocation therefore cost nothing in ``delta``.
+    and adaptive sampling therefore cost nothing in ``delta``.
 
     Examples
     --------

@@ -27,7 +27,10 @@ class Counts:
     counts : Counts, array_like of shape (S, A, S+1) or scipy.sparse matrix of shape (S*A, S+1)
         ``N(s, a, s')``, the goal last (row ``s*A + a`` when sparse): numbers
         of samples, so integers ``>= 0`` of any real dtype (``3.0`` is one,
-        ``2.5`` is not). A :class:`Counts` is taken as it is.
+        ``2.5`` is not). CSR counts must be canonical in their columns: each
+        row's sorted, none stored twice (scipy's ``sort_indices()`` and
+        ``sum_duplicates()`` make them so). A :class:`Counts` is taken as it
+        is.
 
     Attributes
     ----------
@@ -38,8 +41,7 @@ class Counts:
         never densified).
     table : ndarray of float64, shape (S, A, S+1), or scipy.sparse.csr_array of shape (S*A, S+1)
         The checked counts: dense float64 C-contiguous, or canonical float64
-        CSR (indices sorted, int64, duplicate entries summed, no explicit
-        zeros). Read it, never write it; a dense array may share the memory
+        CSR (indices sorted, int64, each entry once, no explicit zeros). Read it, never write it; a dense array may share the memory
         of the array given.
 
     Raises
@@ -55,7 +57,10 @@ class Counts:
     SparseFormatError
         On a malformed sparse structure: column indices outside ``0..S``, an
         ``indptr`` of the wrong length, not starting at 0, decreasing or not
-        ending at the number of entries, non-integer index arrays.
+        ending at the number of entries, non-integer index arrays; and on CSR
+        counts whose column indices are unsorted or repeated within a row (the
+        row and its pair are named; the message says which scipy method makes
+        them canonical).
     NumericRangeError
         If some pair holds more than ``2^63 - 1`` samples, more than any run
         can draw.

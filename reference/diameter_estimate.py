@@ -38,8 +38,6 @@ class DiameterEstimate(Result):
         The last ``W``.
     eta : float
         The last ``eta = eps / W``.
-    eps : float
-        Accuracy.
     n_calls : int
         Generative-model calls made, as in :attr:`SolveResult.n_calls`.
     n_redrawn : int
@@ -54,6 +52,9 @@ class DiameterEstimate(Result):
         :class:`ConvergenceError`).
     message : str
         How the estimate ended.
+    params : Params
+        ``eps``, ``delta``, ``seed`` and ``max_iter``
+        (:class:`~reference.results.Result`).
     """
 
     D_hat: float
@@ -61,7 +62,6 @@ class DiameterEstimate(Result):
     v_tilde_max: float
     W: float
     eta: float
-    eps: float
     n_calls: int
     n_redrawn: int
     calls: np.ndarray
@@ -216,7 +216,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
         f"||v_tilde|| = {v_tilde_max:.6g} <= W: D_hat = {D_hat:.6g}."
     )
     return DiameterEstimate(
-        D_hat=D_hat, D_listing=D_listing, v_tilde_max=v_tilde_max, W=W, eta=eta, eps=eps,
+        D_hat=D_hat, D_listing=D_listing, v_tilde_max=v_tilde_max, W=W, eta=eta,
         n_calls=run.store.calls_made, n_redrawn=run.store.calls_redrawn,
         calls=run.store.n_pair, history=tuple(run.history),
         converged=True, message=message,

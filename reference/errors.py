@@ -72,7 +72,8 @@ class SSPWarning(UserWarning):
 
 class SparseFormatError(SSPValueError):
     """A sparse matrix has a malformed structure: ``indptr`` not starting at 0 or decreasing,
-    indices out of range, index arrays of a non-integer dtype or of inconsistent lengths."""
+    indices out of range, index arrays of a non-integer dtype or of inconsistent lengths; or
+    CSR counts not canonical (columns unsorted or repeated within a row)."""
 
 
 class NumericRangeError(SSPValueError):

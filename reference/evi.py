@@ -86,6 +86,8 @@ class EVIResult(Result):
         Whether the stopping rule held within ``max_iter`` sweeps.
     message : str
         How the iteration ended.
+    params : Params
+        ``delta``, ``mu`` and ``max_iter`` (:class:`~reference.results.Result`).
     """
 
     v_tilde: np.ndarray

@@ -10,7 +10,7 @@ from ._checks import check_int, check_real
 from .errors import TooLargeError
 from .evaluation import check_ssp, kernel_rows, policy_chain
 from .optimal import best_proper, optimal_values, require_proper_model
-from .results import Result
+from .results import Result, call_params
 
 __all__ = [
     "DiameterResult",
@@ -42,6 +42,8 @@ class DiameterResult(Result):
         Whether the polish converged.
     message : str
         What happened, in words.
+    params : Params
+        Empty: :func:`diameter` takes the model alone (:class:`~reference.results.Result`).
     """
 
     D_s: np.ndarray
@@ -66,8 +68,6 @@ class RestrictedValuesResult(Result):
         (the first one in enumeration order).
     D_s : ndarray of float64, shape (S,), read-only
         Minimal expected hitting times, from the same enumeration.
-    theta : float
-        The restriction parameter.
     n_policies : int
         Number of deterministic policies enumerated, ``A**S``.
     n_feasible : int
@@ -76,12 +76,13 @@ class RestrictedValuesResult(Result):
         Always True: the enumeration is exhaustive.
     message : str
         What was enumerated, in words.
+    params : Params
+        ``theta`` and ``max_policies`` (:class:`~reference.results.Result`).
     """
 
     values: np.ndarray
     policies: np.ndarray
     D_s: np.ndarray
-    theta: float
     n_policies: int
     n_feasible: int
     converged: bool
@@ -173,8 +174,8 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     Returns
     -------
     RestrictedValuesResult
-        ``values`` (S,), ``policies`` (S, S), ``D_s`` (S,), ``theta``,
-        ``n_policies``, ``n_feasible``, ``converged``, ``message``.
+        ``values`` (S,), ``policies`` (S, S), ``D_s`` (S,), ``n_policies``,
+        ``n_feasible``, ``converged``, ``message``, ``params``.
 
     Raises
     ------
@@ -212,6 +213,7 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     >>> sspgm.restricted_optimal_values(ssp, 20).values
     array([0.])
     """
+    params = call_params(theta=theta, max_policies=max_policies)
     check_ssp(ssp)
     theta = check_real("theta", theta, 1.0, allow_inf=True)
     max_policies = check_int("max_policies", max_policies, 1)
@@ -238,8 +240,9 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
     policies = np.array(np.unravel_index(best, (A,) * S), dtype=np.int64).T
     n_feasible = int(feasible.sum())
     return RestrictedValuesResult(
-        values=values[best, states], policies=policies, D_s=D_s,
-        theta=theta, n_policies=n_policies, n_feasible=n_feasible, converged=True,
+        values=values[best, states], policies=policies, D_s=D_s, n_policies=n_policies,
+        n_feasible=n_feasible, converged=True,
         message=f"enumerated all {n_policies} deterministic policies; {n_feasible} lie in "
         "Pi_theta",
+        params=params,
     )

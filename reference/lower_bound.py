@@ -31,7 +31,7 @@ from .errors import ParameterError, TooLargeError
 from .evaluation import check_ssp, kernel_rows
 from .model import SSP
 from .optimal import bfs_policy, optimal_values, q_values
-from .results import Result
+from .results import Record, Result, call_params
 
 __all__ = ["MOVES", "Alternative", "LowerBoundResult", "instance_lower_bound",
            "kl_bernoulli"]
@@ -59,14 +59,14 @@ plus :data:`CHECK_TOL` ``* max(1, max V*)``."""
 CHECK_TOL = 1e-9
 
 REFINE_ROUNDS = 20
-"""Most rounds of occupancy-weighted tilts, each aimed at the last program's allocation."""
+"""Most rounds of occupancy-weighted tilts, each aimed at the last program's calls."""
 
 REFINE_RTOL = 0.01
 """The rounds stop once one raises the program's value by less than this fraction."""
 
 
 @dataclass(frozen=True, repr=False)
-class Alternative(Result):
+class Alternative(Record):
     r"""A model whose right answers are disjoint from the true model's, checked exactly.
 
     Attributes
@@ -106,7 +106,7 @@ class LowerBoundResult(Result):
     bound : float
         A lower bound on the expected total calls of any ``(eps, delta)``-correct
         method on the instance: ``kl(delta, 1 - delta) * sum(weights)``.
-    allocation : ndarray of float64, shape (S, A)
+    calls : ndarray of float64, shape (S, A)
         The linear program's expected calls per pair (``bound`` up to HiGHS's
         accuracy when summed).
     weights : ndarray of float64, shape (k,)
@@ -115,26 +115,23 @@ class LowerBoundResult(Result):
         ``sum(weights)`` bounds the program's value from below.
     alternatives : tuple of Alternative
         The alternatives of the program (all checked).
-    target : str
-        ``"value"`` or ``"policy"``.
-    eps, delta : float
     kl_delta : float
         :math:`\mathrm{kl}(\delta, 1 - \delta)`.
     values : ndarray of float64, shape (S,)
-        ``V*`` of the instance.
+        ``V*`` of the instance (exact), the values every alternative's answer
+        differs from.
     converged : bool
         Whether HiGHS solved the program (``bound`` is valid either way).
     message : str
         One line: the bound, the alternatives, the program's status.
+    params : Params
+        ``eps``, ``delta``, ``target`` and ``moves`` (:class:`~reference.results.Result`).
     """
 
     bound: float
-    allocation: np.ndarray
+    calls: np.ndarray
     weights: np.ndarray
     alternatives: tuple[Alternative, ...]
-    target: str
-    eps: float
-    delta: float
     kl_delta: float
     values: np.ndarray
     converged: bool
@@ -337,8 +334,8 @@ def _tilts(inst, where, rows, weights):
             for sign, word in ((1.0, "up"), (-1.0, "down"))]
 
 
-def _weighted_tilts(inst, allocation):
-    r"""Tilts weighted by occupancy over calls, the cheapest first-order move for ``allocation``.
+def _weighted_tilts(inst, calls):
+    r"""Tilts weighted by occupancy over calls, the cheapest first-order move for ``calls``.
 
     From state ``s0`` and a first action ``b`` (``pi*(s0)`` for the value
     target, every action for the policy target), then ``pi*``: a pair with
@@ -353,7 +350,7 @@ def _weighted_tilts(inst, allocation):
     S, A = inst.costs.shape
     states = np.arange(S)
     visits = np.linalg.inv(np.eye(S) - P[states, policy, :S])
-    calls = np.maximum(allocation, max(float(allocation.mean()), 1e-12) * 1e-3).ravel()
+    calls = np.maximum(calls, max(float(calls.mean()), 1e-12) * 1e-3).ravel()
 
     def occupancy(s0, b):
         out = np.zeros((S, A))
@@ -422,7 +419,7 @@ def _alternatives(inst, candidates, found, seen):
 
 
 def _program(kl_matrix):
-    """``(value lower bound, allocation, dual weights, converged, message)`` of the program."""
+    """``(value lower bound, calls per pair, dual weights, converged, message)`` of the program."""
     k, m = kl_matrix.shape
     if k == 0:
         return 0.0, np.zeros(m), np.zeros(0), True, "no alternative: the bound is 0"
@@ -458,7 +455,7 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     Returns
     -------
     LowerBoundResult
-        The bound, the program's allocation, and the alternatives used.
+        The bound, the program's calls per pair, and the alternatives used.
 
     Raises
     ------
@@ -497,6 +494,7 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     (86.1, True)
     """
     check_ssp(ssp)
+    params = call_params(eps=eps, delta=delta, target=target, moves=moves)
     eps = check_real("eps", eps, 0.0, None, low_open=True)
     delta = check_real("delta", delta, 0.0, 0.5, low_open=True, high_open=True)
     if target not in TARGETS:
@@ -517,12 +515,12 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     for round_ in range(REFINE_ROUNDS + 1):
         kl_matrix = np.array([alt.kl.ravel() for alt in found]).reshape(len(found),
                                                                           inst.costs.size)
-        value, allocation, weights, converged, how = _program(kl_matrix)
+        value, calls, weights, converged, how = _program(kl_matrix)
         if (round_ == REFINE_ROUNDS or "tilt" not in moves or not found
                 or value <= previous * (1.0 + REFINE_RTOL)):
             break
         previous = value
-        _alternatives(inst, _weighted_tilts(inst, allocation.reshape(inst.costs.shape)), found,
+        _alternatives(inst, _weighted_tilts(inst, calls.reshape(inst.costs.shape)), found,
                       seen)
     kl_delta = kl_bernoulli(delta, 1.0 - delta)
     if not np.isfinite(kl_delta):
@@ -532,6 +530,6 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
                f"{bound:.6g} from {len(found)} checked alternatives; {how}")
     S, A = inst.costs.shape
     return LowerBoundResult(
-        bound=bound, allocation=kl_delta * allocation.reshape(S, A), weights=weights,
-        alternatives=tuple(found), target=target, eps=eps, delta=delta, kl_delta=kl_delta,
-        values=inst.v, converged=converged, message=message)
+        bound=bound, calls=kl_delta * calls.reshape(S, A), weights=weights,
+        alternatives=tuple(found), kl_delta=kl_delta, values=inst.v, converged=converged,
+        message=message, params=params)

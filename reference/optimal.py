@@ -22,7 +22,7 @@ from ._checks import check_int, check_policy, check_real
 from .errors import ConvergenceError, NoProperPolicyError, ParameterError
 from .evaluation import check_ssp, kernel_rows, policy_chain
 from .kernels import NUMPY_KERNELS
-from .results import Result
+from .results import Result, call_params
 
 __all__ = [
     "OptimalValuesResult",
@@ -56,6 +56,7 @@ class OptimalValuesResult(Result):
     Attributes
     ----------
     values : ndarray of float64, shape (S,), read-only
+        :math:`V^*`, the best values over proper policies
         :math:`\hat V(s) = \min_{\pi\ \mathrm{proper}} V^\pi(s)`: the exact values
         of ``policy``, Bellman residual at most ``IMPROVE_RTOL`` relative.
     policy : ndarray of int64, shape (S,), read-only
@@ -73,6 +74,8 @@ class OptimalValuesResult(Result):
         HiGHS status as reported by :func:`scipy.optimize.linprog` (0 = optimal).
     message : str
         HiGHS's message and the polish's.
+    params : Params
+        Empty: :func:`optimal_values` takes the model alone (:class:`~reference.results.Result`).
     """
 
     values: np.ndarray
@@ -92,7 +95,7 @@ class PolicyIterationResult(Result):
     Attributes
     ----------
     values : ndarray of float64, shape (S,), read-only
-        Exact values :math:`V^\pi` of the returned policy.
+        :math:`V^\pi` of the returned policy, exact.
     policy : ndarray of int64, shape (S,), read-only
         The last evaluated (proper) policy.
     n_iter : int
@@ -101,6 +104,8 @@ class PolicyIterationResult(Result):
         Whether no action improves on ``policy`` by more than the tolerance.
     message : str
         What happened, in words.
+    params : Params
+        ``max_iter`` (:class:`~reference.results.Result`).
     """
 
     values: np.ndarray
@@ -118,7 +123,8 @@ class ValueIterationResult(Result):
     ----------
     values : ndarray of float64, shape (S,), read-only
         The iterate :math:`V_k` at which the stopping test held (or the last
-        one before ``max_iter`` sweeps).
+        one before ``max_iter`` sweeps): an approximation of :math:`V^*` (the
+        iterates rise from 0), not a certified bound.
     policy : ndarray of int64, shape (S,), read-only
         Greedy policy with respect to ``values`` (the argmin that built
         :math:`V_{k+1}`), ties to the lowest action index.
@@ -130,6 +136,8 @@ class ValueIterationResult(Result):
         Whether ``residual <= tol``.
     message : str
         What happened, in words.
+    params : Params
+        ``tol`` and ``max_iter`` (:class:`~reference.results.Result`).
     """
 
     values: np.ndarray
@@ -328,6 +336,7 @@ def policy_iteration(ssp, policy=None, max_iter=1_000):
     >>> result.values, result.policy, result.converged
     (array([6., 4., 2.]), array([0, 0, 0]), True)
     """
+    params = call_params(max_iter=max_iter)
     check_ssp(ssp)
     max_iter = check_int("max_iter", max_iter, 1)
     require_proper_model(ssp)
@@ -348,7 +357,7 @@ def policy_iteration(ssp, policy=None, max_iter=1_000):
     values, policy, n_iter, converged, message = _iterate(kernel, costs, policy, max_iter)
     return PolicyIterationResult(
         values=values, policy=np.array(policy), n_iter=n_iter, converged=converged,
-        message=message,
+        message=message, params=params,
     )
 
 

@@ -66,7 +66,7 @@ class SolveResult(Result):
     certificate : Certificate
         Bounds ``lower <= V*`` and ``upper >= V^pi`` computed from the run's
         own samples (:func:`~reference.certified.certify`, KL boxes at
-        ``delta``, against the costs given); ``certificate.certified(eps)``
+        ``delta``, against the costs given); ``certificate.meets(eps)``
         tells whether they prove the policy eps-optimal. For Alg. 3 they are
         those of the perturbed costs ``max(c, nu)`` SEARCH ran on, tested at
         ``eps / 2`` (App. E; ``upper`` bounds ``V^pi`` of ``c`` too). When
@@ -82,14 +82,15 @@ class SolveResult(Result):
         How the run ended.
     algorithm : str
         ``"alg1"``, ``"alg3"`` or ``"search"``.
-    eps, delta : float
-        Accuracy and confidence level asked for.
+    eps : float
+        The accuracy ``certified`` is judged at (``params["eps"]``, checked).
     theta : float or None
-        Slack of Alg. 3.
-    alpha : float
-        Constant of the allocation function.
-    seed : int or None
-        The seed given.
+        Slack of Alg. 3 (``params["theta"]``, checked; ``None`` for Alg. 1
+        and SEARCH).
+    params : Params
+        The settings of the call (:class:`~reference.results.Result`):
+        ``eps``, ``delta``, ``theta`` (:func:`solve` only), ``alpha``,
+        ``seed`` and ``max_iter``.
     """
 
     policy: np.ndarray
@@ -108,10 +109,7 @@ class SolveResult(Result):
     message: str
     algorithm: str
     eps: float
-    delta: float
     theta: float | None
-    alpha: float
-    seed: int | np.random.Generator | None
 
 
 def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
@@ -176,8 +174,7 @@ def search_rounds(kernels, run, costs, eps, delta, alpha, max_iter):
             return out, scale
 
 
-def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, seed,
-                 costs):
+def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, theta, alpha, costs):
     """The :class:`SolveResult` of a run whose SEARCH stopped at ``Delta = scale`` with EVI ``out``.
 
     Certifies the returned policy on the run's own samples against ``costs``
@@ -229,10 +226,7 @@ def solve_result(kernels, run, out, scale, D_hat, nu, algorithm, eps, delta, the
         message=message,
         algorithm=algorithm,
         eps=eps,
-        delta=delta,
         theta=theta,
-        alpha=alpha,
-        seed=seed,
     )
 
 
@@ -326,4 +320,4 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
                seed, callback, checkpoint)
     out, scale = search_rounds(kernels, run, costs, eps, delta, alpha, max_iter)
     return solve_result(kernels, run, out, scale=scale, D_hat=None, nu=None, algorithm="search",
-                        eps=eps, delta=delta, theta=None, alpha=alpha, seed=seed, costs=costs)
+                        eps=eps, delta=delta, theta=None, alpha=alpha, costs=costs)

@@ -30,13 +30,13 @@ from .errors import CheckpointError, ConvergenceError, ParameterError
 from .generative import SampleStore, TabularGenerativeModel, model_fingerprint
 from .generative.files import CheckpointLock, check_regular, remove_stale_temporaries
 from .model import SSP
-from .results import Result
+from .results import Record
 
 __all__ = ["Round"]
 
 
 @dataclass(frozen=True, repr=False)
-class Round(Result):
+class Round(Record):
     """Diagnostics of one round of SEARCH (Alg. 2) or of the diameter estimate (Alg. 4).
 
     Attributes

@@ -85,7 +85,7 @@ ALGORITHMS = {
 
 def same(a, b):
     """Assert two results are equal field by field (arrays bit for bit), ``seconds`` aside."""
-    if isinstance(a, reference.results.Result):
+    if isinstance(a, reference.results.Record):
         assert type(a) is type(b) and list(a.keys()) == list(b.keys())
         for key in a.keys():
             if key != "seconds":

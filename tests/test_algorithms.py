@@ -75,7 +75,7 @@ def test_alg1_success_rate_over_seeds(backend):
         successes = 0
         for seed in range(n_seeds):
             res = backend.solve(ssp, ssp.costs, eps, delta, alpha=alpha, seed=seed)
-            assert res.certificate.certified(eps), (ssp.name, seed)
+            assert res.certificate.meets(eps), (ssp.name, seed)
             error = np.max(np.abs(backend.policy_values(ssp, res.policy) - v_star))
             successes += error <= eps
         assert successes / n_seeds >= 1 - delta, (ssp.name, successes)
@@ -270,11 +270,11 @@ def test_uninformed_stops_are_not_certified(backend):
     with pytest.warns(NotCertifiedWarning, match="not certified"):
         coarse = backend.solve(ssp, ssp.costs, 0.5, 0.1, seed=0)
     assert "not certified" in coarse.message and coarse.Delta_final == 1.0
-    assert not coarse.certificate.certified(0.5) and coarse.certified is False
+    assert not coarse.certificate.meets(0.5) and coarse.certified is False
     value = backend.policy_values(ssp, coarse.policy)
     assert (coarse.certificate.upper >= value).all()
     informed = backend.solve(ssp, ssp.costs, 0.5, 0.1, alpha=10.0, seed=0)
-    assert informed.certificate.certified(0.5) and "not certified" not in informed.message
+    assert informed.certificate.meets(0.5) and "not certified" not in informed.message
     assert informed.certified is True
     exact = backend.optimal_values(ssp).values
     error = np.abs(backend.policy_values(ssp, informed.policy) - exact)
@@ -290,10 +290,10 @@ def test_certificate_separates_uninformed_stops_from_true_one_step_exits(backend
     v_star = backend.optimal_values(ssp).values
     with pytest.warns(NotCertifiedWarning, match="not certified"):
         coarse = backend.solve(ssp, ssp.costs, 0.2, 0.1, seed=0)
-    assert coarse.policy[0] == 1 and not coarse.certificate.certified(0.2)
+    assert coarse.policy[0] == 1 and not coarse.certificate.meets(0.2)
     assert backend.policy_values(ssp, coarse.policy)[0] - v_star[0] > 0.2
     informed = backend.solve(ssp, ssp.costs, 0.2, 0.1, alpha=10.0, seed=0)
-    assert informed.policy[0] == 0 and informed.certificate.certified(0.2)
+    assert informed.policy[0] == 0 and informed.certificate.meets(0.2)
     assert informed.certificate.lower[0] <= v_star[0] <= informed.certificate.upper[0]
 
 
@@ -305,7 +305,7 @@ def test_one_true_exit_does_not_hide_an_uninformed_stop(backend):
         res = backend.solve(ssp, ssp.costs, 0.2, 0.2, seed=0)
     kernel = res.p_tilde.toarray()
     assert np.all(kernel[:, -1] == 1.0) and res.Delta_final == 1.0
-    assert not res.certificate.certified(0.2)
+    assert not res.certificate.meets(0.2)
 
 
 def test_alg3_is_certified_at_half_eps_on_the_perturbed_costs(backend):
@@ -316,4 +316,4 @@ def test_alg3_is_certified_at_half_eps_on_the_perturbed_costs(backend):
         warnings.simplefilter("always")
         res = backend.solve(ssp, ssp.costs, 0.5, 0.1, theta=5.0, seed=0)
     warned = any(issubclass(w.category, NotCertifiedWarning) for w in caught)
-    assert res.certified is res.certificate.certified(0.25) is (not warned)
+    assert res.certified is res.certificate.meets(0.25) is (not warned)

@@ -91,11 +91,11 @@ def _loop_or_exit(backend, exit_cost):
 def test_certify_never_certifies_a_policy_that_never_reaches_the_goal(backend, exit_cost):
     counts, costs = _loop_or_exit(backend, exit_cost)
     loop = backend.certify(counts, costs, [0], delta=0.1)
-    assert not loop.proper and not loop.certified(10.0) and not loop.certified(10.0, True)
+    assert not loop.proper and not loop.meets(10.0) and not loop.meets(10.0, True)
     exit_ = backend.certify(counts, costs, [1], delta=0.1)
     assert exit_.proper
     if exit_cost == 0.0:
-        assert exit_.gap == 0.0 and exit_.certified(0.1)
+        assert exit_.gap == 0.0 and exit_.meets(0.1)
 
 
 def test_certify_sees_an_improper_policy_behind_a_proper_state(backend):
@@ -104,7 +104,7 @@ def test_certify_sees_an_improper_policy_behind_a_proper_state(backend):
     counts[0, 0, 2] = 500
     counts[1, 0, 1] = 500
     cert = backend.certify(counts, np.zeros((2, 1)), [0, 0], delta=0.1)
-    assert not cert.proper and not cert.certified(1.0)
+    assert not cert.proper and not cert.meets(1.0)
 
 
 @pytest.mark.filterwarnings("ignore::reference.errors.NotCertifiedWarning")

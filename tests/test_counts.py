@@ -33,6 +33,8 @@ MALFORMED = {
     "indptr decreasing": "csr_with(indptr=[0, 2, 1, 4])",
     "indptr too short": "csr_with(indptr=[0, 4])",
     "indptr past the entries": "csr_with(indptr=[0, 2, 3, 9])",
+    "unsorted csr": "csr_with(indices=[1, 0, 1, 2])",
+    "duplicate csr": "csr_with(indices=[0, 0, 1, 2])",
     "negative count": "csr_with(data=[1.0, -2.0, 3.0, 1.0])",
     "fractional csr": "csr_with(data=[1.0, 2.5, 3.0, 1.0])",
     "fractional dense": "np.where(np.eye(3)[:2].reshape(2, 1, 3) > 0, 0.5, 1.0)",
@@ -98,6 +100,10 @@ def test_every_counts_function_refuses_a_malformed_table_without_crashing(backen
     for line in lines:
         verdict = line.split("|")[2]
         assert verdict.startswith("raised") and "`counts" in verdict, line
+    for case, fix in (("unsorted csr", "`sort_indices()`"), ("duplicate csr", "`sum_duplicates()`")):
+        for line in lines:
+            if line.startswith(MALFORMED[case] + "|"):
+                assert "SparseFormatError" in line and "row 0, the pair" in line and fix in line
 
 
 def test_the_counts_functions_are_found():
@@ -118,15 +124,44 @@ def test_counts_carry_their_shape_storage_and_totals():
         np.testing.assert_array_equal(counts.csr().toarray(), dense.reshape(6, 3))
 
 
-def test_csr_counts_are_made_canonical():
-    # Duplicates summed, indices sorted, explicit zeros dropped: one table per set of counts.
-    table = sp.csr_array((np.array([2.0, 1.0, 0.0, 3.0]), np.array([2, 0, 1, 2]),
-                          np.array([0, 3, 4])), shape=(2, 3))
+def _csr(data, indices, indptr, shape=(2, 3)):
+    """A CSR matrix of exactly these arrays (scipy's constructor keeps them as given)."""
+    table = sp.csr_array((np.array(data), np.array(indices), np.array(indptr)), shape=shape)
     table.has_sorted_indices = False
-    counts = Counts(table)
+    return table
+
+
+def test_csr_counts_unsorted_or_repeated_within_a_row_are_refused_with_the_fix():
+    unsorted = _csr([2.0, 1.0, 0.0, 3.0], [2, 0, 1, 2], [0, 3, 4])
+    with pytest.raises(SparseFormatError, match=r"row 0, the pair \(s, a\) = \(0, 0\), stores "
+                       r"column 0 after column 2\. Call the matrix's `sort_indices\(\)`"):
+        Counts(unsorted)
+    repeated = _csr([1.0, 1.0, 2.0, 3.0], [0, 1, 1, 2], [0, 1, 4, 4, 4], shape=(4, 3))
+    with pytest.raises(SparseFormatError, match=r"row 1, the pair \(s, a\) = \(0, 1\), stores "
+                       r"column 1 twice\. Call the matrix's `sum_duplicates\(\)`"):
+        Counts(repeated)
+    # The advice works, and gives the counts the stored entries mean (repeats summed).
+    meant = np.zeros((4, 3))
+    meant[0, 0], meant[1, 1], meant[1, 2] = 1.0, 3.0, 3.0
+    for table, fix in ((unsorted, "sort_indices"), (repeated, "sum_duplicates")):
+        dense = np.zeros(table.shape)
+        np.add.at(dense, (np.repeat(np.arange(table.shape[0]), np.diff(table.indptr)),
+                          table.indices), table.data)
+        getattr(table, fix)()
+        counts = Counts(table)
+        assert counts.table.has_canonical_format
+        np.testing.assert_array_equal(counts.table.toarray(), dense)
+    np.testing.assert_array_equal(dense, meant)
+
+
+def test_other_sparse_formats_are_converted_with_repeats_summed():
+    # COO stores repeats by design (scipy sums them on conversion); explicit zeros are dropped.
+    coo = sp.coo_array((np.array([2.0, 1.0, 0.0, 3.0]), (np.array([0, 0, 1, 0]),
+                                                         np.array([2, 2, 1, 0]))), shape=(2, 3))
+    counts = Counts(coo)
     assert counts.table.has_canonical_format
-    np.testing.assert_array_equal(counts.table.indices, [0, 2, 2])
-    np.testing.assert_array_equal(counts.table.toarray(), table.toarray())
+    np.testing.assert_array_equal(counts.table.indices, [0, 2])
+    np.testing.assert_array_equal(counts.table.toarray(), [[3.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
 
 
 def test_counts_are_immutable_and_pass_through_unchecked():

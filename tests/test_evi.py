@@ -383,7 +383,8 @@ def test_sparse_counts_drop_zero_and_negative_zero_entries():
     for zero in (0.0, -0.0):
         stored = sp.csr_array(dense)
         stored.data = np.where(stored.data == 1.0, zero, stored.data)
-        stored = sp.csr_array((np.r_[stored.data, zero], np.r_[stored.indices, 1],
+        stored = sp.csr_array((np.r_[stored.data[:-1], zero, stored.data[-1]],
+                               np.r_[stored.indices[:-1], 1, stored.indices[-1]],
                                np.r_[stored.indptr[:-1], stored.indptr[-1] + 1]),
                               shape=dense.shape)
         csr, _, _ = check_csr_counts(stored)

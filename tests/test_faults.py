@@ -365,7 +365,7 @@ def test_malformed_sparse_counts_are_refused(backend, case, entry):
         _call_entry_point(backend, entry, counts)
 
 
-def test_duplicate_counts_are_summed(backend):
+def test_duplicate_counts_are_refused_and_summed_by_the_fix_named(backend):
     dense, csr = _counts(seed=3)
     coo = csr.tocoo()
     half = np.floor(coo.data / 2)
@@ -374,10 +374,16 @@ def test_duplicate_counts_are_summed(backend):
     doubled = _raw_csr(csr.shape, *_unsummed(rows, cols, np.r_[half, coo.data - half], 6))
     assert doubled.nnz == 2 * csr.nnz
     costs = np.full((3, 2), 0.5)
+    for call in (lambda c: backend.extended_value_iteration(c, costs, 0.1, 0.01),
+                 lambda c: backend.bernstein_radius_sum(c, 0.1)):
+        with pytest.raises(backend.SparseFormatError, match=r"twice\. .*`sum_duplicates\(\)`"):
+            call(doubled)
+    summed = sp.csr_array((doubled.data, doubled.indices, doubled.indptr), shape=doubled.shape)
+    summed.sum_duplicates()
     want = backend.extended_value_iteration(csr, costs, 0.1, 0.01)
-    got = backend.extended_value_iteration(doubled, costs, 0.1, 0.01)
+    got = backend.extended_value_iteration(summed, costs, 0.1, 0.01)
     assert np.array_equal(got.v_tilde, want.v_tilde) and np.array_equal(got.policy, want.policy)
-    assert np.array_equal(backend.bernstein_radius_sum(doubled, 0.1),
+    assert np.array_equal(backend.bernstein_radius_sum(summed, 0.1),
                           backend.bernstein_radius_sum(csr, 0.1))
 
 
@@ -727,7 +733,8 @@ def _malformed_csr(draw):
 
 
 def _canonical(shape, indptr, indices, data):
-    """The dense counts a well-formed CSR structure means (duplicates summed), else None."""
+    """The dense counts a well-formed, canonical CSR structure means, else None (columns
+    unsorted or repeated within a row included: counts must be canonical CSR)."""
     try:
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
@@ -741,6 +748,8 @@ def _canonical(shape, indptr, indices, data):
         for row in range(shape[0]):
             for k in range(int(indptr[row]), int(indptr[row + 1])):
                 if not 0 <= int(indices[k]) < shape[1]:
+                    return None
+                if k > int(indptr[row]) and int(indices[k]) <= int(indices[k - 1]):
                     return None
                 dense[row, int(indices[k])] += data[k]
         return dense

@@ -28,7 +28,7 @@ def test_one_pair_value_bound_matches_the_hand_derivation(backend, p_goal, eps, 
     cheapest = min(_kl(p_goal, 1 / (v - eps)), _kl(p_goal, 1 / (v + eps)))
     hand = _kl(delta, 1 - delta) / cheapest
     assert hand * (1 - 1e-4) <= res.bound <= hand * (1 + 1e-9)
-    assert res.allocation.sum() == pytest.approx(res.bound, rel=1e-6)
+    assert res.calls.sum() == pytest.approx(res.bound, rel=1e-6)
     assert res.kl_delta == pytest.approx(_kl(delta, 1 - delta))
 
 
@@ -78,8 +78,8 @@ def test_the_program_and_its_dual(backend):
     res = backend.instance_lower_bound(ssp, 0.1, 0.1)
     kl = np.array([alt.kl.ravel() for alt in res.alternatives])
     assert (kl.T @ res.weights <= 1 + 1e-12).all() and (res.weights >= 0).all()
-    assert (kl @ res.allocation.ravel() >= res.kl_delta * (1 - 1e-7)).all()
-    assert res.bound <= res.allocation.sum() * (1 + 1e-7)
+    assert (kl @ res.calls.ravel() >= res.kl_delta * (1 - 1e-7)).all()
+    assert res.bound <= res.calls.sum() * (1 + 1e-7)
 
 
 def test_bound_is_monotone_in_delta(backend):

@@ -145,7 +145,7 @@ def test_crossing_frequency_sees_a_fixed_n_level_fail_on_short_streams():
 def test_certify_and_solve_certified_default_to_the_mixture_boxes(backend):
     ssp = backend.tradeoff()
     res = backend.solve_certified(ssp, ssp.costs, 0.2, 0.1, seed=0)
-    assert res.kind == "mixture" and res.certificate.kind == "mixture"
+    assert res.params["kind"] == "mixture" and res.certificate.kind == "mixture"
     counts = np.zeros((1, 2, 2))
     counts[0, 0] = [0, 500]
     counts[0, 1] = [100, 400]

@@ -34,7 +34,10 @@ class RobustValuesResult(Result):
     Attributes
     ----------
     values : ndarray of float64, shape (S,)
-        The certified bound (``+inf`` where none is finite).
+        The checked bound, valid on the confidence event: an upper bound on
+        ``V^pi`` of ``policy`` (:func:`~reference.robust.robust_policy_values`,
+        :func:`~reference.robust.robust_optimal_values`; ``+inf`` where none is
+        finite) or a lower bound on ``V*`` (:func:`~reference.robust.optimistic_values`).
     policy : ndarray of int64, shape (S,)
         The policy the values belong to.
     p_bound : PouredKernel, shape (S, S+1)
@@ -51,6 +54,8 @@ class RobustValuesResult(Result):
         Whether policy iteration stopped on its own (no improving switch).
     message : str
         How the computation ended and what the check found.
+    params : Params
+        ``delta`` and ``kind`` (:class:`~reference.results.Result`).
     """
 
     values: np.ndarray

@@ -1,6 +1,6 @@
 r"""How :func:`~reference.certified.solve_certified` spreads each round's new calls over the pairs.
 
-The adaptive allocation aims the pairs of the optimistic policy at counts that
+Adaptive sampling aims the pairs of the optimistic policy at counts that
 shrink the bracket ``U - L`` where it is still too wide, keeps every pair not
 yet ruled out at a floor, and, when the run stops on the policy's own
 certificate (:mod:`reference.policy_gap`), also samples the rival actions
@@ -17,8 +17,8 @@ GROWTH = 1.05
 """Factor by which :func:`~reference.certified.solve_certified` grows the total number of calls
 per round; the stop is checked after every round."""
 
-ALLOCATION_GRID = 2.0**16
-"""Each pair's share of a round is rounded to a multiple of ``1 / ALLOCATION_GRID`` calls
+SHARE_GRID = 2.0**16
+"""Each pair's share of a round is rounded to a multiple of ``1 / SHARE_GRID`` calls
 before it is split into whole calls, so that both backends (whose sums may differ in the
 last bits) draw the same samples."""
 
@@ -27,7 +27,7 @@ RIVAL_REACH = 0.5
 empirical Q-value may fall short of the bracket's top and still be sampled."""
 
 FLOOR_SHARE = 0.02
-"""Adaptive allocation: every pair not yet ruled out is kept at this share of the mean count."""
+"""Adaptive sampling: every pair not yet ruled out is kept at this share of the mean count."""
 
 def _means(boxes, rows, *vectors):
     """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``)."""
@@ -93,7 +93,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     from the states whose gap exceeds the target, ``w`` the width term of its
     pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
     optimistic policy aim at counts proportional to
-    :math:`(\nu w \sqrt{n})^{2/3}`, the allocation minimising
+    :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
     :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
@@ -133,11 +133,11 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     return np.maximum(target - n, 0.0)
 
 
-def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap, rivals=False):
+def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
     """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
     ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
-    if allocation == "uniform":
+    if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
         more = np.maximum(per_pair - boxes.n, 0.0)
         total = min(cap, int(more.sum()))
@@ -147,7 +147,7 @@ def _next_draws(kernels, boxes, costs, allocation, n_calls, state, goal_gap, cap
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
         total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
-    share = np.round(more * (total / more.sum()) * ALLOCATION_GRID) / ALLOCATION_GRID
+    share = np.round(more * (total / more.sum()) * SHARE_GRID) / SHARE_GRID
     draws = np.floor(share).astype(np.int64)
     spare = total - int(draws.sum())
     draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
