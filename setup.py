@@ -64,10 +64,8 @@ compiler flags, so the wheel's extensions are stripped of it."""
 
 OPENMP_FLAGS = ["-fopenmp"]
 
-try:
-    BUILD_JOBS = len(os.sched_getaffinity(0))
-except AttributeError:
-    BUILD_JOBS = os.cpu_count() or 1
+BUILD_JOBS = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+              else os.cpu_count() or 1)
 """Processes for Cython and threads for the C compiler: the cores this process may use."""
 
 C_PROBE = "int main(void) { return 0; }\n"
