@@ -205,6 +205,20 @@ def solve_certified_gridworld():
     return call(fast), call(reference)
 
 
+def solve_certified_garnet(n_states):
+    """``fast.solve_certified`` on the dense ``garnet(n_states, 4, 5)`` at relative eps = 0.5
+    against the reference's (``certified_round.py``'s first speed target at 200 states)."""
+    def build():
+        ssp = reference.garnet(n_states, 4, 5, seed=0)
+
+        def call(backend):
+            return lambda: backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, relative=True,
+                                                   seed=0)
+
+        return call(fast), call(reference)
+    return build
+
+
 ROWS = (
     Row("evi-sweep dense-500", "P @ v", evi_sweep("dense-500"), quick=True),
     Row("vi-sweep dense-500", "P @ v", vi_sweep("dense-500"), quick=True),
@@ -226,6 +240,8 @@ ROWS = (
     Row("vi-full densestored-2000", "reference", vi_full("densestored-2000")),
     Row("vi-full sparse-10000", "reference", vi_full("sparse-10000")),
     Row("solve-certified gridworld", "reference", solve_certified_gridworld),
+    Row("solve-certified garnet-200 relative", "reference", solve_certified_garnet(200),
+        min_rounds=3),
 )
 QUICK = tuple(row for row in ROWS if row.quick)
 

@@ -79,6 +79,10 @@ def accuracy_for_budget(n, bound="thm1", **params):
         as ``eps`` tends to 0 (every ``eps`` fits, none is the smallest); or if
         the search cannot decide within its evaluation limit.
 
+    See Also
+    --------
+    samp_comp : the bounds it inverts.
+
     Notes
     -----
     Write the total as :math:`N(\epsilon) = F(\epsilon, \hat D(\epsilon),

@@ -79,6 +79,13 @@ def samp_comp(
     ParameterError
         On a value out of its domain, or an argument the bound does not use.
 
+    See Also
+    --------
+    samp_comp_theta : the bounds of Alg. 3.
+    samp_comp_lower : the lower bound of Sec. 5.
+    accuracy_for_budget : the inverse: ``eps`` from a budget.
+    reference.solve : Alg. 1.
+
     Examples
     --------
     Thm. 1 at ``eps = 0.1, B = 10, c_min = 0.5, S = 20, A = 4, Gamma = 3``:
@@ -192,6 +199,11 @@ def samp_comp_theta(
     ParameterError
         On a value out of its domain (``B > D``, ``D_hat < D``, ...) or an
         argument the bound does not use.
+
+    See Also
+    --------
+    samp_comp : the bounds of Alg. 1.
+    samp_comp_diameter : the diameter subroutine's share.
 
     Examples
     --------
@@ -330,6 +342,11 @@ def samp_comp_diameter(eps, D, S=None, A=None, Gamma=None, delta=None, W=None,
     -------
     float, sympy.Expr, or a tuple of them
 
+    See Also
+    --------
+    samp_comp_theta : Alg. 3, which runs it first.
+    reference.estimate_diameter : Alg. 4.
+
     Examples
     --------
     Lemma 9's terms are :math:`D^2 \\Gamma S A / \\epsilon^2` and
@@ -377,6 +394,11 @@ def samp_comp_lower(eps, B, S=None, A=None, terms=False):
     Returns
     -------
     float, sympy.Expr, or a tuple of them
+
+    See Also
+    --------
+    samp_comp : the upper bound of Thm. 1.
+    reference.instance_lower_bound : a lower bound for one known instance.
 
     Examples
     --------

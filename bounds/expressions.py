@@ -23,28 +23,10 @@ from ._checks import real
 from .symbols import A, B, D, D_hat, Delta, Gamma, S, W, alpha, cmin, delta, eps, theta
 
 __all__ = [
-    "Bound",
-    "THM1",
-    "THM2",
-    "SIMULATION_CMIN",
-    "SIMULATION_THETA",
-    "LOWER_BOUND",
-    "THM2_PROVED",
-    "DIAMETER",
-    "EXPLICIT_CMIN",
-    "EXPLICIT_DIAMETER",
-    "EXPLICIT_THETA",
-    "BOUNDS",
-    "NU",
-    "NU_LARGEST",
-    "D_HAT_UPPER",
-    "phi_terms",
-    "phi",
-    "explicit_total_terms",
-    "diameter_samples",
-    "diameter_total_terms",
-    "perturbed_range",
-    "proved_range",
+    "Bound", "THM1", "THM2", "SIMULATION_CMIN", "SIMULATION_THETA", "LOWER_BOUND",
+    "THM2_PROVED", "DIAMETER", "EXPLICIT_CMIN", "EXPLICIT_DIAMETER", "EXPLICIT_THETA",
+    "BOUNDS", "NU", "NU_LARGEST", "D_HAT_UPPER", "phi_terms", "phi", "explicit_total_terms",
+    "diameter_samples", "diameter_total_terms", "perturbed_range", "proved_range",
     "final_delta",
 ]
 
@@ -254,11 +236,21 @@ def phi_terms(X, y, accuracy=eps):
         If ``X``, ``y`` or ``accuracy`` is neither a sympy expression nor a
         finite real number.
 
+    See Also
+    --------
+    phi : their sum.
+    reference.allocation_function : the same function on floats, as the algorithms run it.
+
     Notes
     -----
-    Powers of plain numbers are taken in float64 as given; where one would
-    overflow (a huge ``X``) or divide by zero, the numbers are taken as sympy
-    numbers instead, whose exponents do not overflow.
+    Powers of plain numbers are taken in float64 as given; where one would overflow (a huge ``X``)
+    or divide by zero, the numbers are taken as sympy numbers instead, whose exponents do not
+    overflow.
+
+    Examples
+    --------
+    >>> [term.subs({S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.S.Half}) for term in phi_terms(1, 1, 1)]
+    [log(2), log(2), log(2)**2]
     """
     for name, value in (("X", X), ("y", y), ("accuracy", accuracy)):
         if not isinstance(value, sp.Basic):
@@ -292,6 +284,11 @@ def phi(X, y, accuracy=eps):
     Returns
     -------
     sympy.Expr
+
+    Examples
+    --------
+    >>> phi(1, 1, 1).subs({S: 1, A: 1, Gamma: 1, alpha: 1, delta: sp.S.Half})  # reference.allocation_function
+    log(2)**2 + 2*log(2)
     """
     return sp.Add(*phi_terms(X, y, accuracy))
 
@@ -315,6 +312,11 @@ def explicit_total_terms(X, y, accuracy):
     Returns
     -------
     tuple of 3 sympy.Expr
+
+    Examples
+    --------
+    >>> sp.simplify(sp.Add(*explicit_total_terms(2, 1, eps)) - S * A * phi(2, 1, eps))
+    0
     """
     return tuple(S * A * t for t in phi_terms(X, y, accuracy))
 
@@ -356,6 +358,16 @@ def diameter_samples(W_value, accuracy=eps):
         :math:`N_4 = 2 K \log(2 S A K / \delta)`.
     K : sympy.Expr
         The constant ``K`` above.
+
+    See Also
+    --------
+    diameter_total_terms : the calls of Alg. 4 over every pair.
+    reference.estimate_diameter : Alg. 4.
+
+    Examples
+    --------
+    >>> diameter_samples(2, 1)[1].subs({Gamma: 1, S: 1})  # K = 256 * 4 + 112 * 2 * 2
+    1472
     """
     K = 256 * Gamma * W_value**2 / accuracy**2 + 112 * (S + 1) * W_value / accuracy
     return 2 * K * sp.log(2 * S * A * K / delta), K
@@ -384,6 +396,11 @@ def diameter_total_terms(W_value, accuracy=eps):
     Returns
     -------
     tuple of 2 sympy.Expr
+
+    Examples
+    --------
+    >>> sp.simplify(sp.Add(*diameter_total_terms(2, 1)) / diameter_samples(2, 1)[0])
+    2*A*S
     """
     _, K = diameter_samples(W_value, accuracy)
     log_term = sp.log(2 * S * A * K / delta)
@@ -499,6 +516,11 @@ def perturbed_range(D_value, B_value=None, cmin_value=None, nu=NU):
     Returns
     -------
     sympy.Expr or number
+
+    Examples
+    --------
+    >>> float(perturbed_range(10, 2, 0.5, nu=1)), perturbed_range(10)  # min(10, 2 * 2), D
+    (4.0, 10)
     """
     if B_value is None:
         return D_value

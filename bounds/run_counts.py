@@ -71,6 +71,10 @@ def run_total(eps, delta, S, A, Gamma, cmin, Delta, alpha=1.0, theta=None, D_hat
         On a value out of its domain, a missing Alg. 3 argument, or ``D_hat``
         or ``W`` given for Alg. 1.
 
+    See Also
+    --------
+    samp_comp : the explicit totals as a bound.
+
     Examples
     --------
     One state, one action, ``Delta = 1``, ``c_min = 1``, ``eps = delta = 1/2``:

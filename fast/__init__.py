@@ -44,6 +44,7 @@ from reference import (
     evaluation,
     generative,
     hitting,
+    interop,
     lemma5,
     lower_bound,
     model,
@@ -63,6 +64,7 @@ from reference.errors import *  # noqa: F401,F403
 from reference.evaluation import *  # noqa: F401,F403
 from reference.generative import *  # noqa: F401,F403
 from reference.hitting import *  # noqa: F401,F403
+from reference.interop import *  # noqa: F401,F403
 from reference.lower_bound import *  # noqa: F401,F403
 from reference.model import *  # noqa: F401,F403
 from reference.parallel import *  # noqa: F401,F403
@@ -99,5 +101,6 @@ _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
     confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound, parallel, streams,
+    interop,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -9,22 +9,24 @@ Private module of the ``fast`` backend. A poured kernel (the pours of
 entries and where along the pour order its unseen run stopped; its products
 with a vector are prefix sums along that order, ``O(S + stored)``.
 :func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal
-products, never expanded), :func:`poured_apply` is its product by a vector and
-:func:`reaches_goal` a search for the goal on its graph.
+products, never expanded) or, transposed, its expected visits;
+:func:`poured_apply` is its product by a vector and :func:`reaches_goal` a
+search for the goal on its graph.
 """
 
 import numpy as np
 
 cimport cython
-from libc.math cimport INFINITY, isfinite, isinf
+from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 
 cdef struct Chain:
     # A square PouredKernel (S rows over S+1 next states, goal last) without its diagonal.
     int64_t S
     const int64_t* order
+    const int64_t* rank
     const int64_t* indptr
     const int64_t* indices
     const double* weight        # stored entry's probability (0 on the diagonal), less the
@@ -37,6 +39,8 @@ cdef struct Chain:
     const char* active          # rows solved; the others are the identity
     const double* diagonal      # leaving probability of each row
     double* cum                 # scratch (S+2,): prefix sums along the order
+    double* acc                 # scratch (S,): the columns of the transposed products
+    bint transposed             # products by M^T (y -> d y - y Q) instead of M
 
 
 cdef void _system(const Chain* c, const double* x, double* out, double* flow,
@@ -57,10 +61,21 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
     products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
     NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
     operations of :func:`_dot`, so the same floats while their additions overlap the
-    product's."""
+    product's. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`) and the dots after
+    it."""
     cdef int64_t S = c.S, i, k, j, t
     cdef double acc, unseen, u_acc = 0.0, w_acc = 0.0
     cdef double* cum = c.cum
+    if c.transposed:
+        _transposed(c, x, out, False)
+        for i in range(S):
+            if u != NULL:
+                u_acc = u_acc + u[i] * out[i]
+            if w != NULL:
+                w_acc = w_acc + w[i] * out[i]
+        u_out[0] = u_acc
+        w_out[0] = w_acc
+        return
     cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
@@ -92,11 +107,61 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
     w_out[0] = w_acc
 
 
+cdef void _transposed(const Chain* c, const double* x, double* out, bint flow) noexcept nogil:
+    """``out = M^T x = d x - (x Q)`` on the active states (identity elsewhere), or with
+    ``flow`` ``out = |x| Q`` (0 elsewhere); ``x`` is 0 on the inactive states and finite.
+
+    A row ``i`` gives ``width[i] x[i]`` to every next state before its reach: those sums
+    are suffix sums over the reaches along the order; the stored entries and the row's own
+    state, counted there too, are corrected through ``weight`` and ``self_before``, and the
+    partial goes to ``partial_to``, as in the forward product."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double xi, running = 0.0, moved
+    cdef double* cum = c.cum
+    cdef double* acc = c.acc
+    for t in range(S + 2):
+        cum[t] = 0.0
+    for i in range(S):
+        if c.active[i]:
+            xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+            cum[c.reach[i]] = cum[c.reach[i]] + c.width[i] * xi
+    for t in range(S + 1, -1, -1):
+        moved = cum[t]
+        cum[t] = running
+        running = running + moved
+    for j in range(S):
+        acc[j] = cum[c.rank[j]]
+    for i in range(S):
+        if not c.active[i]:
+            continue
+        xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc[j] = acc[j] + c.weight[k] * xi
+        if c.self_before[i]:
+            acc[i] = acc[i] - c.width[i] * xi
+        j = c.partial_to[i]
+        if j >= 0:
+            acc[j] = acc[j] + c.partial[i] * xi
+    for j in range(S):
+        if not c.active[j]:
+            out[j] = 0.0 if flow else x[j]
+        elif flow:
+            out[j] = acc[j]
+        else:
+            out[j] = c.diagonal[j] * x[j] - acc[j]
+
+
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
-    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`."""
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`; with
+    ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
     cdef int64_t S = c.S, i, k, j, t
     cdef double acc, ax, unseen
     cdef double* cum = c.cum
+    if c.transposed:
+        _transposed(c, x, flow, True)
+        return
     cum[0] = 0.0
     for t in range(S + 1):
         j = c.order[t]
@@ -218,7 +283,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                  const int64_t[::1] indptr, const int64_t[::1] indices,
                  const double[::1] data, const double[::1] width, const int64_t[::1] reach,
                  const double[::1] partial, const char[::1] active, const double[::1] rhs,
-                 double[::1] x, double rtol, int rounds, int maxiter):
+                 double[::1] x, double rtol, int rounds, int maxiter, bint transposed=False):
     """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
 
     ``M = diag(d) - Q`` with ``d`` the leaving probability of each row (its
@@ -237,6 +302,11 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     ``max |b - M x| / (|b| + d |x| + Q |x|)`` (0/0 = 0) and ``max |b + P V - V|``
     over the active rows with ``V = max(x, 0) > 0`` (``P`` the whole row,
     diagonal included).
+
+    With ``transposed``, the system is ``M^T x = rhs`` (the expected visits ``x`` of a
+    chain started from ``rhs``: ``x^T = rhs^T M^{-1}``), on the products ``x Q`` by suffix
+    sums over the reaches; the backward error is that of ``M^T`` (``Q |x|`` becomes
+    ``|x| Q``) and the residual returned is NaN.
     """
     cdef int64_t S = order.shape[0] - 1, i
     cdef int round_
@@ -245,15 +315,16 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef int64_t k, j, n_before
     cdef bint stored_self, stored_at_reach, before
     cdef double leave, loop
-    weight_array = np.empty(indices.shape[0])
-    partial_to_array = np.empty(S, dtype=np.int64)
-    self_before_array = np.empty(S, dtype=np.int8)
-    cdef double[::1] weight = weight_array
-    cdef int64_t[::1] partial_to = partial_to_array
-    cdef char[::1] self_before = self_before_array
-    cdef double* work = <double*>malloc((16 * S + 4) * sizeof(double))
-    if work == NULL:
+    cdef int64_t stored = indices.shape[0]
+    cdef double* work = <double*>malloc((17 * S + 4 + stored) * sizeof(double))
+    cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
+    cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
+    if work == NULL or partial_to == NULL or self_before == NULL:
+        free(work)
+        free(partial_to)
+        free(self_before)
         raise MemoryError()
+    cdef double* weight = work + 17 * S + 4
     cdef double* residual = work
     cdef double* flow = work + S
     cdef double* step = work + 2 * S
@@ -296,17 +367,20 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             self_loop[i] = loop
     c.S = S
     c.order = &order[0]
+    c.rank = &rank[0]
     c.indptr = &indptr[0]
     c.indices = &indices[0] if indices.shape[0] else NULL
-    c.weight = &weight[0] if weight.shape[0] else NULL
+    c.weight = weight
     c.width = &width[0]
     c.reach = &reach[0]
     c.partial = &partial[0]
-    c.partial_to = &partial_to[0]
-    c.self_before = &self_before[0]
+    c.partial_to = partial_to
+    c.self_before = self_before
     c.active = &active[0]
     c.diagonal = diagonal
     c.cum = work + 14 * S
+    c.acc = work + 16 * S + 4
+    c.transposed = transposed
     with nogil:
         best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
         # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
@@ -343,17 +417,21 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                 best = trial
                 break
             best = trial
-        for i in range(S):
-            step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
-        _system(&c, step, residual, NULL, flow)
-        gap = 0.0
-        for i in range(S):
-            if step[i] > 0.0:
-                trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
-                trial = trial if trial >= 0.0 else -trial
-                if not trial <= gap:
-                    gap = trial
+        gap = NAN
+        if not transposed:
+            for i in range(S):
+                step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
+            _system(&c, step, residual, NULL, flow)
+            gap = 0.0
+            for i in range(S):
+                if step[i] > 0.0:
+                    trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
+                    trial = trial if trial >= 0.0 else -trial
+                    if not trial <= gap:
+                        gap = trial
     free(work)
+    free(partial_to)
+    free(self_before)
     return best, gap
 
 
@@ -404,17 +482,21 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
     cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
-    cdef int64_t k, j, goal_at = rank[S], target
+    cdef int64_t k, j, goal_at = rank[S], target, n_edges = 0, edges = indices.shape[0] + S
     cdef bint goal_stored, exits, stored_there
-    counts_array = np.zeros(S + 1, dtype=np.int64)
-    tails_array = np.empty(indices.shape[0] + S, dtype=np.int64)
-    heads_array = np.empty(indices.shape[0] + S, dtype=np.int64)
-    seen_array = np.zeros(S, dtype=np.int8)
-    queue_array = np.empty(S, dtype=np.int64)
-    cdef int64_t[::1] counts = counts_array, tails = tails_array, heads = heads_array
-    cdef int64_t[::1] queue = queue_array
-    cdef char[::1] seen = seen_array
-    cdef int64_t n_edges = 0
+    # One block: counts (S+1), tails, heads, by_head (edges each), queue, fill (S each).
+    cdef int64_t* block = <int64_t*>calloc(3 * S + 1 + 3 * edges, sizeof(int64_t))
+    cdef char* seen = <char*>calloc(S + 1, sizeof(char))
+    if block == NULL or seen == NULL:
+        free(block)
+        free(seen)
+        raise MemoryError()
+    cdef int64_t* counts = block
+    cdef int64_t* tails = block + S + 1
+    cdef int64_t* heads = tails + edges
+    cdef int64_t* by_head = heads + edges
+    cdef int64_t* queue = by_head + edges
+    cdef int64_t* fill = queue + S
     with nogil:
         for i in range(S):
             goal_stored = False
@@ -449,10 +531,7 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                 tail = tail + 1
         for i in range(S):
             counts[i + 1] += counts[i]
-    by_head_array = np.empty(n_edges, dtype=np.int64)
-    fill_array = counts_array[:S].copy()
-    cdef int64_t[::1] by_head = by_head_array, fill = fill_array
-    with nogil:
+            fill[i] = counts[i]
         for k in range(n_edges):
             by_head[fill[heads[k]]] = tails[k]
             fill[heads[k]] += 1
@@ -465,4 +544,6 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                     seen[i] = 1
                     queue[tail] = i
                     tail = tail + 1
+    free(block)
+    free(seen)
     return tail == S

@@ -144,7 +144,7 @@ def _pour_walk(v_ext, descending):
 
     The policy iterations pour one vector twice (the values of every pair, then the new
     kernel; the last values again in the check): the answer for the last ``v_ext`` of
-    each thread is kept and reused when the next one has the same bits and direction.
+    each thread is kept and reused when the next one has the same bytes and direction.
     The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
     the last order of the same direction on the thread, whose values moved little, is
     repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
@@ -152,9 +152,8 @@ def _pour_walk(v_ext, descending):
     than :data:`REPAIR_MOVES` moves a next state.
     """
     last = getattr(_LAST_POUR, "walk", None)
-    bits = v_ext.view(np.uint64)
-    if (last is not None and last[0] == descending and last[1].size == bits.size
-            and np.array_equal(last[1], bits)):
+    bits = v_ext.tobytes()
+    if last is not None and last[0] == descending and last[1] == bits:
         return last[2]
     previous = getattr(_LAST_POUR, "orders", {}).get(descending)
     order = None
@@ -170,7 +169,7 @@ def _pour_walk(v_ext, descending):
     walk = (order, rank, cum_v, cum_inf)
     for kept in walk:
         kept.flags.writeable = False
-    _LAST_POUR.walk = (descending, bits.copy(), walk)
+    _LAST_POUR.walk = (descending, bits, walk)
     _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
     return walk
 
@@ -223,40 +222,73 @@ class CompiledPouredKernel(PouredKernel):
         return out
 
 
-def _splits(kernel, costs):
-    """:func:`reference.chains.poured.poured_splits`, with no search when every cost is
-    positive and :func:`fast._poured.reaches_goal` shows that every state reaches the goal
-    (then no state is infinite)."""
-    if np.all(costs > 0) and _poured.reaches_goal(kernel.order, kernel.rank, kernel.indptr,
-                                                 kernel.indices, kernel.data, kernel.width,
-                                                 kernel.reach, kernel.partial):
-        return np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
-    return poured_chains.poured_splits(kernel, costs)
+def _chain_arrays(kernel):
+    """The arrays of a square ``PouredKernel`` that :mod:`fast._poured` reads."""
+    return (kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
+            kernel.reach, kernel.partial)
+
+
+def _solve(kernel, active, rhs, x, transposed=False):
+    """:func:`fast._poured.poured_solve` on the ``active`` states (int8 mask) from ``x``
+    (overwritten by the candidate), with the refinement limits of
+    :mod:`reference.chains.poured`: ``(backward error, residual)``."""
+    return _poured.poured_solve(
+        *_chain_arrays(kernel), active, rhs, x, poured_chains.POURED_RTOL,
+        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
+        explicit_chains.KRYLOV_MAXITER, transposed)
+
+
+def _accepted(omega):
+    """Whether a candidate of backward error ``omega`` is a chain's values:
+    :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower) at most."""
+    return omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL)
 
 
 def poured_chain_values(kernel, costs, start):
     """Kernel ``poured_chain_values``: the split of
-    :func:`reference.chains.poured.poured_splits` (:func:`_splits`), then
-    :func:`fast._poured.poured_solve` (compiled BiCGSTAB on the kernel's ``O(S + stored)``
-    products) on the transient states from ``start``, which also gives the
-    residual; when its backward error exceeds :data:`reference.chains.POURED_ACCEPT` (or
-    ``POURED_FAIL``, if lower), :func:`reference.chains.poured_values` answers instead
-    (exact up to ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above)."""
-    infinite, transient = _splits(kernel, costs)
+    :func:`reference.chains.poured.poured_splits`, then :func:`fast._poured.poured_solve`
+    (compiled BiCGSTAB on the kernel's ``O(S + stored)`` products) on the transient states
+    from ``start``, which also gives the residual; when its backward error exceeds
+    :data:`reference.chains.POURED_ACCEPT` (or ``POURED_FAIL``, if lower),
+    :func:`reference.chains.poured_values` answers instead (exact up to
+    ``DENSE_MAX_STATES`` states, its own iterative solve and fallbacks above). No search
+    splits the states when every cost is positive and :func:`fast._poured.reaches_goal`
+    shows that every state reaches the goal: then every state is transient."""
+    if np.all(costs > 0) and _poured.reaches_goal(*_chain_arrays(kernel)):
+        x = np.where(np.isfinite(start) & (start >= 0), start, 0.0)
+        omega, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
+                                 np.ascontiguousarray(costs, dtype=np.float64), x)
+        if not _accepted(omega):
+            return poured_chains.poured_values(kernel, costs, start)
+        return np.maximum(x, 0.0), residual
+    infinite, transient = poured_chains.poured_splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
         return values, poured_chains.poured_residual(kernel, costs, values)
     x = np.where(transient & np.isfinite(start) & (start >= 0), start, 0.0)
-    omega, residual = _poured.poured_solve(
-        kernel.order, kernel.rank, kernel.indptr, kernel.indices, kernel.data, kernel.width,
-        kernel.reach, kernel.partial, transient.view(np.int8), np.where(transient, costs, 0.0),
-        x, poured_chains.POURED_RTOL,
-        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
-        explicit_chains.KRYLOV_MAXITER)
-    if not omega <= min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL):
+    omega, residual = _solve(kernel, transient.view(np.int8), np.where(transient, costs, 0.0), x)
+    if not _accepted(omega):
         return poured_chains.poured_values(kernel, costs, start)
     values[transient] = np.maximum(x[transient], 0.0)
     return values, residual
+
+
+def poured_chain_visits(kernel, start):
+    """Kernel ``poured_chain_visits``: when :func:`fast._poured.reaches_goal` shows the chain
+    proper, :func:`fast._poured.poured_solve` on the transposed system (compiled BiCGSTAB on
+    the kernel's ``O(S + stored)`` products ``y Q``) from zero; when it does not, or when the
+    solve's backward error exceeds :data:`reference.chains.poured.OCCUPANCY_RTOL`,
+    :func:`reference.chains.poured_occupancy` answers instead (zeros for a chain that is
+    not proper, a sparse LU up to ``DENSE_MAX_STATES`` states)."""
+    S = kernel.shape[0]
+    start = np.ascontiguousarray(start, dtype=np.float64)
+    if not _poured.reaches_goal(*_chain_arrays(kernel)):
+        return poured_chains.poured_occupancy(kernel, start)
+    visits = np.zeros(S)
+    omega = _solve(kernel, np.ones(S, dtype=np.int8), start, visits, transposed=True)[0]
+    if not omega <= poured_chains.OCCUPANCY_RTOL:
+        return poured_chains.poured_occupancy(kernel, start)
+    return np.where(np.isfinite(visits), np.maximum(visits, 0.0), 0.0)
 
 
 def kl_interval(p_hat, n, level):
@@ -281,5 +313,6 @@ COMPILED_KERNELS = KernelSet(
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
     poured_chain_values=poured_chain_values,
+    poured_chain_visits=poured_chain_visits,
 )
 """The kernel set of the ``fast`` backend."""

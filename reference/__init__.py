@@ -23,6 +23,7 @@ from . import (
     evi,
     generative,
     hitting,
+    interop,
     kernels,
     lemma5,
     lower_bound,
@@ -52,6 +53,7 @@ from .evaluation import *  # noqa: F401,F403
 from .evi import *  # noqa: F401,F403
 from .generative import *  # noqa: F401,F403
 from .hitting import *  # noqa: F401,F403
+from .interop import *  # noqa: F401,F403
 from .lower_bound import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .optimal import *  # noqa: F401,F403
@@ -68,5 +70,6 @@ _MODULES = (
     errors, results, model, envs, chains, evaluation, optimal, hitting, generative, evi,
     allocation, runs, range_search, diameter_estimate, algorithms, baseline, threads, backend,
     confidence, robust, certified, poured, counts, box_kinds, lemma5, lower_bound, parallel, streams,
+    interop,
 )
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -39,7 +39,7 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         Slack of Alg. 3. ``None`` runs Alg. 1.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6), unspecified in the paper.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
@@ -74,6 +74,14 @@ def solve(kernels, model, costs, eps, delta, theta=None, alpha=1.0, seed=None,
         When the certificate of the returned policy, computed on the run's
         own samples (``result.certificate``), does not prove it eps-optimal;
         ``message`` says so too.
+
+    See Also
+    --------
+    solve_certified : samples only until its policy is certified.
+    search : Alg. 2, the inner loop.
+    estimate_diameter : Alg. 4, run first by Alg. 3.
+    plug_in : the naive baseline.
+    bounds.samp_comp : Thm. 1 and Alg. 1's explicit total.
 
     Notes
     -----

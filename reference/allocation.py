@@ -51,6 +51,22 @@ def allocation_function(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha=
         If ``phi`` overflows float64 (far more samples per pair than any
         run can count); tiny ``y``, ``eps`` or ``delta`` whose products
         underflow are computed in wider precision, never divided by zero.
+
+    See Also
+    --------
+    top_up_to_fixpoint : samples every pair up to ``ceil(phi)``.
+    bounds.phi : the same function in sympy.
+    search : Alg. 2, its caller.
+
+    Examples
+    --------
+    With ``X = y = eps = S = A = G = 1`` and ``delta = 1/2``, ``l_1 = l_2 = log 2``
+    and ``phi = 2 log 2 + (log 2)^2``:
+
+    >>> round(allocation_function(1.0, 1.0, 1.0, 0.5, 1, 1, 1), 6)
+    1.866747
+    >>> import math; round(2 * math.log(2) + math.log(2) ** 2, 6)
+    1.866747
     """
     return _phi(*_checked(X, y, eps, delta, n_states, n_actions, Gamma_hat, alpha))
 
@@ -134,6 +150,22 @@ def top_up_to_fixpoint(model, store, rng, X, y, eps, delta, alpha=1.0):
         The final ``ceil(phi)``: every pair has at least this many samples.
     Gamma_hat : int
         The ``Gamma_hat`` it was computed with.
+
+    See Also
+    --------
+    allocation_function : the target per pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from reference import SampleStore, TabularGenerativeModel, chain
+    >>> model, store = TabularGenerativeModel(chain(3)), SampleStore(3, 2)
+    >>> target, Gamma_hat = top_up_to_fixpoint(model, store, np.random.default_rng(0),
+    ...                                        1.0, 1.0, 1.0, 0.5)
+    >>> target == int(np.ceil(allocation_function(1.0, 1.0, 1.0, 0.5, 3, 2, Gamma_hat)))
+    True
+    >>> bool((store.n_pair >= target).all()), model.n_calls == 6 * target
+    (True, True)
     """
     X, y, eps, delta, _, _, _, alpha = _checked(X, y, eps, delta, store.n_states,
                                                 store.n_actions, store.Gamma_hat, alpha)

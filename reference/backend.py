@@ -59,8 +59,9 @@ KERNEL_GROUPS = {
                          "the policy iterations of reference.robust (the certificates)"),
     "kl": KernelGroup("KL intervals", ("kl_interval",),
                       "reference.confidence: kl_interval, confidence_boxes (kind \"kl\")"),
-    "poured_chains": KernelGroup("Poured chains", ("poured_chain_values",),
-                                 "the evaluations of the policy iterations of reference.robust"),
+    "poured_chains": KernelGroup("Poured chains", ("poured_chain_values", "poured_chain_visits"),
+                                 "the evaluations of the policy iterations of reference.robust; "
+                                 "the occupancy of solve_certified's adaptive sampling"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -74,7 +75,7 @@ class KernelSet:
     ``scan_counts``, ``boxes``, ``evi_sweep``, ``optimistic_kernel``), value
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``) and
-    poured chains (``poured_chain_values``).
+    poured chains (``poured_chain_values``, ``poured_chain_visits``).
 
     Attributes
     ----------
@@ -150,6 +151,13 @@ class KernelSet:
         elsewhere (the Bellman checks of :mod:`reference.robust` accept
         them), ``residual`` ``max |c + P V - V|`` over the finite positive
         values; ``ConvergenceError`` when no candidate is acceptable.
+    poured_chain_visits : callable
+        ``poured_chain_visits(kernel, start) -> visits``: the expected visits
+        of a square :class:`~reference.poured.PouredKernel` ``(S, S+1)``
+        started from ``start`` (float64 ``(S,)``, finite, ``>= 0``), with the
+        contract of :func:`reference.chains.poured_occupancy`: float64
+        ``(S,)``, ``>= 0``, zeros when the chain is not proper or the solve
+        fails.
     """
 
     name: str
@@ -164,6 +172,7 @@ class KernelSet:
     pour_kernel: Callable
     kl_interval: Callable
     poured_chain_values: Callable
+    poured_chain_visits: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -76,7 +76,7 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         Costs in ``[0, 1]``.
     n_per_pair : int >= 1
         Budget per pair (total ``S A n_per_pair`` calls).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     tol : float > 0, default 1e-8
         VI tolerance.
@@ -105,6 +105,23 @@ def plug_in(kernels, model, costs, n_per_pair, seed=None, tol=1e-8, max_iter=100
         outside ``(0, 1)``.
     ShapeError, NotFiniteError, CostError
         On costs as in :func:`solve`.
+
+    See Also
+    --------
+    solve : Alg. 1, which runs EVI on confidence sets instead.
+    solve_certified : samples until its policy is certified.
+
+    Examples
+    --------
+    On :func:`~reference.trap`, 20 samples of the trap's rare exit often miss it,
+    and value iteration on the empirical model may keep the trap's self-loop:
+    a policy of infinite cost in the true model.
+
+    >>> from reference import policy_values, trap
+    >>> ssp = trap()
+    >>> res = plug_in(ssp, ssp.costs, n_per_pair=20, seed=0)
+    >>> policy_values(ssp, res.policy)
+    array([ 1., inf])
     """
     model = as_model(model)
     costs = check_model_costs(costs, model)

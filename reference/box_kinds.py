@@ -235,5 +235,18 @@ def box_kind(name, time_uniform=False):
 
 
 def time_uniform_kinds():
-    """The names of the time-uniform kinds, in registry order (a tuple)."""
+    """The names of the time-uniform kinds, in registry order (a tuple).
+
+    See Also
+    --------
+    box_kind : the record of a kind.
+    reference.confidence.confidence_boxes : the boxes of a kind.
+
+    Examples
+    --------
+    The paper's kind (Lemma 5 at a fixed sample size) is not time-uniform:
+
+    >>> time_uniform_kinds()
+    ('bernstein', 'kl', 'mixture')
+    """
     return tuple(name for name, kind in KINDS.items() if kind.time_uniform)

@@ -4,7 +4,7 @@ A **certificate** of a policy ``pi`` is a pair of value vectors computed from
 the samples alone: ``lower <= V*`` and ``upper >= V^pi`` in every state, both
 holding on the confidence event of the boxes (probability at least
 ``1 - delta``). Its ``gap = max_s (upper - lower)`` bounds the policy's error
-``max_s (V^pi - V*)``, whatever the constants of the sampling were, so a
+``max_s (V^pi - V*)``, whatever the constants of the allocation function were, so a
 policy whose gap is at most ``eps`` is eps-optimal with probability at least
 ``1 - delta``. Its ``policy_gap`` bounds the same error from the separation
 of the policy's actions (:mod:`reference.policy_gap`), never above ``gap``.
@@ -13,20 +13,20 @@ until its own policy is certified.
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
 from .certified_sampling import GROWTH, _next_draws
-from .confidence import _confidence_boxes
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
 from .results import Record, Result, call_params
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
+from .store_boxes import store_boxes
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
@@ -315,6 +315,11 @@ def certify(kernels, counts, costs, policy, delta, kind="mixture", start=None):
     ShapeError, NotFiniteError, ParameterError
         On counts, costs, policy, ``delta`` or ``kind`` out of form.
 
+    See Also
+    --------
+    solve_certified : samples until its own policy's certificate holds.
+    Certificate.meets : whether a certificate proves an accuracy.
+
     Notes
     -----
     ``lower`` comes from :func:`reference.robust.optimistic_values` started at
@@ -366,17 +371,29 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, s
     return params
 
 
-def _round(kernels, boxes, costs, eps, theta, relative, policies):
+def _with_policy_gap(kernels, boxes, costs, cert):
+    """``cert`` (whose ``policy_gap`` is its ``gap``) with the policy gap of ``costs``, as
+    :func:`_certificate` computes it."""
+    policy_gap, policy_relative_gap = _gaps(
+        cert.lower, policy_gap_bound(kernels, boxes, costs, cert.policy, cert.lower, cert.upper))
+    return replace(cert, policy_gap=policy_gap, policy_relative_gap=policy_relative_gap)
+
+
+def _round(kernels, boxes, costs, eps, theta, relative, policies, policy_gap):
     """Bounds of one round: ``(costs', (L, pi_L, kernel_L, U), certificate, D_hat, nu)``.
 
     With ``theta`` (:func:`reference.theta_bounds.theta_round`) the
     certificate bounds ``V*_theta`` and ``V^pi`` of ``costs``, and the other
-    bounds are those of the costs ``costs'`` the round works on.
+    bounds are those of the costs ``costs'`` the round works on. Without
+    ``policy_gap`` the certificate's ``policy_gap`` is its ``gap`` (a looser
+    bound, as with ``theta``): a run stopping on the values computes the
+    policy gap of its last round only (:func:`_with_policy_gap`).
     """
     D_hat = nu = None
     if theta is None:
         state, parts = round_bounds(kernels, boxes, costs, policies)
-        return costs, state, _certificate(kernels, boxes, costs, *parts), D_hat, nu
+        return (costs, state, _certificate(kernels, boxes, costs if policy_gap else None, *parts),
+                D_hat, nu)
     costs, state, parts, D_hat, nu = theta_round(kernels, boxes, costs, eps, theta, relative,
                                                  policies)
     return costs, state, _certificate(kernels, boxes, None, *parts), D_hat, nu
@@ -413,7 +430,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         Cap on calls, lost ones included. When reached, the best policy found is
         returned with ``certified = False`` and its certificate, a message and a
         :class:`~reference.errors.NotCertifiedWarning`.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     checkpoint : str or os.PathLike, optional
         File holding the samples, the generator's state and the rounds,
@@ -443,6 +460,12 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
     ShapeError, NotFiniteError, CostError
         On costs of the wrong shape, not finite, or outside ``[0, 1]``.
+
+    See Also
+    --------
+    certify : the certificate of any policy from counts.
+    solve : Alg. 1 and Alg. 3.
+    instance_lower_bound : the calls any correct method needs.
 
     Notes
     -----
@@ -532,9 +555,9 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = _confidence_boxes(kernels, run.store.counts(), delta, record)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
-                                                    policies)
+                                                    policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)
         done = not searching and cert._proves(eps, relative, target)
         n_calls = run.store.calls_made
@@ -550,6 +573,9 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
             break
         _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
+        boxes = state = None  # freed before the store merges the new samples
+    if theta is None and target == "value":
+        cert = _with_policy_gap(kernels, boxes, costs, cert)
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
               f"gap <= {eps:g}")
     if done:

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from .chains import poured_occupancy
 
 GROWTH = 1.05
 """Factor by which :func:`~reference.certified.solve_certified` grows the total number of calls
@@ -30,12 +29,14 @@ FLOOR_SHARE = 0.02
 """Adaptive sampling: every pair not yet ruled out is kept at this share of the mean count."""
 
 def _means(boxes, rows, *vectors):
-    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``)."""
+    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``);
+    ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose frequencies are read at the
+    entries of ``rows`` only."""
     stored = np.diff(boxes.indptr)[rows]
     entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
         np.cumsum(stored) - stored, stored)
     owner = np.repeat(np.arange(rows.size), stored)
-    p_hat, cols = boxes.p_hat[entry], boxes.indices[entry]
+    p_hat, cols = boxes.counts[entry] / np.repeat(boxes.n[rows], stored), boxes.indices[entry]
     return tuple(np.bincount(owner, weights=p_hat * v[cols], minlength=rows.size)
                  for v in vectors)
 
@@ -89,10 +90,10 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
-    With ``nu`` the expected visits of the optimistic policy (in its kernel)
-    from the states whose gap exceeds the target, ``w`` the width term of its
-    pairs (:func:`_widths`) and ``n`` their counts, the pairs of the
-    optimistic policy aim at counts proportional to
+    With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
+    kernel ``poured_chain_visits``) from the states whose gap exceeds the target, ``w``
+    the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
+    the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
@@ -106,7 +107,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     states = np.arange(S)
     gaps = np.where(np.isinf(upper), np.inf, upper - lower)
     start = (gaps > goal_gap).astype(float)
-    visits = poured_occupancy(kernel_l, start)
+    visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
     width = _widths(kernels, boxes, rows, upper, lower)
     finite = width[np.isfinite(width)]

@@ -45,7 +45,48 @@ A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
 
 
 @dataclass(frozen=True, repr=False)
-class ConfidenceBoxes:
+class BoxLayout:
+    """The fields and methods every stored form of the boxes shares (the kernels read these).
+
+    :class:`ConfidenceBoxes` and :class:`reference.store_boxes.StoreBoxes` add the sample
+    sizes, the kind and ``delta``, and the frequencies or the counts.
+    """
+
+    n_states: int
+    n_actions: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    hi_unseen: np.ndarray
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(kind={self.kind!r}, delta={self.delta!r}, "
+                f"n_states={self.n_states}, n_actions={self.n_actions}, nnz={self.lo.size})")
+
+    @property
+    def rows(self):
+        """Row of every stored entry, int64 array of shape ``(nnz,)``."""
+        return np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
+
+    @property
+    def free_mass(self):
+        """``1 - sum lo`` of every row, shape ``(S*A,)`` (unseen entries have ``lo = 0``)."""
+        return 1.0 - np.bincount(self.rows, weights=self.lo, minlength=self.indptr.size - 1)
+
+    def to_dense(self):
+        """The boxes as arrays ``lo, hi`` of shape ``(S, A, S+1)`` (for small models and tests)."""
+        S, A = self.n_states, self.n_actions
+        hi = np.repeat(self.hi_unseen, S + 1).reshape(S * A, S + 1)
+        lo = np.zeros_like(hi)
+        rows = self.rows
+        hi[rows, self.indices] = self.hi
+        lo[rows, self.indices] = self.lo
+        return lo.reshape(S, A, S + 1), hi.reshape(S, A, S + 1)
+
+
+@dataclass(frozen=True, repr=False)
+class ConfidenceBoxes(BoxLayout):
     r"""Per-entry boxes of every pair, on the sparsity pattern of the counts.
 
     The layout the ``pour_values`` and ``pour_kernel`` kernels read
@@ -77,41 +118,23 @@ class ConfidenceBoxes:
         Confidence level.
     """
 
-    n_states: int
-    n_actions: int
-    indptr: np.ndarray
-    indices: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    hi_unseen: np.ndarray
     p_hat: np.ndarray
     n: np.ndarray
     kind: str
     delta: float
 
-    def __repr__(self):
-        return (f"ConfidenceBoxes(kind={self.kind!r}, delta={self.delta!r}, "
-                f"n_states={self.n_states}, n_actions={self.n_actions}, nnz={self.lo.size})")
 
-    @property
-    def rows(self):
-        """Row of every stored entry, int64 array of shape ``(nnz,)``."""
-        return np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
-
-    @property
-    def free_mass(self):
-        """``1 - sum lo`` of every row, shape ``(S*A,)`` (unseen entries have ``lo = 0``)."""
-        return 1.0 - np.bincount(self.rows, weights=self.lo, minlength=self.indptr.size - 1)
-
-    def to_dense(self):
-        """The boxes as arrays ``lo, hi`` of shape ``(S, A, S+1)`` (for small models and tests)."""
-        S, A = self.n_states, self.n_actions
-        hi = np.repeat(self.hi_unseen, S + 1).reshape(S * A, S + 1)
-        lo = np.zeros_like(hi)
-        rows = self.rows
-        hi[rows, self.indices] = self.hi
-        lo[rows, self.indices] = self.lo
-        return lo.reshape(S, A, S + 1), hi.reshape(S, A, S + 1)
+def refuse_missed_simplex(hi_sum, n, n_actions, delta):
+    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row,
+    ``(S*A,)``) sum below 1: its box misses the simplex (``n``: the rows' sample sizes)."""
+    short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
+    if short.size:
+        s, a = divmod(int(short[0]), n_actions)
+        raise ParameterError(
+            f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
+            f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
+            "pair at least once or use a smaller `delta`."
+        )
 
 
 @NUMPY_KERNELS.bind
@@ -415,14 +438,7 @@ def _confidence_boxes(kernels, counts, delta, record):
         hi_unseen = np.where(n > 0, hi_unseen, 1.0)
     rows = np.repeat(np.arange(S * A), stored)
     hi_sum = np.bincount(rows, weights=hi, minlength=S * A) + (S + 1 - stored) * hi_unseen
-    short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
-    if short.size:
-        s, a = divmod(int(short[0]), A)
-        raise ParameterError(
-            f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
-            f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
-            "pair at least once or use a smaller `delta`."
-        )
+    refuse_missed_simplex(hi_sum, n, A, delta)
     return ConfidenceBoxes(
         n_states=S, n_actions=A, indptr=csr.indptr.astype(np.int64),
         indices=csr.indices.astype(np.int64), lo=lo, hi=hi, hi_unseen=hi_unseen,

@@ -160,7 +160,7 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
         Accuracy.
     delta : float in (0, 1)
         Confidence level.
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
@@ -186,6 +186,11 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
     ConvergenceError
         If an EVI does not converge within ``max_iter`` sweeps.
 
+    See Also
+    --------
+    reference.diameter : the exact diameter of a known SSP.
+    solve : Alg. 3 (``theta=``) runs it first.
+
     Notes
     -----
     ``W = 1/2``, ``||v|| = 1``; while ``||v|| > W``: ``W <- 2W``,
@@ -204,6 +209,17 @@ def estimate_diameter(kernels, model, eps, delta, seed=None, max_iter=evi.EVI_MA
     \|v\|_\infty` (kept as ``D_listing``), which can lie below ``D`` and
     break Thm. 2: with one state, one action, unit cost, ``p(g) = 0.3`` and
     ``eps = 1`` it gives 3.0 < D = 10/3.
+
+    Examples
+    --------
+    On a deterministic chain of 3 states, ``D = 3``; Lemma 9 allows up to
+    ``(1 + 2 * 0.5 * 1.5) * 1.5 * 3 = 11.25`` at ``eps = 0.5``:
+
+    >>> from reference import chain, diameter
+    >>> ssp = chain(3)
+    >>> est = estimate_diameter(ssp, eps=0.5, delta=0.1, seed=0)
+    >>> float(diameter(ssp).D), bool(3 <= est.D_hat <= 11.25)
+    (3.0, True)
     """
     model = as_model(model)
     eps, delta = check_accuracy(eps, delta)

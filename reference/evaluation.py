@@ -72,6 +72,12 @@ def policy_values(ssp, policy):
         than ``reference.chains.fill.ELIMINATION_MAX_ENTRIES`` stored entries,
         refused before it is made (the message names the states and the size).
 
+    See Also
+    --------
+    is_proper : whether the policy reaches the goal surely.
+    hitting_times : the expected time to the goal.
+    optimal_values : the best values.
+
     Notes
     -----
     docs/semantics.md, "Model", which overrides Sec. 2 of the paper here: the paper
@@ -133,6 +139,10 @@ def is_proper(ssp, policy):
         i.e. :math:`\Pr(\tau_\pi(s) < \infty) = 1` for every ``s``; decided on the
         support graph.
 
+    See Also
+    --------
+    policy_values : infinite exactly where an improper policy costs.
+
     Examples
     --------
     On ``chain(n=3, p=0.5)``, action 1 in state 1 steps back to state 0, and
@@ -165,6 +175,11 @@ def hitting_times(ssp, policy):
         .. math::
 
             \mathbb{E}[\tau_\pi(s)] = V^\pi_{c \equiv 1}(s).
+
+    See Also
+    --------
+    policy_values : the expected cost instead of the time.
+    diameter : the smallest hitting times over policies.
 
     Examples
     --------

@@ -187,11 +187,28 @@ def bernstein_radius(kernels, counts, delta):
         counts: the radius would be NaN), or a pair holds more than
         ``2^63 - 1`` samples.
 
+    See Also
+    --------
+    bernstein_radius_sum : the sum over next states, without densifying.
+    confidence_box : the boxes these radii make.
+
     Notes
     -----
     docs/semantics.md fixes what Lemma 5 leaves open: the logarithm is natural,
     ``S`` is the number of non-goal states, and the goal gets a radius like
     every other next state.
+
+    Examples
+    --------
+    One pair, 3 samples staying and 1 reaching the goal, ``delta = 0.1``: ``L = log 40`` and
+    the goal's radius is ``4 sqrt(L / 16) + 7 L = 27.74`` (no information yet); with a
+    million samples it is below 0.01.
+
+    >>> import numpy as np
+    >>> bernstein_radius(np.array([[[3, 1]]]), 0.1).round(2)
+    array([[[29.15, 27.74]]])
+    >>> bernstein_radius(np.array([[[750_000, 250_000]]]), 0.1).round(4)
+    array([[[0.0144, 0.0085]]])
     """
     counts = dense_counts(counts)
     delta = check_delta(delta)
@@ -223,6 +240,16 @@ def bernstein_radius_sum(counts, delta):
     ------
     ShapeError, NotFiniteError, ParameterError, SparseFormatError, NumericRangeError
         As :func:`bernstein_radius`; CSR counts are checked without densifying.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = np.array([[[750_000, 250_000]]])
+    >>> bernstein_radius_sum(counts, 0.1).round(4)
+    array([[0.0228]])
+    >>> total = bernstein_radius(counts, 0.1).sum(axis=-1)
+    >>> bool(np.allclose(bernstein_radius_sum(counts, 0.1), total))
+    True
     """
     delta = check_delta(delta)
     counts = Counts(counts)
@@ -279,6 +306,20 @@ def confidence_box(counts, delta, kind="paper"):
         (``sum hi < 1``), which happens only for the paper's box of a pair
         without samples and a ``delta`` so close to 1 that
         ``28 (S+1) log(S A / delta) < 1``.
+
+    See Also
+    --------
+    reference.confidence.confidence_boxes : the boxes of any kind, stored sparse.
+    bernstein_radius : the radii of the paper's box.
+
+    Examples
+    --------
+    A million samples, 3/4 staying and 1/4 at the goal: ``p_hat`` plus or minus the radius.
+
+    >>> import numpy as np
+    >>> lo, hi = confidence_box(np.array([[[750_000, 250_000]]]), 0.1)
+    >>> lo.round(4), hi.round(4)
+    (array([[[0.7356, 0.2415]]]), array([[[0.7644, 0.2585]]]))
     """
     if kind != "paper":
         return confidence.confidence_boxes(counts, delta, kind).to_dense()
@@ -346,6 +387,16 @@ def optimistic_inner(lo, hi, v):
 
             p = \arg\min \Big\{ \sum_{s'} p(s') v(s') :
             lo \le p \le hi,\ \sum_{s'} p(s') = 1 \Big\}.
+
+    Examples
+    --------
+    Next states 0 and 1 of values 1 and 3, and the goal (value 0, last). The mass above the
+    lower ends, ``0.7``, goes to the goal first (up to 0.5), then to state 0 (0.2 more):
+
+    >>> import numpy as np
+    >>> lo, hi = np.array([0.1, 0.2, 0.0]), np.array([0.6, 0.7, 0.5])
+    >>> optimistic_inner(lo, hi, np.array([1.0, 3.0, 0.0]))
+    array([0.3, 0.2, 0.5])
     """
     lo, hi, v = checked_box(lo, hi, v)
     return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), goal_first_order(v))
@@ -439,6 +490,11 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
         As in :func:`bernstein_radius`, or if the iterates stop being finite
         (never a NaN policy).
 
+    See Also
+    --------
+    confidence_box : the sets it optimises over.
+    solve : Alg. 1 and Alg. 3, which run it on growing samples.
+
     Notes
     -----
     With ``v_0 = 0`` and the box ``B(s, a)`` of :func:`confidence_box`
@@ -459,6 +515,20 @@ def extended_value_iteration(kernels, counts, costs, delta, mu, max_iter=EVI_MAX
     :func:`optimistic_inner` (goal first, stable sort), the policy's ties to
     the lowest action, and ``v_tilde = v_j`` (not ``v_{j+1}``) with the policy
     greedy with respect to ``v_j``.
+
+    Examples
+    --------
+    On :func:`~reference.tradeoff` (action 0 costs 1 to the goal, action 1 costs 0.1 and
+    reaches it w.p. 1/2: ``V* = 0.2``), from a million samples per pair at their exact
+    frequencies, ``v_tilde`` is below ``V*`` (Lemma 4) and the policy is optimal.
+
+    >>> import numpy as np
+    >>> from reference import tradeoff
+    >>> ssp = tradeoff()
+    >>> counts = np.array([[[0, 10**6], [500_000, 500_000]]])
+    >>> res = extended_value_iteration(counts, ssp.costs, delta=0.1, mu=0.001)
+    >>> res.v_tilde.round(3), res.policy, bool(res.converged)
+    (array([0.194]), array([1]), True)
     """
     counts, scanned = read_counts(kernels, counts)
     largest = np.nan if counts.storage == "csr" else scanned.largest

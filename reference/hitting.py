@@ -103,6 +103,11 @@ def diameter(ssp):
         ``D_s`` (S,), ``D``, a policy attaining ``D_s``, ``n_iter``,
         ``converged``, ``message``.
 
+    See Also
+    --------
+    hitting_times : of one policy.
+    estimate_diameter : Alg. 4, from samples.
+
     Notes
     -----
     The optimal values with unit costs, by ``optimal_values`` (the linear
@@ -145,6 +150,10 @@ def b_star(ssp):
 
             B_\star = \max_{s \in S} \hat V(s).
 
+    See Also
+    --------
+    optimal_values : ``V*`` itself.
+
     Examples
     --------
     In ``tradeoff()`` the slow action (cost 0.1, goal w.p. 1/2) is the best
@@ -183,6 +192,10 @@ def restricted_optimal_values(ssp, theta, max_policies=100_000):
         If ``A**S > max_policies``.
     ParameterError
         If ``theta < 1`` or ``max_policies`` is not an integer ``>= 1``.
+
+    See Also
+    --------
+    optimal_values : ``V*``, over every proper policy.
 
     Notes
     -----

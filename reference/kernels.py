@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from . import box_kinds, lemma5
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
-from .chains import poured_values
+from .chains import poured_occupancy, poured_values
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -494,5 +494,6 @@ NUMPY_KERNELS = KernelSet(
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
     poured_chain_values=poured_values,
+    poured_chain_visits=poured_occupancy,
 )
 """The kernel set of the ``reference`` backend."""

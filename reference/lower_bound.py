@@ -464,6 +464,11 @@ def instance_lower_bound(ssp, eps, delta, target="value", moves=MOVES):
     TooLargeError
         Beyond :data:`MAX_STATES` states.
 
+    See Also
+    --------
+    solve_certified : the solver it measures.
+    bounds.samp_comp_lower : the paper's minimax lower bound.
+
     Notes
     -----
     For each family and each pair (or each state's reach under the optimal

@@ -198,7 +198,8 @@ class SSP:
         else:
             P = np.asarray(P, dtype=np.float64)
             if P.ndim != 3 or P.shape[0] != P.shape[2]:
-                raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}.")
+                raise ShapeError(f"`P` must have shape (S, A, S); got {P.shape}."
+                                 + _toolbox_hint(P.shape))
             _check_rows_dense(P, "P")
             Pssp = np.empty(P.shape[:2] + (P.shape[2] + 1,))
             np.multiply(P, gamma, out=Pssp[:, :, :-1])
@@ -470,6 +471,21 @@ def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
         If a size is not an integer >= 1, or ``max_bytes`` not one >= 0.
     TooLargeError
         Naming the size, and advising a sparse kernel.
+
+    See Also
+    --------
+    SSP : takes the kernel dense or as a ``scipy.sparse`` CSR matrix.
+
+    Examples
+    --------
+    A grid of 100 states with 4 actions fits; 10^5 states with 10 actions would
+    need 745 GiB:
+
+    >>> check_dense_kernel_size(100, 4)
+    >>> check_dense_kernel_size(10**5, 10)
+    Traceback (most recent call last):
+    ...
+    reference.errors.TooLargeError: a dense kernel of shape (100000, 10, 100001) needs 745.07 GiB...
     """
     n_states = check_int("n_states", n_states, low=1)
     n_actions = check_int("n_actions", n_actions, low=1)
@@ -479,6 +495,14 @@ def check_dense_kernel_size(n_states, n_actions, max_bytes=DENSE_LIMIT_BYTES):
         "pass the kernel as a scipy.sparse CSR matrix of shape (S*A, S+1) (for the "
         "standard instances, `sparse=True` where offered).",
     )
+
+
+def _toolbox_hint(shape):
+    """A pointer to :func:`reference.from_mdptoolbox` for a kernel shaped ``(A, S, S)``."""
+    if len(shape) == 3 and shape[1] == shape[2]:
+        return (f" It looks like pymdptoolbox's layout (A, S, S) = {tuple(shape)}: convert it "
+                "with from_mdptoolbox(P, R, goal=...) (or discount=...).")
+    return ""
 
 
 def _validate_dense(P):
@@ -501,7 +525,8 @@ def _validate_dense(P):
             f"`P` must be a numeric array of shape (S, A, S+1); got {type(P).__name__} ({exc})."
         ) from None
     if P.ndim != 3 or P.shape[0] < 1 or P.shape[1] < 1 or P.shape[2] != P.shape[0] + 1:
-        raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}.")
+        raise ShapeError(f"`P` must have shape (S, A, S+1) with S, A >= 1; got {P.shape}."
+                         + _toolbox_hint(P.shape))
     _check_rows_dense(P, "P", tol)
     if tol != ROW_SUM_TOL:
         P /= P.sum(axis=2, keepdims=True)

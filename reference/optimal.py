@@ -309,6 +309,10 @@ def policy_iteration(ssp, policy=None, max_iter=1_000):
     ConvergenceError
         If an evaluation fails (``reference.evaluation.policy_values``).
 
+    See Also
+    --------
+    optimal_values : the LP, polished by this iteration.
+
     Notes
     -----
     Each step evaluates :math:`V^{\pi_k}` exactly (``policy_values``) and
@@ -416,6 +420,12 @@ def optimal_values(ssp):
         If HiGHS does not report an optimal solution, or its values disagree
         with the polished ones by more than :data:`LP_AGREEMENT_RTOL`.
 
+    See Also
+    --------
+    policy_iteration : Howard's policy iteration.
+    value_iteration : plain value iteration.
+    policy_values : the exact values of one policy.
+
     Notes
     -----
     The linear program of docs/semantics.md, "Model", with a sparse constraint
@@ -482,6 +492,11 @@ def value_iteration(kernels, ssp, tol=1e-8, max_iter=100_000):
     ------
     ParameterError
         If ``tol <= 0`` or ``max_iter`` is not an integer ``>= 1``.
+
+    See Also
+    --------
+    optimal_values : exact, by LP.
+    extended_value_iteration : the optimistic version over confidence sets.
 
     Notes
     -----

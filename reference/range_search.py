@@ -247,7 +247,7 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         Confidence level.
     alpha : float > 0, default 1.0
         Constant of the allocation function (eq. 6).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling.
     max_iter : int, default EVI_MAX_ITER
         EVI sweep limit.
@@ -279,6 +279,12 @@ def search(kernels, model, costs, eps, delta, alpha=1.0, seed=None, max_iter=evi
         When the certificate of the returned policy, computed on the run's
         own samples (``result.certificate``), does not prove it eps-optimal;
         ``message`` says so too.
+
+    See Also
+    --------
+    solve : Alg. 1 and Alg. 3, built on it.
+    extended_value_iteration : run every round.
+    allocation_function : the samples every round draws.
 
     Notes
     -----

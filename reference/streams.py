@@ -59,6 +59,17 @@ def request_word(rng):
     -------
     int
         ``rng.integers(2**64, dtype=np.uint64)`` as a Python int.
+
+    See Also
+    --------
+    block_generator : the generator of one block, keyed by this word.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = request_word(np.random.default_rng(0))
+    >>> 0 <= w < 2**64, w == request_word(np.random.default_rng(0))
+    (True, True)
     """
     return int(rng.integers(2**64, dtype=np.uint64))
 

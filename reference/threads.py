@@ -43,6 +43,10 @@ def set_num_threads(n=None):
     ParameterError
         If ``n`` is neither ``None`` nor an integer ``>= 1``.
 
+    See Also
+    --------
+    get_num_threads : the current setting.
+
     Notes
     -----
     One setting per process, shared by both backends. In ``fast`` the
@@ -51,6 +55,14 @@ def set_num_threads(n=None):
     state's backup is computed by one thread, so results do not depend on the
     setting. ``reference`` is single-threaded: there the value is only
     validated and recorded (returned by :func:`get_num_threads`).
+
+    Examples
+    --------
+    >>> previous = set_num_threads(1)
+    >>> get_num_threads()
+    1
+    >>> set_num_threads(previous)
+    1
     """
     previous = get_num_threads()
     _setting["n_threads"] = default_num_threads() if n is None else check_int("n", n, low=1)
@@ -66,11 +78,20 @@ def get_num_threads():
         The last value given to :func:`set_num_threads`, or the default (read
         from the environment when first needed, or when ``None`` is set).
 
+    See Also
+    --------
+    set_num_threads : change it.
+
     Notes
     -----
     ``fast`` built without OpenMP (``fast.OPENMP`` is False: the C compiler
     had none at build time, and ``sspgm --version`` says so) runs every
     compiled sweep on one thread, whatever this setting.
+
+    Examples
+    --------
+    >>> get_num_threads() >= 1
+    True
     """
     if _setting["n_threads"] is None:
         _setting["n_threads"] = default_num_threads()

@@ -18,8 +18,8 @@ import importlib
 import sys
 
 __all__ = [
-    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "import_extra", "main",
-    "build_parser", "version_report",
+    "COMMANDS", "EXTRAS", "EXTRA_MODULES", "MissingExtraError", "OneLineParser",
+    "default_backend", "import_extra", "main", "build_parser", "option_strings", "version_report",
 ]
 
 COMMANDS = {
@@ -105,6 +105,67 @@ def _missing_extra_message(module, extra):
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose errors are one line: what is wrong, and where
+    the help is (the usage is in ``--help``, not repeated with every error). Exit status 2.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = OneLineParser(prog="sspgm demo")
+    >>> _ = parser.add_argument("--eps", type=float)
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--eps", "x"])
+    ...     except SystemExit as exc:
+    ...         print(exc.code)
+    2
+    >>> print(err.getvalue(), end="")
+    sspgm demo: error: argument --eps: invalid float value: 'x' (see `sspgm demo --help`)
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message):
+        if message.startswith("the following arguments are required"):
+            message += _misspelt(getattr(self, "_given", ()), option_strings(self))
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {' '.join(message.split())} "
+                  f"(see `{self.prog} --help`)\n")
+
+
+def default_backend(name):
+    """``name``, or when it is None the backend ``import sspgm`` uses (``fast`` when built).
+
+    Examples
+    --------
+    >>> default_backend("reference")
+    'reference'
+    >>> default_backend(None) in ("fast", "reference")
+    True
+    """
+    if name is not None:
+        return name
+    import sspgm
+
+    return str(sspgm.backend)
+
+
+def option_strings(parser):
+    """Every option string of ``parser`` (``--eps``, ``-h``, ...), for close-match hints.
+
+    Examples
+    --------
+    >>> parser = OneLineParser(prog="demo")
+    >>> _ = parser.add_argument("--eps")
+    >>> option_strings(parser)
+    ('-h', '--help', '--eps')
+    """
+    return tuple(option for action in parser._actions for option in action.option_strings)
+
+
 class _VersionAction(argparse.Action):
     """``--version``: print :func:`version_report` and exit."""
 
@@ -127,6 +188,19 @@ def version_report():
         line per backend: ``reference`` is always there; ``fast`` is either
         compiled (with or without OpenMP, and the threads its sweeps use) or
         not built, with the reason.
+
+    See Also
+    --------
+    load_backend : import a backend by name.
+
+    Examples
+    --------
+    The report of ``sspgm --version``, whose first line is the version:
+
+    >>> import sspgm
+    >>> lines = version_report().splitlines()
+    >>> lines[0] == f"sspgm {sspgm.__version__}", lines[2]
+    (True, 'backend reference: available (numpy/scipy, single-threaded)')
     """
     from importlib import metadata
 
@@ -160,8 +234,17 @@ def build_parser(command=None):
         The sub-command about to run: its module is imported and its full
         parser registered. The other sub-commands are registered by name and
         help line only, so that nothing heavy is imported for them.
+
+    See Also
+    --------
+    main : parses the arguments with it and runs the command.
+
+    Examples
+    --------
+    >>> build_parser("bounds").parse_args(["bounds", "--eps", "0.1", "--B", "10"]).eps
+    0.1
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sspgm",
         description="Stochastic shortest path with a generative model "
         "(Tarbouriech et al., ALT 2021).",
@@ -179,6 +262,33 @@ def build_parser(command=None):
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser
+
+
+def _misspelt(tokens, options):
+    """``"; --esp is not an option: did you mean --eps?"`` for the first option in ``tokens``
+    that ``options`` lacks and that is close to one of them; else ``""``."""
+    import difflib
+
+    for token in tokens:
+        flag = token.partition("=")[0]
+        if flag.startswith("--") and flag not in options:
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+            if close:
+                return f"; {flag} is not an option: did you mean {close[0]}?"
+    return ""
+
+
+def _unrecognized(extra, options):
+    """The error for arguments no option takes, with the closest option of the command."""
+    import difflib
+
+    text = f"unrecognized arguments: {' '.join(extra)}"
+    flags = [token.partition("=")[0] for token in extra if token.startswith("-")]
+    for flag in flags:
+        close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+        if close:
+            return f"{text}; did you mean {close[0]} (for {flag})?"
+    return text
 
 
 def _requested_command(argv):
@@ -211,14 +321,36 @@ def _is_user_error(exc):
 
 
 def main(argv=None):
-    """Run the command line; returns the process exit status (see the module docstring)."""
+    """Run the command line; returns the process exit status (see the module docstring).
+
+    See Also
+    --------
+    build_parser : the parser.
+
+    Examples
+    --------
+    ``main`` returns the exit status instead of exiting; errors print one line
+    on standard error:
+
+    >>> main(["info", "tradeoff"])
+    instance: tradeoff()
+    ...
+      V*(0) = 0.2   action 1
+    0
+    >>> main(["bounds", "--eps", "2", "--B", "10", "--cmin", "0.5"])
+    2
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _requested_command(argv)
     try:
         parser = build_parser(command)
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "accepts_extra", False):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            prog = f"sspgm {command}"
+            options = getattr(args, "command_options", ())
+            print(f"{prog}: error: {_unrecognized(extra, options)} "
+                  f"(see `{prog} --help`)", file=sys.stderr)
+            return EXIT_USER_ERROR
         args.extra = extra
         return args.run(args) or 0
     except KeyboardInterrupt:

@@ -84,6 +84,29 @@ def _toy_text_env(class_name, **options):
     return cls(**options), gymnasium.__version__
 
 
+def _transition_table(table):
+    """``table``, or the table ``env.unwrapped.P`` of a gymnasium environment given instead."""
+    if hasattr(table, "unwrapped") or (hasattr(table, "step") and hasattr(table, "reset")):
+        env = getattr(table, "unwrapped", table)
+        spec = getattr(table, "spec", None)
+        what = getattr(spec, "id", None) or type(env).__name__
+        if not hasattr(env, "P"):
+            raise ParameterError(
+                f"`table` is a gymnasium environment ({what}) that publishes no transition "
+                "table `env.unwrapped.P`; ssp_from_table needs a tabular model, such as the "
+                "toy-text environments. For a simulator, use "
+                "SimulatorGenerativeModel(step, S, A) instead."
+            )
+        return env.P
+    if not (hasattr(table, "__len__") and hasattr(table, "__getitem__")):
+        raise ParameterError(
+            "`table` must be a transition table P[s][a] = [(prob, next_state, reward, "
+            "terminated), ...] or a gymnasium environment publishing one (env.unwrapped.P); "
+            f"got {type(table).__name__}."
+        )
+    return table
+
+
 def _table_shape(table):
     """Return ``(n_states, n_actions)`` of a table ``P[s][a]``, checking it is rectangular."""
     n_states = len(table)
@@ -167,10 +190,13 @@ def ssp_from_table(
 
     Parameters
     ----------
-    table : mapping or sequence of ``n`` mappings or sequences of ``m`` lists
+    table : mapping or sequence of ``n`` mappings or sequences of ``m`` lists, or gymnasium.Env
         ``table[s][a]`` lists the transitions ``(prob, next_state, reward,
         terminated)`` of pair ``(s, a)``, as in ``env.unwrapped.P`` of a
-        toy-text environment with ``n`` states and ``m`` actions.
+        toy-text environment with ``n`` states and ``m`` actions. A gymnasium
+        environment is read through its ``env.unwrapped.P``; one without a
+        table is refused (a simulator goes to
+        :class:`~reference.SimulatorGenerativeModel` instead).
     transition_cost : callable ``(reward, to_goal) -> float``
         Cost in ``[0, 1]`` of a transition with this reward; ``to_goal`` tells
         whether the transition ends at the SSP goal.
@@ -199,8 +225,32 @@ def ssp_from_table(
     ------
     ShapeError, CostError, ParameterError, NoProperPolicyError
         On a malformed table, a cost outside ``[0, 1]``, a non-goal
-        termination without ``restart``, or no proper policy.
+        termination without ``restart``, or no proper policy; a
+        :class:`ParameterError` for an environment without a table, or for
+        an object that is neither.
+
+    See Also
+    --------
+    cliff_walking, frozen_lake, taxi : gymnasium's toy-text environments built with it.
+    reference.SSP : the model it returns.
+
+    Examples
+    --------
+    A table of three gymnasium states and one action: state 0 moves to state 1
+    (reward -1); state 1 stays (reward -1) or terminates (reward 0), half and
+    half; state 2 is the terminal one. With the cost ``-reward / 2``, the values
+    are ``0.5 + 0.5 = 1`` and ``0.25 / 0.5 = 0.5``:
+
+    >>> from reference import policy_values
+    >>> table = {0: {0: [(1.0, 1, -1.0, False)]},
+    ...          1: {0: [(0.5, 1, -1.0, False), (0.5, 2, 0.0, True)]},
+    ...          2: {0: [(1.0, 2, 0.0, True)]}}
+    >>> ssp = ssp_from_table(table, transition_cost=lambda reward, to_goal: -reward / 2,
+    ...                      start_states=[0])
+    >>> ssp.n_states, ssp.n_actions, policy_values(ssp, [0, 0])
+    (2, 1, array([1. , 0.5]))
     """
+    table = _transition_table(table)
     n_states, n_actions = _table_shape(table)
     start_states = [int(s) for s in start_states]
     for s in start_states + ([] if restart is None else [restart]):
@@ -254,6 +304,19 @@ def cliff_walking(slippery=False, cost_scale=100.0):
     -------
     SSP
         37 states (the 36 non-cliff, non-goal cells plus the start), 4 actions.
+
+    See Also
+    --------
+    ssp_from_table : builds it from gymnasium's table.
+
+    Examples
+    --------
+    The shortest path along the cliff takes 13 steps of cost 0.01:
+
+    >>> from reference import optimal_values
+    >>> ssp = cliff_walking()
+    >>> ssp.n_states, ssp.n_actions, round(float(optimal_values(ssp).values[ssp.meta["start"]]), 6)
+    (37, 4, 0.13)
     """
     cost_scale = check_real("cost_scale", cost_scale, 100.0)
     options = {"is_slippery": True} if slippery else {}
@@ -295,6 +358,20 @@ def frozen_lake(size=4, slippery=True, step_cost=1.0):
     -------
     SSP
         One state per frozen or start cell, 4 actions.
+
+    See Also
+    --------
+    ssp_from_table : builds it from gymnasium's table.
+
+    Examples
+    --------
+    On the slippery 4 x 4 map, the best policy needs about 56 steps on average
+    to reach the gift from the start:
+
+    >>> from reference import optimal_values
+    >>> ssp = frozen_lake()
+    >>> ssp.n_states, ssp.n_actions, round(float(optimal_values(ssp).values[ssp.meta["start"]]), 2)
+    (11, 4, 55.64)
     """
     step_cost = check_real("step_cost", step_cost, 0.0, 1.0, low_open=True)
     if size not in (4, 8):
@@ -342,6 +419,16 @@ def taxi(cost_scale=10.0, rainy=False):
     SSP
         400 states (the 500 gymnasium states minus those with the passenger
         already at the destination), 6 actions.
+
+    See Also
+    --------
+    ssp_from_table : builds it from gymnasium's table.
+
+    Examples
+    --------
+    >>> ssp = taxi()
+    >>> ssp.n_states, ssp.n_actions, float(ssp.costs.min())
+    (400, 6, 0.1)
     """
     cost_scale = check_real("cost_scale", cost_scale, 10.0)
     options = {"is_rainy": True} if rainy else {}

@@ -14,13 +14,16 @@ import importlib.util
 import inspect
 import os
 
+from sspgm.plain_text import plain
+
 __all__ = [
-    "BUILDERS", "DEFAULT_INSTANCE", "builder_signature", "describe_instance_help", "option_flag",
-    "time_uniform_box_kinds",
+    "BUILDERS", "DEFAULT_INSTANCE", "INSTANCE_SEED", "builder_signature",
+    "describe_instance_help", "option_flag", "time_uniform_box_kinds",
 ]
 
 BUILDERS = {
     "gridworld": ("reference.envs.grid", "gridworld"),
+    "exit_grid": ("reference.envs.exits", "exit_grid"),
     "chain": ("reference.envs.small", "chain"),
     "tradeoff": ("reference.envs.small", "tradeoff"),
     "zero_cost_loop": ("reference.envs.small", "zero_cost_loop"),
@@ -35,6 +38,9 @@ BUILDERS = {
 """Instance name -> ``(module, function)`` of its builder, in the order the help lists them."""
 
 DEFAULT_INSTANCE = "gridworld"
+
+INSTANCE_SEED = "--instance-seed"
+"""The command-line option of a random instance's ``seed`` parameter."""
 
 
 def _source_path(module):
@@ -112,8 +118,21 @@ def builder_signature(name):
 
 
 def option_flag(name):
-    """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``."""
-    return "--" + name.replace("_", "-")
+    """The command-line option of the builder parameter ``name``: ``--`` and ``-`` for ``_``.
+
+    The parameter ``seed`` is :data:`INSTANCE_SEED`, since ``--seed`` is the seed of a
+    run (:mod:`sspgm.instance_spec`).
+
+    See Also
+    --------
+    sspgm.instances.build_instance : parses the options back.
+
+    Examples
+    --------
+    >>> option_flag("n_states"), option_flag("seed")
+    ('--n-states', '--instance-seed')
+    """
+    return INSTANCE_SEED if name == "seed" else "--" + name.replace("_", "-")
 
 
 def _format_default(default):
@@ -150,6 +169,6 @@ def describe_instance_help():
         summary, parameters = builder_signature(name)
         parts = [f"{option_flag(key)} {_format_default(default)}"
                  for key, default in parameters.items()]
-        lines.append(f"  {name}: {summary}")
+        lines.append(f"  {name}: {plain(summary)}")
         lines.append(f"      {' '.join(parts) if parts else '(no parameters)'}")
     return "\n".join(lines)

@@ -1,8 +1,10 @@
 """Named SSP instances for the command line, and the text drawing of grid-world policies.
 
-An instance is chosen by name (a key of :data:`INSTANCES`) and configured by
-``--param value`` pairs naming the builder's keyword arguments (``-`` and
-``_`` are interchangeable). Values are parsed after the builder's default:
+An instance is chosen by name (a key of :data:`INSTANCES`) and configured in
+the spec language of :mod:`sspgm.instance_spec` (``NAME:key=value,...`` or
+``--key value`` pairs naming the builder's keyword arguments; ``-`` and ``_``
+are interchangeable; the parameter ``seed`` is ``--instance-seed``). Values
+are parsed after the builder's default:
 
 - ``int``, ``float``: ``--n 5``, ``--p 0.5``;
 - ``bool``: ``--sparse`` alone, or ``--sparse true|false|1|0|yes|no``;
@@ -12,12 +14,14 @@ An instance is chosen by name (a key of :data:`INSTANCES`) and configured by
   a cell, or ``none``.
 """
 
+import difflib
 import importlib
 import inspect
 
 from reference.errors import ParameterError
 from sspgm.instance_help import BUILDERS, DEFAULT_INSTANCE, describe_instance_help
 from sspgm.instance_help import option_flag as _flag
+from sspgm.instance_spec import INSTANCE_SEED, RUN_SEED, split_instance_args
 
 __all__ = [
     "INSTANCES",
@@ -25,6 +29,7 @@ __all__ = [
     "build_instance",
     "split_instance_args",
     "instance_parameters",
+    "instance_label",
     "describe_instance_help",
     "draw_grid",
     "draw_grid_policy",
@@ -69,6 +74,15 @@ def instance_parameters(name):
     ------
     ParameterError
         On an unknown instance (the message lists the available ones).
+
+    See Also
+    --------
+    build_instance : builds an instance from its parameters.
+
+    Examples
+    --------
+    >>> instance_parameters("tradeoff")
+    {'cost': 0.1, 'q': 0.5}
     """
     signature = inspect.signature(_builder(name))
     return {p.name: p.default for p in signature.parameters.values()}
@@ -123,7 +137,41 @@ def _accepted(params):
     return ", ".join(_flag(p) for p in params)
 
 
-def _pairs(name, tokens, params):
+def _unknown(token, name, params, options):
+    """The error for an option that is neither the command's nor a parameter of the instance."""
+    flags = {_flag(p): f"a parameter of instance {name!r}" for p in params}
+    flags.update({option: "an option of the command" for option in options})
+    close = difflib.get_close_matches(token, list(flags), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]} ({flags[close[0]]})?" if close else "."
+    return ParameterError(
+        f"unknown option {token}{hint} Parameters of instance {name!r}: "
+        f"{_accepted(params) or 'none'}."
+    )
+
+
+def _key(token, name, params, options):
+    """The builder parameter that the option ``token`` (``--key`` or ``--key=value``) names."""
+    flag = token.partition("=")[0]
+    key = flag[2:].replace("-", "_")
+    if flag == INSTANCE_SEED or key == "instance_seed":
+        if "seed" not in params:
+            random = [n for n in INSTANCES if "seed" in instance_parameters(n)]
+            raise ParameterError(
+                f"instance {name!r} takes no seed ({INSTANCE_SEED} chooses a random "
+                f"instance: {', '.join(random)})."
+            )
+        return "seed"
+    if key == "seed":
+        raise ParameterError(
+            f"{RUN_SEED} is the seed of a run (`sspgm solve`), not of the instance: write the "
+            f"seed of instance {name!r} as {INSTANCE_SEED} N (or {name}:seed=N)."
+        )
+    if key not in params:
+        raise _unknown(flag, name, params, options)
+    return key
+
+
+def _pairs(name, tokens, params, options=()):
     """Split ``--param value`` tokens into (parameter, text) pairs, booleans allowing no value."""
     pairs, i = [], 0
     while i < len(tokens):
@@ -133,13 +181,8 @@ def _pairs(name, tokens, params):
                 f"unexpected argument {token!r} for instance {name!r}; expected "
                 f"`--param value` pairs ({_accepted(params)})."
             )
-        key, has_value, value = token[2:].partition("=")
-        key = key.replace("-", "_")
-        if key not in params:
-            raise ParameterError(
-                f"unknown parameter {_flag(key)} for instance {name!r}; accepted: "
-                f"{_accepted(params) or 'none'}."
-            )
+        key = _key(token, name, params, options)
+        _, has_value, value = token.partition("=")
         if not has_value:
             if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
                 i += 1
@@ -153,7 +196,7 @@ def _pairs(name, tokens, params):
     return pairs
 
 
-def build_instance(name, extra_args=()):
+def build_instance(name, extra_args=(), options=()):
     """Build instance ``name`` from ``--param value`` command-line tokens.
 
     Parameters
@@ -161,7 +204,11 @@ def build_instance(name, extra_args=()):
     name : str
         A key of :data:`INSTANCES`.
     extra_args : sequence of str
-        Tokens such as ``["--rows", "4", "--goal", "0,3"]``.
+        Tokens such as ``["--rows", "4", "--goal", "0,3"]``
+        (:func:`sspgm.instance_spec.split_instance_args` makes them from a spec).
+    options : sequence of str, default ()
+        The options of the command reading the tokens, offered with the
+        instance's parameters as the close match of an unknown option.
 
     Returns
     -------
@@ -173,15 +220,30 @@ def build_instance(name, extra_args=()):
     Raises
     ------
     ParameterError
-        On an unknown instance or parameter (the message lists the accepted
-        ones), a value that does not parse, a repeated parameter, or a
-        required parameter left out. Invalid values raise the builder's own
+        On an unknown instance or option (the message suggests the closest
+        option or parameter and lists the accepted parameters), ``--seed``
+        (the run's seed, never the instance's), ``--instance-seed`` for an
+        instance without a seed, a value that does not parse, a repeated
+        parameter, or a required parameter left out. Invalid values raise the builder's own
         :class:`ValueError` subclass.
+
+    See Also
+    --------
+    split_instance_args : separates the name from its options.
+    instance_parameters : the parameters and defaults of an instance.
+
+    Examples
+    --------
+    A 2 x 4 grid world without walls: 8 cells less the goal.
+
+    >>> ssp, kwargs = build_instance("gridworld", ["--rows", "2", "--walls", "none"])
+    >>> ssp.n_states, kwargs
+    (7, {'rows': 2, 'walls': ()})
     """
     builder = _builder(name)
     params = instance_parameters(name)
     kwargs = {}
-    for key, text in _pairs(name, list(extra_args), params):
+    for key, text in _pairs(name, list(extra_args), params, options):
         if key in kwargs:
             raise ParameterError(f"parameter {_flag(key)} of {name!r} given twice.")
         try:
@@ -198,31 +260,35 @@ def build_instance(name, extra_args=()):
     return builder(**kwargs), kwargs
 
 
-def split_instance_args(tokens, default=DEFAULT_INSTANCE):
-    """Split ``[NAME] [--param value ...]`` into the instance name and its parameter tokens.
+def instance_label(name, kwargs):
+    """``name(key=value, ...)`` of the parameters given, and the seed of a random instance.
 
-    The name is the first token when it does not start with ``-``; otherwise
-    ``default``. Commands take the instance from their leftover arguments
-    this way because an optional positional declared to argparse would
-    swallow the value of a leading ``--param value`` pair.
+    The seed is shown even when left at its default, so that the instance a
+    run used can be told from its output.
 
     Parameters
     ----------
-    tokens : sequence of str
-        The leftover command-line arguments.
-    default : str, default DEFAULT_INSTANCE
-        Instance used when no name is given.
+    name : str
+        A key of :data:`INSTANCES`.
+    kwargs : dict
+        The parameters given (as :func:`build_instance` returns them).
 
     Returns
     -------
-    name : str
-    rest : list of str
-        The ``--param value`` tokens.
+    str
+
+    Examples
+    --------
+    >>> instance_label("garnet", {"n_states": 6})
+    'garnet(n_states=6, seed=0)'
+    >>> instance_label("chain", {})
+    'chain()'
     """
-    tokens = list(tokens)
-    if tokens and not tokens[0].startswith("-"):
-        return tokens[0], tokens[1:]
-    return default, tokens
+    params = instance_parameters(name)
+    shown = dict(kwargs)
+    if "seed" in params and "seed" not in shown:
+        shown["seed"] = params["seed"]
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
 def draw_grid(ssp, labels):
@@ -241,6 +307,21 @@ def draw_grid(ssp, labels):
     str
         ``rows`` lines of ``cols`` right-aligned columns; walls are ``#`` and
         the goal ``G``.
+
+    See Also
+    --------
+    draw_grid_policy : draws a policy as arrows.
+
+    Examples
+    --------
+    The default grid world's state numbers:
+
+    >>> from reference import gridworld
+    >>> ssp = gridworld()
+    >>> print(draw_grid(ssp, [str(s) for s in range(ssp.n_states)]))
+    0 1 2 G
+    3 # 4 5
+    6 7 8 9
     """
     meta = ssp.meta
     if "state_to_cell" not in meta:
@@ -272,5 +353,20 @@ def draw_grid_policy(ssp, policy):
     -------
     str
         The drawing of :func:`draw_grid`.
+
+    See Also
+    --------
+    draw_grid : the layout.
+
+    Examples
+    --------
+    An optimal policy of the default grid world: around the wall, then up to the goal.
+
+    >>> from reference import gridworld, optimal_values
+    >>> ssp = gridworld()
+    >>> print(draw_grid_policy(ssp, optimal_values(ssp).policy))
+    > > > G
+    ^ # ^ ^
+    > > ^ ^
     """
     return draw_grid(ssp, [_GRID_ARROWS[a] for a in policy])

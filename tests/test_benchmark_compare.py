@@ -46,8 +46,18 @@ def _not_an_xdist_worker(monkeypatch):
 
 
 def _commands(readme):
-    """The shell commands in the fenced blocks of ``readme``, continuation lines joined."""
-    blocks = re.findall(r"```[a-z]*\n(.*?)```", readme.read_text(), flags=re.S)
+    """The shell commands in the shell (or unlabelled) fenced blocks of ``readme``, continuation
+    lines joined."""
+    blocks, language, lines = [], None, []
+    for line in readme.read_text().splitlines():
+        if not line.startswith("```"):
+            lines.append(line)
+        elif language is None:
+            language, lines = line[3:].strip(), []
+        else:
+            if language in ("", "bash", "sh", "shell", "console"):
+                blocks.append("\n".join(lines))
+            language = None
     return [shlex.split(block.replace("\\\n", " ")) for block in blocks]
 
 

@@ -7,28 +7,20 @@ compared a relative run's error with ``eps`` as an absolute error.
 """
 
 import re
+import runpy
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from sspgm.cli import main
 
+INSTANCES = Path(__file__).resolve().parent.parent / "benchmarks" / "soundness_instances.py"
 
-def exit_or_chain(backend, n=10, exit_cost=0.001):
-    """State 0: an exit to the goal at ``exit_cost``, or a free chain of ``n`` states to the goal.
-
-    ``D_0 = 1`` and the chain takes ``n + 1`` steps from state 0, so for
-    ``theta >= n + 1`` the chain is in ``Pi_theta`` and ``V*_theta(0) = 0``.
-    """
-    S = n + 1
-    P = np.zeros((S, 2, S + 1))
-    costs = np.zeros((S, 2))
-    P[0, 0, S], costs[0, 0] = 1.0, exit_cost
-    P[0, 1, 1] = 1.0
-    for s in range(1, S):
-        P[s, :, s + 1] = 1.0
-    return backend.SSP(P, costs, name="exit or chain")
+exit_or_chain = runpy.run_path(str(INSTANCES))["exit_or_chain"]
+"""State 0: an exit to the goal or a free chain to it, whose ``V*_theta(0) = 0`` for large
+``theta`` (``benchmarks/soundness_instances.py``, shared with the soundness sweep)."""
 
 
 def _excess(value, best, relative):

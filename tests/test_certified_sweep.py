@@ -5,18 +5,22 @@ A smaller version of ``benchmarks/certified_soundness.py`` (100 seeds there): at
 first, every certified answer must bracket the exact values and be eps-optimal.
 """
 
+import runpy
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 N_SEEDS = 3
 """Seeds per instance and target."""
 
+INSTANCES = Path(__file__).resolve().parent.parent / "benchmarks" / "soundness_instances.py"
+
 
 def _instances():
     import fast
 
-    one_state_trap = fast.SSP(np.array([[[0.99, 0.01], [0.95, 0.05]]]),
-                              np.array([[0.5, 1.0]]), name="one-state trap")
+    one_state_trap = runpy.run_path(str(INSTANCES))["one_state_trap"](fast)
     return [
         (fast.gridworld(), 0.5, False),
         (fast.chain(), 0.5, False),

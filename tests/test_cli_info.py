@@ -21,7 +21,7 @@ from sspgm.gym_adapter import GYM_INSTANCES
 from sspgm.instance_help import builder_signature
 
 
-ENVS_BUILDERS = ("gridworld", "chain", "tradeoff", "zero_cost_loop", "theta_example", "garnet",
+ENVS_BUILDERS = ("gridworld", "exit_grid", "chain", "tradeoff", "zero_cost_loop", "theta_example", "garnet",
                  "trap", "random_discounted")
 
 
@@ -110,7 +110,7 @@ def test_chain_parameters_are_parsed(backend, run_cli):
 def test_unknown_parameter_exits_with_status_2(run_cli):
     status, out, err = run_cli("info", "--bogus", "1")
     assert status == 2 and out == ""
-    assert "unknown parameter --bogus" in err
+    assert "unknown option --bogus" in err
     assert "--rows" in err and "--walls" in err
 
 
@@ -170,7 +170,8 @@ def test_build_instance_parses_each_parameter_type():
 
 @pytest.mark.parametrize(
     ("tokens", "sparse"),
-    [(["--sparse"], True), (["--sparse", "false"], False), (["--sparse", "--seed", "3"], True)],
+    [(["--sparse"], True), (["--sparse", "false"], False),
+     (["--sparse", "--instance-seed", "3"], True)],
 )
 def test_build_instance_boolean_flags(tokens, sparse):
     base = ["--n_states", "5", "--n-actions", "2", "--branching", "2"]

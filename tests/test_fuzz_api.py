@@ -106,14 +106,14 @@ def targets(module_name):
     """``(fuzzed, skipped)``: the public callables of ``module_name`` with a fuzzable parameter,
     as ``(name, {parameter: kind}, required names)``, and those lacking an example (name,
     missing parameter)."""
-    from reference.results import Result
+    from reference.results import Record
 
     module = importlib.import_module(module_name)
     fuzzed, skipped = [], []
     for name in module.__all__:
         obj = getattr(module, name)
         if inspect.isclass(obj):
-            if issubclass(obj, (BaseException, Result)) or getattr(obj, "_is_protocol", False):
+            if issubclass(obj, (BaseException, Record)) or getattr(obj, "_is_protocol", False):
                 continue
             if obj.__module__.startswith("reference.backend"):
                 continue

@@ -414,6 +414,43 @@ def test_compiled_candidates_at_five_hundred_states_match_the_dense_lu():
         assert residual <= 1e-13 * exact.max()
 
 
+@SETTINGS
+@given(poured_chains(), st.integers(0, 2**32 - 1))
+def test_compiled_visits_match_the_explicit_solve(case, seed):
+    # The compiled kernel poured_chain_visits (BiCGSTAB on the transposed products, or the
+    # numpy occupancy when the goal search fails): the sparse LU of I - Q^T on proper chains,
+    # zeros otherwise.
+    from fast.kernels import COMPILED_KERNELS
+
+    kernel, _ = case
+    S = kernel.shape[0]
+    start = np.random.default_rng(seed).random(S)
+    visits = COMPILED_KERNELS.poured_chain_visits(kernel, start)
+    if chains.explicit._splits(kernel.tocsr(), np.ones(S))[0].any():
+        np.testing.assert_array_equal(visits, np.zeros(S))
+    else:
+        expected = _explicit_occupancy(kernel.tocsr(), start)
+        np.testing.assert_allclose(visits, expected, rtol=1e-9, atol=1e-12 * expected.max())
+
+
+def test_compiled_visits_at_two_thousand_states_need_no_fallback():
+    # S = 2000, reaches up to 300: the transposed products by suffix sums over the reaches
+    # agree with a sparse LU of the expanded chain, without the numpy occupancy.
+    import fast.kernels
+
+    S = 2000
+    kernel = _random_kernel(S, 31, reach_max=300)
+    start = np.random.default_rng(32).random(S)
+
+    def no_fallback(*args):
+        raise AssertionError("the compiled visits fell back to the numpy occupancy")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chains.poured, "poured_occupancy", no_fallback)
+        visits = fast.kernels.COMPILED_KERNELS.poured_chain_visits(kernel, start)
+    np.testing.assert_allclose(visits, _explicit_occupancy(kernel.tocsr(), start), rtol=1e-10)
+
+
 def test_a_compiled_solve_short_of_its_tolerance_gives_the_exact_answer():
     # V = 2e300 (1, 1) (goal probability 1e-300): BiCGSTAB reaches no acceptable backward
     # error, so the kernel answers with the expanded chain's exact values; with the large-chain

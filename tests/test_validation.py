@@ -621,7 +621,7 @@ def test_cli_validate_help_shows_the_standard_sweeps(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "accuracies (default 0.2 0.1 0.05 0.025)" in text
     assert "confidence levels (default 0.05 0.1 0.2)" in text
-    assert "(default 10)" in text
+    assert "(default 20)" in text
     assert "theta 3" in text and "taxi" in text and "theta_example" in text
     assert "default fast when its compiled extension is built" in text
     assert "new directory" in text

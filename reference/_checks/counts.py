@@ -149,13 +149,12 @@ def check_canonical_rows(name, indptr, indices, n_actions):
     """
     indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices[: int(indptr[-1])], dtype=np.int64)
-    later = np.flatnonzero(np.diff(indices) <= 0) + 1
-    if later.size:
-        first_of_row = np.zeros(indices.size, dtype=bool)
-        first_of_row[indptr[:-1][indptr[:-1] < indices.size]] = True
-        later = later[~first_of_row[later]]
-    if not later.size:
+    starts = indptr[1:-1]
+    out_of_order = np.diff(indices) <= 0
+    out_of_order[starts[(starts > 0) & (starts < indices.size)] - 1] = False
+    if not out_of_order.any():
         return
+    later = np.flatnonzero(out_of_order) + 1
     rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
     order = np.lexsort((indices, rows))
     repeated = np.flatnonzero((np.diff(rows[order]) == 0) & (np.diff(indices[order]) == 0))

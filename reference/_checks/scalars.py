@@ -93,13 +93,16 @@ def check_int(name, value, low=None):
 
 
 def make_rng(seed):
-    """Return a :class:`numpy.random.Generator` from ``None``, an int, or a Generator.
+    """Return a :class:`numpy.random.Generator` from any seed numpy accepts.
 
     Parameters
     ----------
-    seed : None, int >= 0, or numpy.random.Generator
-        ``None`` draws fresh entropy; an int seeds ``default_rng``; a
-        Generator is returned unchanged (its state is shared).
+    seed : None, int >= 0, sequence of int >= 0, numpy.random.SeedSequence, \
+numpy.random.BitGenerator or numpy.random.Generator
+        What :func:`numpy.random.default_rng` takes: ``None`` draws fresh
+        entropy; an int (or a sequence of them) or a ``SeedSequence`` seeds a
+        new ``PCG64``; a bit generator is wrapped and a Generator returned
+        unchanged (their state is shared with the caller's, and advances).
 
     Returns
     -------
@@ -108,16 +111,32 @@ def make_rng(seed):
     Raises
     ------
     ParameterError
-        On a negative int or any other type.
+        On a negative int, a bool, or anything else numpy does not take.
+
+    Examples
+    --------
+    >>> a = make_rng(np.random.SeedSequence(7)).integers(100, size=3)
+    >>> b = make_rng(7).integers(100, size=3)
+    >>> bool((a == b).all())
+    True
     """
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        if seed is not None and seed < 0:
-            raise ParameterError(f"`seed` must be a non-negative integer; got {seed!r}.")
+    if isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)) or seed is None:
         return np.random.default_rng(seed)
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ParameterError(f"`seed` must be a non-negative integer; got {seed!r}.")
+        return np.random.default_rng(int(seed))
+    if not isinstance(seed, (bool, str, bytes, float)):
+        try:
+            return np.random.default_rng(seed)
+        except (TypeError, ValueError):
+            pass
     raise ParameterError(
-        f"`seed` must be None, a non-negative integer or a numpy Generator; got {seed!r}."
+        "`seed` must be what numpy.random.default_rng takes: None, a non-negative integer "
+        "(or a sequence of them), a SeedSequence, a BitGenerator or a Generator; "
+        f"got {seed!r} ({type(seed).__name__})."
     )
 
 

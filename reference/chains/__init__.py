@@ -27,9 +27,9 @@ finite / infinite / zero split decided on the support graph (docs/semantics.md,
   the Bellman operator); with fewer states :func:`poured_values` expands
   the kernel and is exact as :func:`chain_values`, and
   :func:`poured_occupancy` uses a sparse LU (uncertified). The compiled
-  kernel set evaluates poured kernels of every size iteratively (its kernel
-  ``poured_chain_values``, docs/backends.md), with :func:`poured_values` as
-  its fallback.
+  kernel set evaluates poured kernels of every size iteratively (its kernels
+  ``poured_chain_values`` and ``poured_chain_visits``, docs/backends.md), with
+  :func:`poured_values` and :func:`poured_occupancy` as their fallbacks.
 
 The chain is read as given: the probability of leaving a state is the sum of
 its stored probabilities to the goal and to other states, never ``1 - P[s, s]``.

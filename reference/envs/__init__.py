@@ -22,6 +22,7 @@ from .grid import (
     GRID_ACTIONS,
     gridworld,
 )
+from .exits import exit_grid
 from .small import (
     chain,
     tradeoff,
@@ -37,6 +38,7 @@ from .randomized import (
 __all__ = [
     "GRID_ACTIONS",
     "gridworld",
+    "exit_grid",
     "chain",
     "tradeoff",
     "zero_cost_loop",

@@ -44,7 +44,7 @@ def garnet(n_states, n_actions, branching, c_min=0.1, seed=0, sparse=False):
         ``Gamma = branching``.
     c_min : float in [0, 1], default 0.1
         Costs are drawn uniformly in ``[c_min, 1]``.
-    seed : int, Generator or None, default 0
+    seed : int, SeedSequence, BitGenerator, Generator or None, default 0
         Randomness; the same seed gives the same instance.
     sparse : bool, default False
         Store the kernel as CSR ``(S*A, S+1)``, built directly (never dense).
@@ -129,7 +129,7 @@ def random_discounted(n_states, n_actions, gamma=0.9, seed=0):
         Number ``A`` of actions.
     gamma : float in (0, 1), default 0.9
         Discount factor.
-    seed : int, Generator or None, default 0
+    seed : int, SeedSequence, BitGenerator, Generator or None, default 0
         Randomness; the same seed gives the same instance.
 
     Returns

@@ -110,6 +110,21 @@ def compare_fingerprints(saved, current, where):
     UnfingerprintedModelWarning
         When both models are unfingerprinted: the samples are resumed
         unchecked.
+
+    See Also
+    --------
+    model_fingerprint : the fingerprint of a model.
+
+    Examples
+    --------
+    >>> from reference import TabularGenerativeModel, chain
+    >>> three = model_fingerprint(TabularGenerativeModel(chain(3)))
+    >>> compare_fingerprints(three, three, "run.ckpt")
+    >>> four = model_fingerprint(TabularGenerativeModel(chain(4)))
+    >>> compare_fingerprints(three, four, "run.ckpt")
+    Traceback (most recent call last):
+    ...
+    reference.errors.CheckpointError: run.ckpt holds samples of another model: ... n_states = 4; ...
     """
     advice = "resume with the model that wrote it, or delete the file to start afresh."
     if not isinstance(saved, dict):

@@ -69,7 +69,17 @@ def _summed(csr, indptr, indices, data):
     if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
             and np.array_equal(csr.indices, indices)):
         return _with_arrays(csr, csr.indptr, csr.indices, csr.data + data)
-    return csr + _built(csr, indptr, indices, data)
+    return _pruned(csr + _built(csr, indptr, indices, data))
+
+
+def _pruned(csr):
+    """``csr`` holding its index and data arrays in buffers of their own size: scipy's sum
+    leaves them views of buffers sized for both terms' entries."""
+    for name in ("indices", "data"):
+        array = getattr(csr, name)
+        if array.base is not None:
+            setattr(csr, name, array.copy())
+    return csr
 
 
 def _built(like, indptr, indices, data):

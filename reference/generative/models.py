@@ -308,10 +308,11 @@ class TabularGenerativeModel(_CountingModel):
         they ascend in ``0..S``, with positive int64 counts summing to ``n[i]``.
         When every next state was drawn, the answer is the layout's (copied).
         """
-        offsets, next_states, runs = self._layout(pairs)
+        offsets, next_states, pvals, run_starts = self._layout(pairs)
         draws = np.empty(offsets[-1], dtype=np.int64)
-        for lo, hi, pvals in runs:
-            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], pvals).ravel()
+        for lo, hi in zip(run_starts.tolist(), run_starts[1:].tolist()):
+            block = pvals[offsets[lo]:offsets[hi]].reshape(hi - lo, -1)
+            draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], block).ravel()
         np.add.at(self.calls.reshape(-1), pairs, n)
         keep = draws > 0
         if keep.all():
@@ -322,13 +323,14 @@ class TabularGenerativeModel(_CountingModel):
     def _layout(self, pairs):
         """Where the supports of ``pairs`` lie in the draws of :meth:`sample_pairs`.
 
-        ``(offsets, next_states, runs)``: the draws of ``pairs[i]`` are entries
-        ``offsets[i]:offsets[i+1]``, of the next states ``next_states`` (int64);
-        ``runs`` lists ``(lo, hi, pvals)`` for every run ``pairs[lo:hi]`` of
-        supports of one length ``k``, with their probabilities normalised, shape
-        ``(hi - lo, k)``. The layout of the last ``pairs`` is kept (read-only)
-        and reused when the next ones are the same: SEARCH asks for every pair
-        at every top-up.
+        ``(offsets, next_states, pvals, run_starts)``: the draws of ``pairs[i]``
+        are entries ``offsets[i]:offsets[i+1]``, of the next states
+        ``next_states`` (int64) with the probabilities ``pvals``, normalised in
+        every run ``pairs[lo:hi]`` of supports of one length ``k`` (``lo, hi``
+        consecutive entries of ``run_starts``, which ends with ``pairs.size``;
+        the run's entries are one ``(hi - lo, k)`` block). The layout of the last
+        ``pairs`` is kept (read-only) and reused when the next ones are the same:
+        SEARCH asks for every pair at every top-up.
         """
         last = self._last_layout
         if last is not None and np.array_equal(last[0], pairs):
@@ -339,13 +341,12 @@ class TabularGenerativeModel(_CountingModel):
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         entries = np.arange(offsets[-1]) + np.repeat(starts - offsets[:-1], lengths)
         probs = kernel.data[entries]
-        run_starts = np.flatnonzero(np.diff(lengths, prepend=-1))
-        runs = []
-        for lo, hi in zip(run_starts, np.append(run_starts[1:], pairs.size)):
+        run_starts = np.append(np.flatnonzero(np.diff(lengths, prepend=-1)), pairs.size)
+        for lo, hi in zip(run_starts.tolist(), run_starts[1:].tolist()):
             block = probs[offsets[lo]:offsets[hi]].reshape(hi - lo, lengths[lo])
-            runs.append((lo, hi, block / block.sum(axis=1, keepdims=True)))
-        layout = (offsets, kernel.indices[entries].astype(np.int64), runs)
-        for array in (offsets, layout[1], *(pvals for *_, pvals in runs)):
+            block /= block.sum(axis=1, keepdims=True)
+        layout = (offsets, kernel.indices[entries].astype(np.int64), probs, run_starts)
+        for array in layout:
             array.flags.writeable = False
         self._last_layout = (pairs.copy(), layout)
         return layout

@@ -5,12 +5,12 @@ import numpy as np
 from .._checks import check_policy
 from ..confidence import SIMPLEX_SLACK
 from ..kernels import NUMPY_KERNELS
+from ..store_boxes import row_sums
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
     SWITCH_RTOL,
     _check_message,
-    _row_entries,
     checked_inputs,
 )
 from .optimistic import _optimistic
@@ -33,29 +33,28 @@ def _goal_forcing(boxes):
     adversary reaches the goal with probability 1.
     """
     S, A = boxes.n_states, boxes.n_actions
-    rows_all = np.arange(S * A)
-    row, col, lo, hi = _row_entries(boxes, rows_all)
-    free = 1.0 - np.bincount(row, weights=lo, minlength=S * A)
+    indptr, col, lo, hi = boxes.indptr, boxes.indices, boxes.lo, boxes.hi
+    stored = np.diff(indptr)
+    free = 1.0 - row_sums(indptr, lambda e0, e1: lo[e0:e1])
     h = boxes.hi_unseen
-    possible = (lo > 0) | ((free[row] > 0) & (hi > 0))
+    possible = (lo > 0) | (np.repeat(free > 0, stored) & (hi > 0))
     spread = (free > 0) & (h > 0)
-    stored = np.diff(boxes.indptr)
     action = np.zeros(S, dtype=np.int64)
     W = np.ones(S, dtype=bool)
     while True:
         w_ext = np.append(W, True)
         outside = ~w_ext[col]
-        n_out = np.bincount(row, weights=outside, minlength=S * A)
+        n_out = row_sums(indptr, lambda e0, e1: outside[e0:e1])
         unseen_out = (S - int(W.sum())) - n_out
-        safe = (np.bincount(row, weights=possible & outside, minlength=S * A) == 0) & ~(
+        safe = (row_sums(indptr, lambda e0, e1: possible[e0:e1] & outside[e0:e1]) == 0) & ~(
             spread & (unseen_out > 0))
         R = np.append(np.zeros(S, dtype=bool), True)
         while True:
             in_r = R[col]
-            lo_r = np.bincount(row, weights=np.where(in_r, lo, 0.0), minlength=S * A)
-            hi_out = (np.bincount(row, weights=np.where(in_r, 0.0, hi), minlength=S * A)
-                      + (S + 1 - int(R.sum()) - (stored - np.bincount(row, weights=in_r,
-                                                                     minlength=S * A))) * h)
+            lo_r = row_sums(indptr, lambda e0, e1: np.where(in_r[e0:e1], lo[e0:e1], 0.0))
+            hi_out = (row_sums(indptr, lambda e0, e1: np.where(in_r[e0:e1], 0.0, hi[e0:e1]))
+                      + (S + 1 - int(R.sum()) - (stored - row_sums(
+                          indptr, lambda e0, e1: in_r[e0:e1]))) * h)
             good = (safe & ((lo_r > 0) | (hi_out < 1.0 - SIMPLEX_SLACK))).reshape(S, A)
             new = W & good.any(axis=1) & ~R[:S]
             if not new.any():
@@ -79,6 +78,7 @@ def _robust_policy(kernels, boxes, costs, policy):
     U, total, start, forcing = None, 0, None, None
     for _ in range(ROBUST_MAX_ITER):
         costs_pi = costs[states, policy]
+        kernel = None  # the last kernel is freed before the next evaluation builds its own
         U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
             kernels, boxes, costs_pi, policy, start)
         total += n_iter

@@ -111,9 +111,17 @@ def _closable(n_states, row, col, lo, hi, h):
     (the rounded sums of non-negative terms only grow with the set): the
     result contains every one, and the splitting into components can start
     from it.
+
+    The removal starts from the states with no path of positive lower ends
+    to the goal, found by one search: the others are removed anyway (the
+    last state of such a path has a lower end on the goal, each state before
+    it one on a removed state), and the removal, monotone in the set, reaches
+    the same largest set from any start that contains it.
     """
-    alive = np.ones(n_states, dtype=bool)
-    while True:
+    forced = lo > 0
+    goal = np.append(np.zeros(n_states, dtype=bool), True)
+    alive = ~_reaching(row[forced], col[forced], goal)[:n_states]
+    while alive.any():
         inside = np.append(alive, False)[col]
         leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
         room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
@@ -122,6 +130,7 @@ def _closable(n_states, row, col, lo, hi, h):
         if np.array_equal(keep, alive):
             return alive
         alive = keep
+    return alive
 
 
 def _infinite_states(boxes, policy, costs_pi, graph=None):
@@ -254,6 +263,7 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     S = boxes.n_states
     graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     infinite = _infinite_states(boxes, policy, costs_pi, graph)
+    graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
                                                    start)

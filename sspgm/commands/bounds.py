@@ -11,7 +11,8 @@ eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
 ``tabular`` in the paper's notation.
 """
 
-from sspgm.cli import COMMANDS
+from sspgm.cli import COMMANDS, option_strings
+from sspgm.plain_text import plain
 
 
 def register(subparsers):
@@ -19,7 +20,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "bounds",
         help=COMMANDS["bounds"],
-        description=__doc__.split("\n\n")[1],
+        description=plain(__doc__.split("\n\n")[1]),
     )
     p.add_argument("--eps", type=float, required=True, help="accuracy in (0, 1]")
     p.add_argument("--B", type=float, required=True,
@@ -43,9 +44,12 @@ def register(subparsers):
     p.add_argument("--W", type=float,
                    help="final doubling guess of Alg. 4 in the explicit totals "
                    "(default: first power of 2 >= D)")
-    p.add_argument("--latex", action="store_true",
-                   help="print one complete LaTeX tabular in the paper's notation")
-    p.set_defaults(run=run)
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--latex", action="store_true",
+                        help="print one complete LaTeX tabular in the paper's notation")
+    output.add_argument("--json", action="store_true",
+                        help="print one JSON document (schema: docs/json.md)")
+    p.set_defaults(run=run, command_options=option_strings(p))
 
 
 def run(args):

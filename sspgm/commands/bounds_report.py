@@ -13,6 +13,9 @@ FAMILY_THETA = ("thm2", "thm2_proved", "eq5", "lemma9", "explicit4", "explicit3"
 def print_report(args):
     """Print the table of bounds for ``args`` (from ``sspgm bounds``); returns the exit status."""
     evaluated = [(key, _evaluate(key, args)) for key in _selected(args)]
+    if args.json:
+        print(_json_document(args, evaluated))
+        return 0
     header = _header(args)
     if args.latex:
         print(_latex_table(header, evaluated))
@@ -27,6 +30,29 @@ def print_report(args):
     for key, values in evaluated:
         print(_row(bounds.BOUNDS[key].title, _total(values), width))
     return 0
+
+
+PARAMETERS = ("eps", "B", "cmin", "S", "A", "Gamma", "theta", "D", "D_hat", "delta", "alpha",
+              "Delta", "W")
+"""The parameters of ``sspgm bounds``, as the JSON document names them."""
+
+
+def _json_document(args, evaluated):
+    """The ``--json`` document (:func:`sspgm._json.bounds_document`) as text."""
+    from sspgm import _json
+
+    found = [bounds.BOUNDS[key] for key, _ in evaluated]
+    keys = [key for key, _ in evaluated]
+    document = _json.bounds_document(
+        {name: getattr(args, name) for name in PARAMETERS}, evaluated,
+        titles={k: b.title for k, b in zip(keys, found)},
+        kinds={k: b.kind for k, b in zip(keys, found)},
+        terms={k: [sp.sstr(t) for t in b.terms] for k, b in zip(keys, found)},
+        totals={k: _total(values) for k, values in evaluated},
+        dominants={k: _dominant(b, values, sp.sstr)
+                   for (k, values), b in zip(evaluated, found)},
+    )
+    return _json.dumps(document)
 
 
 def _selected(args):

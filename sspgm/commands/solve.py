@@ -15,6 +15,8 @@ standard error); errors in the arguments exit with status 2.
 """
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -22,7 +24,7 @@ import time
 import warnings
 
 from sspgm import BACKENDS, load_backend
-from sspgm.cli import COMMANDS
+from sspgm.cli import COMMANDS, default_backend, option_strings
 from sspgm.commands import sampling
 from sspgm.instance_help import describe_instance_help, time_uniform_box_kinds
 
@@ -39,15 +41,17 @@ def register(subparsers):
         "[--seed SEED] [--backend {reference,fast}] [--max-iter N] [--checkpoint PATH] "
         "[--method {paper,certified}] [--kind {" + ",".join(time_uniform_box_kinds()) + "}] "
         "[--relative] [--budget N] "
-        "[--show N] [--workers N | --scheduler ADDRESS] [--chunk N] "
-        "[INSTANCE [--param value ...] | --simulator MODULE:FUNCTION --states S --actions A "
-        "[--batched] [--costs PATH]]",
+        "[--show N] [--json] [--workers N | --scheduler ADDRESS] [--chunk N] "
+        "[INSTANCE[:key=value,...] [--param value ...] [--instance-seed N] | "
+        "--simulator MODULE:FUNCTION --states S --actions A [--batched] [--costs PATH]]",
         description="Sample the instance through its generative model and run Alg. 1 "
         "(c_min > 0) or, with --theta, Alg. 3 (any costs), printing one line per round; "
         "then print the calls used, the policy and its exact error against eps. "
         "Exit status: 0 when the answer is certified and its exact error is within eps, 1 "
         "when it is not, 2 on an "
-        "error in the arguments or input, 130 when interrupted.",
+        "error in the arguments or input, 130 when interrupted. --seed is the run's seed "
+        "(its samples); the instance's own seed (garnet, random_discounted) is --instance-seed "
+        "or INSTANCE:seed=N.",
         epilog=describe_instance_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
@@ -65,10 +69,13 @@ def register(subparsers):
         "--alpha", type=float, default=1.0,
         help="constant of the allocation function, eq. 6 (default: 1.0)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the run's samples (default: 0); the instance's seed is "
+                        "--instance-seed")
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="reference",
-        help="backend running the algorithm (default: reference)",
+        "--backend", choices=BACKENDS, default=None,
+        help="backend running the algorithm (default: fast when it is built, else reference, "
+        "as `import sspgm`)",
     )
     parser.add_argument(
         "--max-iter", type=int, default=None, metavar="N",
@@ -100,8 +107,24 @@ def register(subparsers):
         "--budget", type=int, default=None, metavar="N",
         help="--method certified: cap on the calls to the generative model",
     )
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print one JSON document on standard output instead of the text report "
+        "(schema: docs/json.md)",
+    )
     sampling.add_arguments(parser)
-    parser.set_defaults(run=run, accepts_extra=True)
+    parser.set_defaults(run=run, accepts_extra=True, command_options=option_strings(parser))
+
+
+def format_seconds(seconds):
+    """A duration for a round line: milliseconds below 0.1 s, so that short rounds show.
+
+    Examples
+    --------
+    >>> format_seconds(0.0031), format_seconds(2.5)
+    ('3.1 ms', '2.50 s')
+    """
+    return f"{seconds * 1000:.1f} ms" if seconds < 0.1 else f"{seconds:.2f} s"
 
 
 def _print_round(round_):
@@ -111,39 +134,87 @@ def _print_round(round_):
         f"  {label:6s} {name} = {round_.scale:<6g} samples/pair >= {round_.target:<10d} "
         f"Gamma_hat = {round_.Gamma_hat:<3d} EVI sweeps = {round_.evi_n_iter:<6d} "
         f"max v = {round_.v_tilde_max:<10.6g} calls = {round_.n_calls:<12d} "
-        f"{round_.seconds:.2f} s",
+        f"{format_seconds(round_.seconds)}",
         flush=True,
     )
 
 
-def _print_certified_round(round_):
-    print(
-        f"  round: calls = {round_.n_calls:<12d} gap = {round_.gap:<10.6g} "
-        f"max lower = {round_.max_lower:<10.6g} max upper = {round_.max_upper:<10.6g} "
-        f"{round_.seconds:.2f} s",
-        flush=True,
-    )
+class _CertifiedRounds:
+    """The callback printing the rounds of ``solve_certified``, each with its wall time.
+
+    The time of a round runs from the previous line (or the start of the run)
+    to this one, so it covers the round's sampling as well as its certificate.
+    """
+
+    def __init__(self):
+        self.last = time.perf_counter()
+        self.printed = 0
+
+    def __call__(self, round_):
+        now = time.perf_counter()
+        print(
+            f"  round: calls = {round_.n_calls:<12d} gap = {round_.gap:<10.6g} "
+            f"max lower = {round_.max_lower:<10.6g} max upper = {round_.max_upper:<10.6g} "
+            f"{format_seconds(now - self.last)}",
+            flush=True,
+        )
+        self.last = now
+        self.printed += 1
 
 
-def _certificate(res):
-    """Print the result's certificate; returns whether it proves the accuracy asked for.
+class _PaperRounds:
+    """The callback printing the rounds of Alg. 1, Alg. 3 and Alg. 4, counting them."""
+
+    def __init__(self):
+        self.printed = 0
+
+    def __call__(self, round_):
+        _print_round(round_)
+        self.printed += 1
+
+
+def certificate_verdict(res):
+    """Whether the result's certificate proves the accuracy asked for, and why (not), as text.
 
     The target is ``eps``, or ``eps / 2`` for Alg. 3 (the perturbed costs'
-    certificate), relative for a certified run with ``relative`` (whose
-    certificate with ``theta`` bounds ``V*_theta``).
+    certificate), relative for a certified run with ``relative``. The text
+    gives the gap itself: ``certified: gap 0.051 <= 0.1``, ``NOT certified:
+    gap 6,576.7 > 1``, or what else failed when the gap is small enough.
+
+    Returns
+    -------
+    certified : bool
+    text : str
     """
     cert = res.certificate
     relative = getattr(res, "relative", False)
     alg3 = getattr(res, "algorithm", None) == "alg3"
     target = res.eps / 2 if alg3 else res.eps
-    certified = res.certified
-    verdict = "certified" if certified else "NOT certified"
     what = "relative gap" if relative else "gap"
+    value = cert.relative_gap if relative else cert.gap
+    if res.certified:
+        return True, f"certified: {what} {value:,.6g} <= {target:g}"
+    if not value <= target:
+        return False, f"NOT certified: {what} {value:,.6g} > {target:g}"
+    if not cert.proper:
+        why = "the policy is not shown proper"
+    elif alg3:
+        why = "the bound on D from the boxes exceeds D_hat"
+    else:
+        why = "the run stopped before proving it"
+    return False, f"NOT certified: {what} {value:,.6g} <= {target:g}, but {why}"
+
+
+def _certificate(res):
+    """Print the result's certificate; returns whether it proves the accuracy asked for."""
+    cert = res.certificate
+    alg3 = getattr(res, "algorithm", None) == "alg3"
+    certified, verdict = certificate_verdict(res)
     print(f"certificate ({cert.kind} boxes, delta = {cert.delta:g}, from the run's own samples; "
           f"lower <= {'V*' if res.theta is None or alg3 else 'V*_theta'}, upper >= V^pi): "
           f"max lower = {cert.lower.max():.6g}, max upper = {cert.upper.max():.6g}, "
           f"gap = {cert.gap:.6g}, relative gap = {cert.relative_gap:.6g} "
-          f"({verdict}: {what} <= {target:g})")
+          f"({verdict})")
     return certified
 
 
@@ -160,46 +231,71 @@ def _print_policy(ssp, policy, show):
         print(f"  ... {ssp.n_states - shown} more states")
 
 
-def _exact_error(backend, ssp, res):
-    """Print the policy's exact error against eps; returns whether it is within eps.
+def exact_error(backend, ssp, res):
+    """The policy's exact error against eps, as a dict (printed by :func:`_exact_error`).
 
-    The error is relative, ``max_s (V^pi(s) - V(s)) / V(s)`` (``inf`` where
-    only ``V(s)`` is 0), for a certified run with ``relative``. Returns None
-    when the error cannot be computed (``V*_theta`` too large to enumerate):
-    the answer is then neither confirmed nor refuted.
+    The error is ``max_s |V^pi(s) - V*(s)|`` for Alg. 1, the one-sided
+    ``max_s (V^pi(s) - V*_theta(s))`` with ``theta``, and relative,
+    ``max_s (V^pi(s) - V(s)) / V(s)`` (``inf`` where only ``V(s)`` is 0), for a
+    certified run with ``relative``.
+
+    Returns
+    -------
+    dict
+        ``error`` (float, or None when ``V*_theta`` is too large to
+        enumerate), ``measure`` (its formula), ``within_eps`` (bool, or None
+        when not computed) and ``note`` (why it was not computed, or None).
     """
     import numpy as np
 
     from reference.errors import TooLargeError
 
     v_pi = np.asarray(backend.policy_values(ssp, res.policy))
+    star = "V*" if res.theta is None else "V*_theta"
     if res.theta is None:
         best = np.asarray(backend.optimal_values(ssp).values)
         error = float(np.max(np.abs(v_pi - best)))
-        what = "max_s |V^pi(s) - V*(s)|"
+        measure = "max_s |V^pi(s) - V*(s)|"
     else:
         try:
             best = np.asarray(backend.restricted_optimal_values(ssp, res.theta).values)
         except TooLargeError as exc:
-            print(f"exact error: not computed (V*_theta needs enumeration: {exc})")
-            return None
+            return {"error": None, "measure": None, "within_eps": None,
+                    "note": f"V*_theta needs enumeration: {exc}"}
         error = float(np.max(v_pi - best))
-        what = "max_s (V^pi(s) - V*_theta(s)), one-sided (Thm. 2)"
+        measure = "max_s (V^pi(s) - V*_theta(s)), one-sided (Thm. 2)"
     if getattr(res, "relative", False):
         excess = v_pi - best
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(excess <= 0, 0.0, np.where(best > 0, excess / best, np.inf))
         error = float(ratio.max())
-        star = "V*" if res.theta is None else "V*_theta"
-        what = f"max_s (V^pi(s) - {star}(s)) / {star}(s), relative"
-    within = error <= res.eps
-    verdict = "within eps" if within else "ABOVE eps"
-    print(f"exact error: {what} = {error:.6g} ({verdict} = {res.eps:g})")
-    return within
+        measure = f"max_s (V^pi(s) - {star}(s)) / {star}(s), relative"
+    return {"error": error, "measure": measure, "within_eps": error <= res.eps, "note": None}
 
 
-def answer_checks(backend, ssp, res):
+def _exact_error(exact, eps):
+    """Print the exact error of :func:`exact_error`; returns whether it is within eps."""
+    if exact["error"] is None:
+        print(f"exact error: not computed ({exact['note']})")
+        return None
+    verdict = "within eps" if exact["within_eps"] else "ABOVE eps"
+    print(f"exact error: {exact['measure']} = {exact['error']:.6g} ({verdict} = {eps:g})")
+    return exact["within_eps"]
+
+
+def answer_checks(backend, ssp, res, exact=None):
     """The checks of a run's answer, printed as they are computed.
+
+    Parameters
+    ----------
+    backend : module
+        The backend computing the exact values.
+    ssp : SSP
+        The instance solved.
+    res : SolveResult or CertifiedResult
+        The run's result.
+    exact : dict, optional
+        :func:`exact_error` of the result, when already computed.
 
     Returns
     -------
@@ -208,8 +304,9 @@ def answer_checks(backend, ssp, res):
         decided). ``sspgm solve`` exits with :data:`EXIT_FAILED_CHECK` when
         any check is False.
     """
+    exact = exact_error(backend, ssp, res) if exact is None else exact
     return {"certified": _certificate(res),
-            "exact error within eps": _exact_error(backend, ssp, res)}
+            "exact error within eps": _exact_error(exact, res.eps)}
 
 
 def check_checkpoint_path(path):
@@ -250,25 +347,40 @@ def check_checkpoint_path(path):
 
 
 def _solve(backend, args, model, costs):
-    """Run the algorithm ``args`` asks for on ``model``; returns its result and seconds."""
+    """Run the algorithm ``args`` asks for on ``model``; returns its result and a run record.
+
+    The record holds ``seconds`` (wall time), ``resumed`` (whether the run
+    started from an existing ``--checkpoint``) and ``rounds_resumed`` (the
+    rounds recorded before this process, which are not printed again).
+    """
     from reference.errors import NotCertifiedWarning
 
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
+    resumed = args.checkpoint is not None and os.path.exists(args.checkpoint)
+    if resumed:
+        print(f"checkpoint {args.checkpoint} exists: resuming its run")
     start = time.perf_counter()
     with warnings.catch_warnings(), sampling.worker_tracebacks():
         warnings.simplefilter("ignore", NotCertifiedWarning)
         if args.method == "certified":
+            callback = _CertifiedRounds()
             res = backend.solve_certified(
                 model, costs, args.eps, args.delta, kind=args.kind, relative=args.relative,
                 theta=args.theta, budget=args.budget, seed=args.seed,
-                checkpoint=args.checkpoint, callback=_print_certified_round,
+                checkpoint=args.checkpoint, callback=callback,
             )
         else:
+            callback = _PaperRounds()
             res = backend.solve(
                 model, costs, args.eps, args.delta, theta=args.theta, alpha=args.alpha,
-                seed=args.seed, callback=_print_round, checkpoint=args.checkpoint, **options,
+                seed=args.seed, callback=callback, checkpoint=args.checkpoint, **options,
             )
-    return res, time.perf_counter() - start
+    record = {"seconds": time.perf_counter() - start, "resumed": resumed,
+              "rounds_resumed": len(res.history) - callback.printed if resumed else 0}
+    if resumed:
+        print(f"resumed from {args.checkpoint}: {record['rounds_resumed']} of the "
+              f"{len(res.history)} rounds were run before (not printed again)")
+    return res, record
 
 
 def _algorithm(args):
@@ -278,6 +390,13 @@ def _algorithm(args):
             algorithm += f" (theta = {args.theta:g})"
         return algorithm
     return "Alg. 1" if args.theta is None else f"Alg. 3 (theta = {args.theta:g})"
+
+
+def _print_header(args):
+    """The line naming the method and its parameters (``alpha`` only where it is used)."""
+    alpha = "" if args.method == "certified" else f"alpha = {args.alpha:g}, "
+    print(f"{_algorithm(args)}: eps = {args.eps:g}, delta = {args.delta:g}, {alpha}"
+          f"seed = {args.seed}, backend = {args.backend}")
 
 
 def _print_run(args, res, seconds):
@@ -302,49 +421,76 @@ def _run_simulator(args, backend):
     with sampling.sampling_model(args) as (model, where):
         print(f"simulator: {args.simulator}  S = {model.n_states}, A = {model.n_actions}; "
               f"sampling in {where}")
-        print(f"{_algorithm(args)}: eps = {args.eps:g}, delta = {args.delta:g}, "
-              f"alpha = {args.alpha:g}, seed = {args.seed}, backend = {args.backend}")
-        res, seconds = _solve(backend, args, model, sampling.simulator_problem(args)[3])
-    _print_run(args, res, seconds)
+        _print_header(args)
+        res, record = _solve(backend, args, model, sampling.simulator_problem(args)[3])
+    _print_run(args, res, record["seconds"])
     policy = np.asarray(res.policy)
     shown = min(max(args.show, 0), policy.size)
     print("policy: " + " ".join(f"{s}:{int(policy[s])}" for s in range(shown)))
     if shown < policy.size:
         print(f"  ... {policy.size - shown} more states")
-    if not _certificate(res):
-        print("sspgm solve: the answer fails: certified", file=sys.stderr)
+    checks = {"certified": _certificate(res)}
+    facts = {"simulator": {"target": args.simulator, "S": model.n_states,
+                           "A": model.n_actions}, "res": res, "exact": None,
+             "checks": checks, "verdict": certificate_verdict(res)[1], **record}
+    return _failed(checks), facts
+
+
+def _failed(checks):
+    """The exit status of a run whose checks are ``checks``, the failures named on stderr."""
+    failed = [check for check, passed in checks.items() if passed is False]
+    if failed:
+        print(f"sspgm solve: the answer fails: {', '.join(failed)}", file=sys.stderr)
         return EXIT_FAILED_CHECK
     return 0
 
 
-def run(args):
-    """Run the algorithm on the chosen instance and report; returns the exit status."""
+def _run(args):
+    """Run the algorithm on the chosen instance and report; returns ``(status, facts)``.
+
+    ``facts`` holds what the JSON document of :mod:`sspgm._json` reports.
+    """
     import numpy as np
 
-    from sspgm.instances import build_instance, split_instance_args
+    from sspgm.instances import build_instance, instance_label, split_instance_args
 
     if args.simulator is None:
         name, tokens = split_instance_args(args.extra)
-        ssp, kwargs = build_instance(name, tokens)
+        ssp, kwargs = build_instance(name, tokens, args.command_options)
+    args.backend = default_backend(args.backend)
     backend = load_backend(args.backend)
     if args.checkpoint is not None:
         check_checkpoint_path(args.checkpoint)
     if args.simulator is not None:
         return _run_simulator(args, backend)
     params = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    print(f"instance: {name}({params})  S = {ssp.n_states}, A = {ssp.n_actions}, "
-          f"Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
-    print(f"{_algorithm(args)}: eps = {args.eps:g}, delta = {args.delta:g}, "
-          f"alpha = {args.alpha:g}, seed = {args.seed}, backend = {args.backend}")
+    print(f"instance: {instance_label(name, kwargs)}  S = {ssp.n_states}, "
+          f"A = {ssp.n_actions}, Gamma = {ssp.branching}, c_min = {ssp.c_min:g}")
+    _print_header(args)
     with sampling.sampling_model(args, ssp, f"{name}({params})") as (model, where):
         if model is not ssp:
             print(f"sampling: {where}")
-        res, seconds = _solve(backend, args, model, ssp.costs)
-    _print_run(args, res, seconds)
+        res, record = _solve(backend, args, model, ssp.costs)
+    _print_run(args, res, record["seconds"])
     _print_policy(ssp, np.asarray(res.policy), args.show)
-    failed = [check for check, passed in answer_checks(backend, ssp, res).items()
-              if passed is False]
-    if failed:
-        print(f"sspgm solve: the answer fails: {', '.join(failed)}", file=sys.stderr)
-        return EXIT_FAILED_CHECK
-    return 0
+    exact = exact_error(backend, ssp, res)
+    checks = answer_checks(backend, ssp, res, exact)
+    facts = {"instance": (name, kwargs, ssp), "res": res, "exact": exact, "checks": checks,
+             "verdict": certificate_verdict(res)[1], **record}
+    return _failed(checks), facts
+
+
+def run(args):
+    """Run ``sspgm solve``; returns the exit status.
+
+    With ``--json`` the text report is not printed, and one JSON document
+    (:func:`sspgm._json.solve_document`) is printed instead.
+    """
+    if not args.json:
+        return _run(args)[0]
+    from sspgm import _json
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        status, facts = _run(args)
+    print(_json.dumps(_json.solve_document(args, facts, status)))
+    return status

@@ -6,21 +6,33 @@ rows file (one row per run, appended as runs complete; a sweep restarted on
 the same directory runs only what is missing), summary.txt (one line per
 configuration: the failure rate with its Clopper-Pearson interval against
 delta, calls over the explicit total, the log-log slope of calls against
-1/eps), and the plots. Without --instances it runs the standard sweeps; the
-other grid options override their values.
+1/eps and a pass/fail verdict), summary.json with --json, and the plots.
+Without --instances it runs the standard sweeps (their gymnasium instances
+are skipped, with a notice, when gymnasium is not installed); the other grid
+options override their values. The rows file is locked with flock, so
+the command needs a POSIX system (Linux, macOS).
 """
 
 import argparse
 import dataclasses
+import importlib.util
 import os
+import sys
 import time
 
 from sspgm import BACKENDS
 from sspgm.cli import import_extra
+from sspgm.instance_help import BUILDERS
+from sspgm.plain_text import plain
 from sspgm.validation.spec import STANDARD_SWEEPS
 
 ROWS_FILE = "validation.csv"
 SUMMARY_FILE = "summary.txt"
+JSON_FILE = "summary.json"
+
+GYM_INSTANCES = tuple(name for name, (module, _) in BUILDERS.items()
+                      if module == "sspgm.gym_adapter")
+"""The instances built from gymnasium's tables (the ``gym`` extra)."""
 
 
 def _values(name, sweeps=STANDARD_SWEEPS):
@@ -35,7 +47,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "validate",
         help="check the theorems on instances (sweep, summary, plots)",
-        description=__doc__.split("\n\n")[1],
+        description=plain(__doc__.split("\n\n")[1]),
     )
     p.add_argument("--instances", nargs="+", metavar="SPEC",
                    help="instance specs NAME or NAME:key=value,key=value "
@@ -62,8 +74,12 @@ def register(subparsers):
                    "under the current one)")
     p.add_argument("--csv", metavar="FILE",
                    help=f"rows file, appended to and resumed from (default OUT/{ROWS_FILE})")
+    p.add_argument("--json", action="store_true",
+                   help=f"also write the summary as JSON into OUT/{JSON_FILE} (schema in "
+                   "docs/validate.md)")
     p.add_argument("--no-plot", action="store_true",
-                   help="skip calls.png, failures.png and diameter.png")
+                   help="skip the plots (calls.png, calls_over_bound.png, failures.png, "
+                   "diameter.png)")
     p.add_argument("--jobs", type=_jobs, default=-1,
                    help="local worker processes (default -1: one per core; 1: no subprocess)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -101,8 +117,35 @@ def _default_backend():
     return "fast"
 
 
+def _gymnasium_missing():
+    """True when gymnasium cannot be found (the ``gym`` extra is not installed)."""
+    try:
+        return importlib.util.find_spec("gymnasium") is None
+    except (ImportError, ValueError):
+        return True
+
+
+def _without_gym(sweeps):
+    """``sweeps`` without their gymnasium instances, and the names left out.
+
+    A sweep left with no instance is dropped.
+    """
+    kept, skipped = [], []
+    for sweep in sweeps:
+        names = tuple(i for i in sweep.instances if i.partition(":")[0] not in GYM_INSTANCES)
+        skipped += [i for i in sweep.instances if i not in names and i not in skipped]
+        if names:
+            kept.append(dataclasses.replace(sweep, instances=names))
+    return kept, skipped
+
+
 def _sweeps(args, backends):
-    """The standard sweeps, or one sweep over ``--instances``, with the given overrides."""
+    """The standard sweeps, or one sweep over ``--instances``, with the given overrides.
+
+    Without ``--instances`` and without gymnasium, the standard sweeps' gymnasium
+    instances are left out with a one-line notice on stderr (instances named
+    with ``--instances`` are never left out: a missing extra is then an error).
+    """
     overrides = {
         "eps": args.eps,
         "deltas": args.delta,
@@ -116,7 +159,14 @@ def _sweeps(args, backends):
     if args.instances:
         base = dataclasses.replace(STANDARD_SWEEPS[0], instances=tuple(args.instances))
         return [dataclasses.replace(base, **overrides)]
-    return [dataclasses.replace(sweep, **overrides) for sweep in STANDARD_SWEEPS]
+    sweeps = [dataclasses.replace(sweep, **overrides) for sweep in STANDARD_SWEEPS]
+    if _gymnasium_missing():
+        sweeps, skipped = _without_gym(sweeps)
+        if skipped:
+            print(f"note: gymnasium is not installed, so the standard sweep skips "
+                  f"{', '.join(skipped)} (`pip install 'sspgm[gym]'` runs them).",
+                  file=sys.stderr, flush=True)
+    return sweeps
 
 
 def _import_extras(args):
@@ -148,7 +198,10 @@ def _new_directory():
 def run(args):
     """Run the sweep, write the rows, summary and plots; returns the exit status."""
     _import_extras(args)
-    from sspgm.validation import check_runs, format_summary, run_sweep, summarize
+    from sspgm.validation import (check_runs, format_summary, posix_lock, run_sweep, summarize,
+                                  summary_json)
+
+    posix_lock()
 
     backends = " ".join(args.backend or [_default_backend()])
     runs = check_runs(_sweeps(args, backends.split()))
@@ -158,12 +211,18 @@ def run(args):
     print(f"{len(runs)} runs on {backends}; writing into {out}", flush=True)
     rows = run_sweep(runs, csv_path=csv_path, n_jobs=args.jobs, scheduler=args.scheduler,
                      progress=not args.no_progress)
-    report = format_summary(summarize(rows), rows)
+    summary = summarize(rows)
+    report = format_summary(summary, rows)
     summary_path = os.path.join(out, SUMMARY_FILE)
     with open(summary_path, "w") as handle:
         handle.write(f"{report}\n\n{len(rows)} runs on {backends}.\n")
     print(report)
     print(f"\n{len(rows)} runs; rows in {csv_path}; summary in {summary_path}")
+    if args.json:
+        json_path = os.path.join(out, JSON_FILE)
+        with open(json_path, "w") as handle:
+            handle.write(summary_json(summary, rows) + "\n")
+        print(f"JSON summary in {json_path}")
     if not args.no_plot:
         from sspgm.plots import plot_all
 

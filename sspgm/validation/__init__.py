@@ -10,7 +10,9 @@ exactly, and records one row per run. The harness is split by responsibility:
   append-only rows file :class:`RowLog`;
 * :mod:`~sspgm.validation.runner` -- :func:`run_one` and :func:`run_sweep`;
 * :mod:`~sspgm.validation.statistics` -- :func:`summarize` and its estimators;
-* :mod:`~sspgm.validation.report` -- :func:`format_summary`.
+* :mod:`~sspgm.validation.theorem` -- the theorems' totals for a configuration;
+* :mod:`~sspgm.validation.report` -- :func:`format_summary`, the text summary;
+* :mod:`~sspgm.validation.export` -- :func:`summary_json`, the JSON summary.
 
 The names below are imported from those modules on first use, so that
 ``import sspgm.validation.spec`` (for the command line's help) stays light.
@@ -21,11 +23,13 @@ import importlib
 _EXPORTS = {
     "spec": ("RunSpec", "Sweep", "STANDARD_SWEEPS", "parse_instance", "as_runs", "check_runs"),
     "rows": ("Row", "COLUMNS", "KEY_COLUMNS", "CONFIG_COLUMNS", "TIMING_COLUMNS", "RowLog",
-             "read_rows"),
+             "read_rows", "posix_lock"),
     "runner": ("run_one", "run_sweep"),
-    "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "failure_interval",
-                   "loglog_slope", "above_bound", "summarize"),
-    "report": ("SUMMARY_LEGEND", "format_summary"),
+    "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
+                   "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"),
+    "report": ("SUMMARY_LEGEND", "WIDTH", "format_summary"),
+    "export": ("SCHEMA", "summary_json", "summary_record"),
+    "theorem": ("theorem_total", "diameter_total", "theorem_slope", "fails_theorem"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -2,20 +2,40 @@
 
 import textwrap
 
-from .statistics import above_bound
+from .statistics import above_bound, runs_to_test
 
-__all__ = ["SUMMARY_LEGEND", "format_summary"]
+__all__ = ["SUMMARY_LEGEND", "WIDTH", "format_summary"]
 
 SUMMARY_LEGEND = (
-    "runs: runs that returned a policy; raised: runs that raised (listed below, left out of the "
-    "statistics). unc: runs whose certificate, on their own samples, does not prove "
-    "eps-optimality. rate: failures / runs, Clopper-Pearson interval (the guarantee: <= delta). "
-    "err/eps: the largest error in units of eps (a failure above 1). calls/bound: calls over the "
-    "run's explicit total, mean (max); >1: runs above it (listed below). slope: of log(calls) "
-    "against log(1/eps) over all runs; @Dmax: over the runs that stopped at the largest Delta; "
-    "bound: the explicit totals' slope; max: Thm. 1 (2) or Thm. 2 (3), logarithms dropped."
+    "One block per instance and algorithm, one line per delta. check: pass, or FAIL and the "
+    "codes of the failed checks: r (rate: the failure rate's interval lies above delta), t "
+    "(total: a run used more calls than its explicit total), s (slope: the slope's interval "
+    "lies above thm by more than 0.05). runs: runs that returned a policy; raised: runs that "
+    "raised (listed below, left out of the statistics); fail: runs that fail the theorem (the "
+    "policy misses the guarantee, or the calls exceed the theorem's total, >thm); unc: runs "
+    "whose certificate, on their own samples, does not prove eps-optimality; err/eps: the "
+    "largest error in units of eps (a failure above 1). CP 95%: the Clopper-Pearson interval of"
+    " the failure rate fail / runs (the guarantee: rate <= delta); *: the interval reaches "
+    "above delta, too wide to test it (a record without failure tests delta from {need} runs "
+    "on). N/total: the largest calls over the run's explicit total (at its own final guesses); "
+    ">1: runs above it (listed below); >thm: runs above the theorem's total (Thm. 1 or 2 at the"
+    " instance's B* and D), counted in fail. slope: of log(calls) against log(1/eps) over all "
+    "runs, with its interval; @Dmax: over the runs that stopped at the largest guess Delta; "
+    "thm: the slope of the theorem's total on the same accuracies (the limit, 2 for Thm. 1 and "
+    "3 for Thm. 2, with this grid's logarithms). Thm. 1 bounds the calls from above: a steep "
+    "slope with a flat @Dmax comes from runs that stopped at smaller guesses at the larger "
+    "accuracies."
 )
 """Printed under :func:`format_summary`'s table."""
+
+WIDTH = 100
+"""The most characters a line of :func:`format_summary`'s table takes."""
+
+_COLUMNS = (
+    ("delta", 5), ("check", 8), ("runs", 4), ("raised", 6), ("fail", 4), ("unc", 3),
+    ("err/eps", 7), ("CP 95%", 12), ("N/total", 7), (">1", 2), (">thm", 4),
+    ("slope [95%]", 16), ("@Dmax", 5), ("thm", 4),
+)
 
 
 def _interval(interval):
@@ -28,25 +48,37 @@ def _run(row):
             f"delta={row.delta:g} seed={row.seed}")
 
 
-def _table(summary):
-    width = max([len("instance")] + [len(s.instance) for s in summary])
-    header = (
-        f"{'instance':<{width}} {'backend':<9} {'theta':>5} {'delta':>5} {'runs':>4} "
-        f"{'raised':>6} {'fail':>4} {'unc':>4} {'rate [CP 95%]':>20} {'err/eps':>8} "
-        f"{'calls/bound':>16} {'>1':>3} {'slope [95%]':>22} {'@Dmax [95%]':>22} "
-        f"{'bound':>5} {'max':>3}"
+def _heading(s):
+    algorithm = ("Alg. 1, Thm. 1: slope limit 2" if s.theta is None
+                 else f"Alg. 3, theta = {s.theta:g}, Thm. 2: slope limit 3")
+    return f"{s.instance} ({algorithm}; {s.backend}, alpha = {s.alpha:g})"
+
+
+def _cells(s):
+    wide = "*" if s.failure.high > s.delta else " "
+    return (
+        f"{s.delta:g}", s.verdict, s.runs, s.errors, s.failures, s.uncertified,
+        f"{s.error_over_eps_max:.2g}", f"[{s.failure.low:.2f},{s.failure.high:.2f}]{wide}",
+        f"{s.calls_over_bound_max:.3f}", s.above_bound, s.above_theorem, _interval(s.slope),
+        f"{s.settled_slope.value:.2f}", f"{s.theorem_slope:.2f}",
     )
+
+
+def _line(cells):
+    return " ".join(f"{cell:<{width}}" if name == "check" else f"{cell:>{width}}"
+                    for (name, width), cell in zip(_COLUMNS, cells)).rstrip()
+
+
+def _table(summary):
+    header = _line([name for name, _ in _COLUMNS])
     lines = [header, "-" * len(header)]
+    block = None
     for s in summary:
-        theta = "-" if s.theta is None else f"{s.theta:g}"
-        ratio = f"{s.calls_over_bound_mean:.3f} (max {s.calls_over_bound_max:.3f})"
-        lines.append(
-            f"{s.instance:<{width}} {s.backend:<9} {theta:>5} {s.delta:>5g} {s.runs:>4} "
-            f"{s.errors:>6} {s.failures:>4} {s.uncertified:>4} {_interval(s.failure):>20} "
-            f"{s.error_over_eps_max:>8.2g} {ratio:>16} {s.above_bound:>3} "
-            f"{_interval(s.slope):>22} {_interval(s.settled_slope):>22} "
-            f"{s.bound_slope:>5.2f} {s.slope_limit:>3g}"
-        )
+        key = (s.instance, s.theta, s.backend, s.alpha)
+        if key != block:
+            block = key
+            lines.append(_heading(s))
+        lines.append(_line(_cells(s)))
     return lines
 
 
@@ -64,10 +96,28 @@ def format_summary(summary, rows):
     Returns
     -------
     str
-        A fixed-width table (one line per configuration), its legend, the runs
-        whose calls exceed their explicit total, and the runs that raised.
+        A table at most :data:`WIDTH` characters wide (a heading per instance
+        and algorithm, one line per configuration, with its verdict), its
+        legend, the runs whose calls exceed their explicit total, and the runs
+        that raised.
+
+    See Also
+    --------
+    sspgm.validation.summarize : the summary.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> from sspgm.validation import summarize
+    >>> "tradeoff" in format_summary(summarize(rows), rows)
+    True
     """
-    lines = _table(summary) + [""] + textwrap.wrap(SUMMARY_LEGEND, 100) + [""]
+    deltas = sorted({s.delta for s in summary})
+    need = ", ".join(f"{runs_to_test(d)} (delta = {d:g})" for d in deltas) or "-"
+    legend = textwrap.wrap(SUMMARY_LEGEND.format(need=need), WIDTH)
+    lines = _table(summary) + [""] + legend + [""]
     over = above_bound(rows)
     if over:
         lines.append(f"{len(over)} run(s) above their explicit total:")

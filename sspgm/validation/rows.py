@@ -18,7 +18,7 @@ import typing
 from reference.errors import ParameterError
 
 __all__ = ["Row", "COLUMNS", "KEY_COLUMNS", "CONFIG_COLUMNS", "TIMING_COLUMNS", "RowLog",
-           "read_rows"]
+           "read_rows", "posix_lock"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,6 +240,23 @@ def read_rows(path):
     ParameterError
         If the file's columns are not :data:`COLUMNS`, a complete line is
         not a row, or it is not a regular file (a FIFO is refused at once).
+
+    See Also
+    --------
+    RowLog : the file the rows are appended to.
+    sspgm.validation.run_sweep : writes it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "validation.csv")
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2,), seeds=(0, 1)), path,
+    ...                  n_jobs=1, progress=False)
+    >>> read_rows(path) == rows
+    True
+    >>> tmp.cleanup()
     """
     if not os.path.exists(path):
         return []
@@ -267,6 +284,38 @@ def _open_regular(path, flags, mode):
     return os.fdopen(fd, mode)
 
 
+def posix_lock():
+    """The :mod:`fcntl` module that locks rows files, or an ImportError saying why it is needed.
+
+    The lock is ``flock``, which POSIX systems (Linux, macOS) have and Windows
+    lacks.
+
+    Returns
+    -------
+    module
+        :mod:`fcntl`.
+
+    Raises
+    ------
+    ImportError
+        On a system without :mod:`fcntl`, naming the requirement.
+
+    Examples
+    --------
+    >>> posix_lock().__name__
+    'fcntl'
+    """
+    try:
+        import fcntl
+    except ImportError:
+        raise ImportError(
+            "sweep rows files are locked with fcntl.flock, so `sspgm validate` and "
+            "`run_sweep(csv_path=...)` need a POSIX system (Linux, macOS; on Windows, WSL); "
+            "`run_sweep` without `csv_path` needs no lock."
+        ) from None
+    return fcntl
+
+
 class RowLog:
     """An append-only CSV file of :class:`Row` records, held under an exclusive lock.
 
@@ -291,6 +340,8 @@ class RowLog:
     ParameterError
         When another process holds the file (another sweep is writing to it),
         or as :func:`read_rows`.
+    ImportError
+        On a system without ``flock`` (:func:`posix_lock`).
 
     Examples
     --------
@@ -309,8 +360,7 @@ class RowLog:
         self._handle = None
 
     def __enter__(self):
-        import fcntl
-
+        fcntl = posix_lock()
         handle = _open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "a+b")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -142,6 +142,10 @@ def run_one(spec, progress=False):
         Whatever ``solve`` or the evaluation raises (:func:`run_sweep`
         records it in the row instead).
 
+    See Also
+    --------
+    run_sweep : runs many, in parallel, recording each row.
+
     Notes
     -----
     ``calls`` counts every call of the run; ``calls_diameter`` those made by
@@ -156,6 +160,13 @@ def run_one(spec, progress=False):
     ``uncertified`` is True when the result's certificate, computed on the
     run's own samples, does not prove the policy eps-optimal (at ``eps / 2``
     on the perturbed costs for Alg. 3, as ``solve`` tests it).
+
+    Examples
+    --------
+    >>> from sspgm.validation import RunSpec
+    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
+    >>> row.success, row.calls <= row.bound, row.error <= row.eps
+    (True, True, True)
     """
     ssp, target, D, B_star = _truth(spec.instance, spec.backend, spec.theta)
     backend = load_backend(spec.backend)
@@ -366,6 +377,19 @@ def run_sweep(runs, csv_path=None, n_jobs=-1, scheduler=None, progress=True):
     ParameterError
         Before any run, on ``n_jobs`` out of range, listing every invalid
         configuration; or when another sweep is writing to ``csv_path``.
+
+    See Also
+    --------
+    run_one : one run.
+    sspgm.validation.summarize : the statistics of the rows.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep
+    >>> rows = run_sweep(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1)),
+    ...                  n_jobs=1, progress=False)
+    >>> len(rows), all(row.success for row in rows)
+    (4, True)
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or (n_jobs != -1 and n_jobs < 1):
         raise ParameterError(f"`n_jobs` must be -1 (one per core) or an integer >= 1; got "

@@ -104,13 +104,13 @@ STANDARD_SWEEPS = (
             "taxi",
         ),
         eps=(0.2, 0.1, 0.05, 0.025),
-        seeds=tuple(range(10)),
+        seeds=tuple(range(20)),
         deltas=(0.05, 0.1, 0.2),
     ),
     Sweep(
         instances=("theta_example", "tradeoff", "chain:n=3"),
         eps=(0.2, 0.1, 0.05, 0.025),
-        seeds=tuple(range(10)),
+        seeds=tuple(range(20)),
         deltas=(0.05, 0.1, 0.2),
         thetas=(3.0,),
     ),
@@ -120,10 +120,12 @@ the one-state trade-off, the 3x4 grid world, a 10-state garnet, and
 gymnasium's CliffWalking, FrozenLake (4x4, slippery) and Taxi; Alg. 3
 (``theta = 3``) on the ``theta`` example of docs/semantics.md ("Guarantees")
 (the free action takes 20 steps, outside ``Pi_3``), the trade-off (its slow
-action, 2 steps, inside) and a 3-state chain. Each configuration has 4
-accuracies x 10 seeds x 3 confidence levels, so that 40 runs without failure
-put the Clopper-Pearson upper end below ``delta = 0.1``. The backend is set
-by the caller (``sspgm validate`` uses ``fast`` when it is built)."""
+action, 2 steps, inside) and a 3-state chain. Each configuration (instance,
+algorithm, confidence level) has 4 accuracies x 20 seeds = 80 runs, so that
+80 runs without failure put the Clopper-Pearson upper end (0.045) below every
+``delta`` of the grid, the smallest 0.05 included (72 runs are needed there,
+:func:`~sspgm.validation.statistics.runs_to_test`). The backend is set by the
+caller (``sspgm validate`` uses ``fast`` when it is built)."""
 
 
 def _error(text):
@@ -140,9 +142,10 @@ def _error(text):
 def parse_instance(spec):
     """Split an instance spec ``"name:key=value,..."`` into the name and its parameter tokens.
 
-    The tokens are the ``--key value`` pairs :func:`sspgm.instances.build_instance`
-    parses (values typed after the builder's defaults), so a spec names the
-    same instance as ``sspgm solve name --key value``.
+    The spec language of every command, :func:`sspgm.instance_spec.parse_spec`:
+    the tokens are the ``--key value`` pairs :func:`sspgm.instances.build_instance`
+    parses (values typed after the builder's defaults; ``seed=N`` is the
+    instance's seed), so a spec names the same instance as ``sspgm solve SPEC``.
 
     Parameters
     ----------
@@ -158,18 +161,9 @@ def parse_instance(spec):
     >>> parse_instance("garnet:n_states=6,n_actions=2")
     ('garnet', ['--n_states', '6', '--n_actions', '2'])
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise _error(f"`instance` must be a non-empty string; got {spec!r}.")
-    name, _, rest = spec.partition(":")
-    tokens = []
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise _error(
-                f"`instance` parameters must read key=value; got {item!r} in {spec!r}."
-            )
-        tokens += ["--" + key.strip(), value.strip()]
-    return name.strip(), tokens
+    from sspgm.instance_spec import parse_spec
+
+    return parse_spec(spec)
 
 
 def as_runs(runs):
@@ -182,6 +176,18 @@ def as_runs(runs):
     Returns
     -------
     list of RunSpec
+
+    See Also
+    --------
+    check_runs : checks the runs before a sweep starts.
+
+    Examples
+    --------
+    Two accuracies times three seeds:
+
+    >>> runs = as_runs(Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1, 2)))
+    >>> len(runs), runs[0]
+    (6, RunSpec(instance='tradeoff', eps=0.2, delta=0.1, seed=0, backend='reference', theta=None, alpha=1.0))
     """
     if isinstance(runs, Sweep):
         return runs.runs()
@@ -255,6 +261,22 @@ def check_runs(runs):
         Listing every invalid configuration (instance, parameter and why),
         when any run is invalid; or when there is no run at all (a grid with
         an empty list of values).
+
+    See Also
+    --------
+    as_runs : the flattening.
+    sspgm.validation.run_sweep : which checks its runs this way first.
+
+    Examples
+    --------
+    Alg. 1 needs ``c_min > 0``, which ``zero_cost_loop`` does not have:
+
+    >>> len(check_runs(Sweep(instances=("tradeoff",), eps=(0.2,), seeds=(0, 1))))
+    2
+    >>> check_runs(Sweep(instances=("zero_cost_loop",), eps=(0.2,), seeds=(0,)))
+    Traceback (most recent call last):
+    ...
+    reference.errors.ParameterError: ...zero_cost_loop...
     """
     from sspgm import BACKENDS, load_backend
     from sspgm.instances import build_instance

@@ -4,7 +4,8 @@ r"""Statistics of a sweep: failure rates against ``delta``, calls against the ex
 per configuration: the failure rate with its exact (Clopper-Pearson)
 interval, the calls over the explicit total, and the slope of
 ``log(calls)`` against ``log(1/eps)`` with its t-interval (Thm. 1 predicts at
-most 2, Thm. 2 at most 3, up to logarithmic factors).
+most 2, Thm. 2 at most 3, up to logarithmic factors), and a verdict: the
+checks of :data:`CHECKS` that the configuration fails.
 """
 
 import dataclasses
@@ -17,12 +18,26 @@ from scipy import stats
 from reference.errors import ParameterError
 
 from .rows import CONFIG_COLUMNS
+from .theorem import fails_theorem, theorem_slope, theorem_total
 
-__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "failure_interval", "loglog_slope",
-           "above_bound", "summarize"]
+__all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
+           "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"]
 
 SLOPE_LIMITS = {False: 2.0, True: 3.0}
 """Largest exponent of ``1/eps`` the theorems allow: Thm. 1 (``theta`` unset) and Thm. 2."""
+
+SLOPE_TOLERANCE = 0.05
+"""How far above the theorem's slope a slope's interval may lie before check ``s`` fails:
+slopes are printed to two decimals, and the calls are integers."""
+
+CHECKS = {
+    "r": "rate: the failure rate's interval lies above delta (its lower end > delta)",
+    "t": "total: a run used more calls than its explicit total",
+    "s": f"slope: the slope's interval lies above the theorem's (its lower end > "
+         f"{SLOPE_TOLERANCE:g} + the larger of the limit and the slope of the theorem's total on "
+         f"the same accuracies)",
+}
+"""The checks of a configuration's verdict: code -> the rule that fails it."""
 
 
 class Interval(typing.NamedTuple):
@@ -79,6 +94,55 @@ def failure_interval(failures, n, level=0.95):
     return Interval(failures / n, float(ci.low), float(ci.high))
 
 
+_MOST_RUNS = 1e9
+"""The most runs :func:`runs_to_test` answers with."""
+
+
+def runs_to_test(delta, level=0.95):
+    r"""The fewest runs whose interval, when none fails, lies below ``delta``.
+
+    With no failure in ``n`` runs the Clopper-Pearson upper end is
+    :math:`1 - (a/2)^{1/n}`, :math:`a = 1 - \mathrm{level}`; it is at most
+    ``delta`` from :math:`n = \lceil \log(a/2) / \log(1 - \delta) \rceil` on.
+    With fewer runs, even a clean record cannot show ``rate <= delta``.
+
+    Parameters
+    ----------
+    delta : float in (0, 1)
+    level : float in (0, 1)
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+        When ``delta`` or ``level`` is not a real in (0, 1), or when more than
+        10^9 runs would be needed.
+
+    Examples
+    --------
+    >>> runs_to_test(0.05), runs_to_test(0.1), runs_to_test(0.2)
+    (72, 36, 17)
+    """
+    for name, value in (("delta", delta), ("level", level)):
+        if not (isinstance(value, (int, float, np.integer, np.floating))
+                and not isinstance(value, bool) and 0 < value < 1):
+            raise ParameterError(f"`{name}` must be a real in (0, 1); got {value!r}.")
+    delta, level = float(delta), float(level)
+    estimate = math.log((1 - level) / 2) / math.log1p(-delta)
+    if not estimate <= _MOST_RUNS:
+        raise ParameterError(f"`delta` = {delta!r} at `level` = {level!r} needs more than "
+                             f"{_MOST_RUNS:.0e} runs; give a larger delta or a smaller level.")
+    n = max(1, math.ceil(estimate))
+    while n > 1 and 1 - ((1 - level) / 2) ** (1 / (n - 1)) <= delta:
+        n -= 1
+    while 1 - ((1 - level) / 2) ** (1 / n) > delta:
+        n += 1
+    return n
+
+
 def loglog_slope(eps, calls, level=0.95):
     r"""Least-squares slope of ``log(calls)`` against ``log(1/eps)`` with a t-interval.
 
@@ -98,6 +162,18 @@ def loglog_slope(eps, calls, level=0.95):
     Interval
         Slope and the ends of its interval; all NaN when fewer than three runs
         or fewer than two distinct ``eps``.
+
+    See Also
+    --------
+    summarize : the slope of every configuration.
+
+    Examples
+    --------
+    Calls growing exactly as ``eps^-2`` have slope 2:
+
+    >>> slope = loglog_slope([0.2, 0.1, 0.05], [100, 400, 1600])
+    >>> round(slope.value, 6)
+    2.0
     """
     x = -np.log(np.asarray(eps, dtype=float))
     y = np.log(np.asarray(calls, dtype=float))
@@ -123,7 +199,9 @@ class ConfigSummary:
         Runs that raised (recorded with their exception, left out of every
         statistic below).
     failures : int
-        Runs whose policy missed the guarantee.
+        Runs that fail their theorem (:func:`~sspgm.validation.theorem.fails_theorem`):
+        the policy misses the guarantee, or the calls exceed the theorem's
+        total.
     uncertified : int
         Runs whose certificate does not prove eps-optimality.
     failure : Interval
@@ -137,6 +215,11 @@ class ConfigSummary:
         Calls over the explicit total.
     above_bound : int
         Runs whose calls exceed their explicit total.
+    above_theorem : int
+        Runs whose calls exceed the theorem's total
+        (:func:`~sspgm.validation.theorem.theorem_total`), which the theorem
+        allows only outside the event of Lemma 5 (probability at most
+        ``delta``).
     n_eps : int
         Distinct accuracies.
     slope : Interval
@@ -153,6 +236,17 @@ class ConfigSummary:
     slope_limit : float
         2 for Thm. 1, 3 for Thm. 2: the asymptotic exponent once logarithms
         are dropped.
+    theorem_slope : float
+        The slope of the theorem's total over the same accuracies
+        (:func:`~sspgm.validation.theorem.theorem_slope`): the limit with the
+        grid's logarithms.
+    runs_needed : int
+        Runs needed for a clean record to show ``rate <= delta``
+        (:func:`runs_to_test`); ``failure.high > delta`` means the interval is
+        too wide to test ``delta``.
+    failed : str
+        The codes of :data:`CHECKS` the configuration fails, e.g. ``"rs"``;
+        empty when it passes.
     """
 
     instance: str
@@ -170,16 +264,53 @@ class ConfigSummary:
     calls_over_bound_mean: float
     calls_over_bound_max: float
     above_bound: int
+    above_theorem: int
     n_eps: int
     slope: Interval
     bound_slope: float
     Delta_max: float
     settled_slope: Interval
     slope_limit: float
+    theorem_slope: float
+    runs_needed: int
+    failed: str
+
+    @property
+    def verdict(self):
+        """``"pass"``, or ``"FAIL "`` followed by the failed checks' codes."""
+        return "pass" if not self.failed else f"FAIL {self.failed}"
+
+
+def _failed(fields, slope_limit, theorem_slope, delta):
+    """The codes of :data:`CHECKS` that the statistics ``fields`` fail."""
+    codes = ""
+    if fields["failure"].low > delta:
+        codes += "r"
+    if fields["above_bound"] > 0:
+        codes += "t"
+    allowed = slope_limit if math.isnan(theorem_slope) else max(slope_limit, theorem_slope)
+    if fields["slope"].low > allowed + SLOPE_TOLERANCE:
+        codes += "s"
+    return codes
 
 
 def above_bound(rows):
-    """The rows whose calls exceed their explicit total (``calls_over_bound > 1``)."""
+    """The rows whose calls exceed their explicit total (``calls_over_bound > 1``).
+
+    See Also
+    --------
+    summarize : counts them per configuration.
+
+    Examples
+    --------
+    Alg. 1 never uses more calls than its explicit total:
+
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> above_bound(rows)
+    []
+    """
     return [row for row in rows if row.calls_over_bound is not None and row.calls_over_bound > 1]
 
 
@@ -189,10 +320,11 @@ def _statistics(members, delta, level):
         return dict(
             failures=0, uncertified=0, failure=_UNDEFINED, consistent=None,
             error_over_eps_max=math.nan, calls_over_bound_mean=math.nan,
-            calls_over_bound_max=math.nan, above_bound=0, n_eps=0, slope=_UNDEFINED,
-            bound_slope=math.nan, Delta_max=math.nan, settled_slope=_UNDEFINED,
+            calls_over_bound_max=math.nan, above_bound=0, above_theorem=0, n_eps=0,
+            slope=_UNDEFINED, bound_slope=math.nan, Delta_max=math.nan,
+            settled_slope=_UNDEFINED,
         )
-    failures = sum(not row.success for row in members)
+    failures = sum(fails_theorem(row) for row in members)
     failure = failure_interval(failures, len(members), level)
     ratios = [row.calls_over_bound for row in members]
     eps = [row.eps for row in members]
@@ -207,6 +339,7 @@ def _statistics(members, delta, level):
         calls_over_bound_mean=float(np.mean(ratios)),
         calls_over_bound_max=float(np.max(ratios)),
         above_bound=len(above_bound(members)),
+        above_theorem=sum(row.calls > theorem_total(row, row.eps) for row in members),
         n_eps=len(set(eps)),
         slope=loglog_slope(eps, [row.calls for row in members], level),
         bound_slope=loglog_slope(eps, [row.bound for row in members], level).value,
@@ -231,6 +364,23 @@ def summarize(rows, level=0.95):
     Returns
     -------
     list of ConfigSummary
+        The statistics of a configuration do not depend on the order of its
+        rows (they are read in the order of their ``eps`` and ``seed``), so a
+        resumed sweep, whose rows file holds them in the order they completed,
+        summarises to the same floats as an uninterrupted one.
+
+    See Also
+    --------
+    sspgm.validation.format_summary : the report of a summary.
+
+    Examples
+    --------
+    >>> from sspgm.validation import Sweep, run_sweep
+    >>> sweep = Sweep(instances=("tradeoff",), eps=(0.2, 0.1), seeds=(0, 1))
+    >>> rows = run_sweep(sweep, n_jobs=1, progress=False)
+    >>> (config,) = summarize(rows)
+    >>> config.runs, config.failures, config.n_eps
+    (4, 0, 2)
     """
     groups = {}
     for row in rows:
@@ -238,12 +388,19 @@ def summarize(rows, level=0.95):
     out = []
     for config, members in groups.items():
         fields = dict(zip(CONFIG_COLUMNS, config))
-        ran = [row for row in members if row.exception is None]
+        ran = sorted((row for row in members if row.exception is None),
+                     key=lambda row: (-row.eps, row.seed))
+        statistics = _statistics(ran, fields["delta"], level)
+        limit = SLOPE_LIMITS[fields["theta"] is not None]
+        slope = theorem_slope(ran[0], [row.eps for row in ran]) if ran else math.nan
         out.append(ConfigSummary(
             **fields,
             runs=len(ran),
             errors=len(members) - len(ran),
-            **_statistics(ran, fields["delta"], level),
-            slope_limit=SLOPE_LIMITS[fields["theta"] is not None],
+            **statistics,
+            slope_limit=limit,
+            theorem_slope=slope,
+            runs_needed=runs_to_test(fields["delta"], level),
+            failed=_failed(statistics, limit, slope, fields["delta"]),
         ))
     return out

@@ -1,0 +1,140 @@
+"""The command line's wording: unknown options, one-line errors, verdicts, round times, resumes."""
+
+import re
+
+import pytest
+
+import reference
+from sspgm.cli import main
+
+
+def _run(capsys, *argv):
+    """``(status, out, err)`` of ``sspgm argv``, argparse's own exits included."""
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _one_line_error(err, prog):
+    assert err.count("\n") == 1 and err.startswith(f"{prog}: error: ")
+    assert "usage:" not in err and len(err) < 300
+
+
+@pytest.mark.parametrize(("argv", "close"), [
+    (["solve", "--esp", "0.1"], "--eps (an option of the command)"),
+    (["solve", "--row", "4"], "--rows (a parameter of instance 'gridworld')"),
+    (["info", "chain", "--nn", "4"], "--n (a parameter of instance 'chain')"),
+])
+def test_an_unknown_option_is_named_with_its_closest_match(capsys, argv, close):
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and out == ""
+    _one_line_error(err, f"sspgm {argv[0]}")
+    unknown = next(token for token in argv if token.startswith("--"))
+    assert f"unknown option {unknown}; did you mean {close}?" in err
+    assert "unknown parameter" not in err
+
+
+def test_an_option_far_from_every_name_gets_no_guess(capsys):
+    status, _, err = _run(capsys, "solve", "--zzzzzz", "1")
+    assert status == 2 and "unknown option --zzzzzz." in err and "did you mean" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "--eps"],
+    ["solve", "--method", "nope"],
+    ["solve", "--eps", "x"],
+    ["bounds", "--B", "1"],
+    ["info", "--show"],
+    ["nope"],
+    [],
+])
+def test_argparse_errors_are_one_line_with_status_2(capsys, argv):
+    status, out, err = _run(capsys, *argv)
+    prog = "sspgm" if not argv or argv[0] == "nope" else f"sspgm {argv[0]}"
+    assert status == 2 and out == ""
+    _one_line_error(err, prog)
+    assert f"(see `{prog} --help`)" in err
+
+
+def test_unrecognized_arguments_of_a_command_suggest_its_option(capsys):
+    status, _, err = _run(capsys, "bounds", "--eps", "0.1", "--B", "1", "--cmin", "0.5",
+                          "--latx")
+    assert status == 2
+    _one_line_error(err, "sspgm bounds")
+    assert "did you mean --latex" in err
+
+
+def test_a_misspelt_required_option_is_named_with_the_missing_one(capsys):
+    status, _, err = _run(capsys, "bounds", "--esp", "0.1", "--B", "10", "--cmin", "0.5")
+    assert status == 2
+    _one_line_error(err, "sspgm bounds")
+    assert "required: --eps; --esp is not an option: did you mean --eps?" in err
+
+
+def test_a_failed_answer_prints_its_true_gap(capsys):
+    status, out, _ = _run(capsys, "solve", "--eps", "1", "--alpha", "2", "--backend", "fast")
+    ssp = reference.gridworld()
+    with pytest.warns(reference.NotCertifiedWarning):
+        res = reference.solve(ssp, ssp.costs, 1.0, 0.1, alpha=2.0, seed=0)
+    assert status == 1
+    assert f"(NOT certified: gap {res.certificate.gap:,.6g} > 1)" in out
+    assert "gap <= 1" not in out
+
+
+def test_headers_show_alpha_only_for_the_method_using_it(capsys):
+    _, paper, _ = _run(capsys, "solve", "chain", "--eps", "0.5", "--alpha", "10")
+    _, certified, _ = _run(capsys, "solve", "chain", "--eps", "0.5", "--method", "certified")
+    assert "alpha = 10" in paper.splitlines()[1]
+    assert certified.splitlines()[1].startswith("solve_certified: eps = 0.5")
+    assert "alpha" not in certified.splitlines()[1]
+
+
+def _round_times(out):
+    times = []
+    for value, unit in re.findall(r"^  round: .* (\d+\.\d+) (ms|s)$", out, flags=re.MULTILINE):
+        times.append(float(value) / (1000 if unit == "ms" else 1))
+    return times
+
+
+def test_certified_rounds_show_their_time(capsys):
+    status, out, _ = _run(capsys, "solve", "chain", "--eps", "0.3", "--method", "certified",
+                          "--backend", "fast")
+    times = _round_times(out)
+    assert status == 0 and len(times) == out.count("  round: ") > 1
+    assert all(t > 0 for t in times)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_resumed_run_says_so(capsys, tmp_path):
+    path = tmp_path / "run.ckpt"
+    ssp = reference.chain(3)
+    seen = []
+
+    def stop_after_three(round_):
+        seen.append(round_)
+        if len(seen) == 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        reference.solve_certified(ssp, ssp.costs, 0.3, 0.1, seed=0, checkpoint=path,
+                                  callback=stop_after_three)
+    status, out, _ = _run(capsys, "solve", "chain", "--n", "3", "--eps", "0.3", "--method",
+                          "certified", "--checkpoint", str(path), "--backend", "fast")
+    whole = reference.solve_certified(ssp, ssp.costs, 0.3, 0.1, seed=0)
+    assert status == 0
+    assert f"checkpoint {path} exists: resuming its run" in out
+    assert (f"resumed from {path}: 3 of the {len(whole.history)} rounds were run before"
+            in out)
+    assert out.count("  round: ") == len(whole.history) - 3
+
+
+def test_a_fresh_run_with_a_checkpoint_does_not_claim_a_resume(capsys, tmp_path):
+    status, out, _ = _run(capsys, "solve", "chain", "--eps", "0.5", "--alpha", "10",
+                          "--checkpoint", str(tmp_path / "new.ckpt"))
+    assert status == 0 and "resum" not in out
