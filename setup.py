@@ -6,12 +6,18 @@ The directives that fix each kernel's semantics (``language_level``,
 mode (``COMPILER_DIRECTIVES``): off, or on in the debug build
 (``SSPGM_DEBUG=1``). Every compiler flag is in ``EXTRA_COMPILE_ARGS``.
 
+The ``.pyx`` files are translated to C (``cythonize``) by ``build_ext`` itself,
+only once a C compiler has been seen to work, so the sdist carries the Cython
+sources and no generated C (the build requires Cython, ``pyproject.toml``).
+Cython runs on ``BUILD_JOBS`` processes and the C compiler on as many threads
+(``build_ext -j N`` sets another number).
+
 The compiled extensions are optional. Without a working C compiler the build
-goes on without them: ``reference``, ``bounds`` and the ``sspgm`` command line
-install as usual, and ``import fast`` raises an ImportError that says how to
-build it. Whether the compiler supports OpenMP is tried on a tiny program
-first; without it the kernels are built single-threaded (``fast.OPENMP`` is
-False and ``sspgm --version`` says so).
+goes on without them, quickly (nothing is translated): ``reference``,
+``bounds`` and the ``sspgm`` command line install as usual, and ``import fast``
+raises an ImportError that says how to build it. Whether the compiler supports
+OpenMP is tried on a tiny program first; without it the kernels are built
+single-threaded (``fast.OPENMP`` is False and ``sspgm --version`` says so).
 """
 
 import os
@@ -19,8 +25,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy
-from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, ExecError, PlatformError
@@ -52,11 +56,19 @@ FLOAT_FLAGS = [
 ]
 """Floating-point flags, each bit-identical to the default build (no ``-ffast-math``)."""
 
-EXTRA_COMPILE_ARGS = ["-O1" if DEBUG else "-O3", *FLOAT_FLAGS]
+EXTRA_COMPILE_ARGS = [*(["-O1"] if DEBUG else ["-O3", "-g0"]), *FLOAT_FLAGS]
 """The debug build is for its checks, not its speed: at ``-O1`` its C compiles in about
-half the time ``-O3`` takes (2.4 against 5.1 s of CPU for ``fast/_vi.c``)."""
+half the time ``-O3`` takes (2.4 against 5.1 s of CPU for ``fast/_vi.c``). The release
+build carries no debug information: ``-g0`` overrides the ``-g`` of Python's own
+compiler flags, so the wheel's extensions are stripped of it."""
 
 OPENMP_FLAGS = ["-fopenmp"]
+
+BUILD_JOBS = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+              else os.cpu_count() or 1)
+"""Processes for Cython and threads for the C compiler: the cores this process may use."""
+
+C_PROBE = "int main(void) { return 0; }\n"
 
 OPENMP_PROBE = """\
 #include <omp.h>
@@ -74,16 +86,44 @@ def _warn(message):
 
 
 class OptionalBuildExt(build_ext):
-    """``build_ext`` that probes OpenMP and skips the extensions when no compiler works."""
+    """``build_ext`` that translates and compiles the extensions when a C compiler works.
+
+    Without a working compiler it skips them (no Cython run). With one, it
+    probes OpenMP, runs Cython on ``parallel`` processes and the compiler on as
+    many threads.
+    """
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = BUILD_JOBS
 
     def build_extensions(self):
-        openmp = self._compiles_with_openmp()
+        if not self._compiles(C_PROBE, []):
+            _warn(
+                "no working C compiler: the compiled `fast` backend is not built; installing "
+                "`reference`, `bounds` and the `sspgm` command line without it. `import fast` "
+                "will say how to build it."
+            )
+            return
+        openmp = self._compiles(OPENMP_PROBE, OPENMP_FLAGS)
+        if not openmp:
+            _warn("no OpenMP with this C compiler: the `fast` kernels are built single-threaded.")
+        import numpy
+        from Cython.Build import cythonize
+
         for ext in self.extensions:
+            ext.include_dirs.append(numpy.get_include())
             ext.extra_compile_args = EXTRA_COMPILE_ARGS + (OPENMP_FLAGS if openmp else [])
             ext.extra_link_args = OPENMP_FLAGS if openmp else []
-        if not openmp:
-            _warn("no OpenMP with this C compiler (or no working compiler): the `fast` kernels "
-                  "are built single-threaded.")
+        translated = cythonize(
+            self.extensions, compiler_directives=COMPILER_DIRECTIVES, force=self.force,
+            nthreads=self.parallel if self.parallel > 1 else 0,
+            build_dir="build/debug" if DEBUG else None,
+        )
+        sources = {ext.name: ext.sources for ext in translated}
+        for ext in self.extensions:
+            ext.sources = sources[ext.name]
         try:
             super().build_extensions()
         except (CCompilerError, ExecError, PlatformError) as exc:
@@ -93,17 +133,17 @@ class OptionalBuildExt(build_ext):
                 "`import fast` will say how to build it."
             )
 
-    def _compiles_with_openmp(self):
-        """Whether a tiny OpenMP program compiles and links with ``OPENMP_FLAGS``."""
+    def _compiles(self, program, flags):
+        """Whether ``program`` (C source) compiles and links with ``flags``."""
         with tempfile.TemporaryDirectory() as tmp:
-            source = Path(tmp) / "probe_openmp.c"
-            source.write_text(OPENMP_PROBE)
+            source = Path(tmp) / "probe.c"
+            source.write_text(program)
             try:
                 objects = self.compiler.compile(
-                    [str(source)], output_dir=tmp, extra_postargs=OPENMP_FLAGS
+                    [str(source)], output_dir=tmp, extra_postargs=flags
                 )
                 self.compiler.link_executable(
-                    objects, "probe_openmp", output_dir=tmp, extra_postargs=OPENMP_FLAGS
+                    objects, "probe", output_dir=tmp, extra_postargs=flags
                 )
             except (CCompilerError, ExecError, PlatformError):
                 return False
@@ -116,14 +156,10 @@ extensions = [
         [str(path)],
         # "fast" for the C helpers the .pyx files include (``fast/_scan.h``), wherever
         # the generated C file lies (``build/debug`` in the debug build).
-        include_dirs=[numpy.get_include(), "fast"],
+        include_dirs=["fast"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for path in sorted(Path("fast").glob("_*.pyx"))
 ]
 
-setup(
-    ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
-                          build_dir="build/debug" if DEBUG else None),
-    cmdclass={"build_ext": OptionalBuildExt},
-)
+setup(ext_modules=extensions, cmdclass={"build_ext": OptionalBuildExt})

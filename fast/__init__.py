@@ -26,9 +26,11 @@ except ImportError as exc:
         "fast._evi, fast._graphs, fast._kl, fast._pieces, fast._poured, fast._robust, fast._vi), "
         "which are "
         "missing or cannot be loaded (sspgm was installed without a working C compiler, or "
-        "their build failed). They are built when "
-        "sspgm is installed where a C compiler works (OpenMP optional): from the repository root, "
-        "`pip install -e .` or `python setup.py build_ext --inplace`; or use the `reference` "
+        "their build failed). They are built when sspgm is installed where a C compiler works "
+        "(OpenMP optional). Installed from the sdist or an index: install a C compiler, then "
+        "`pip install --force-reinstall --no-deps --no-cache-dir sspgm` (or the sdist's file name "
+        "instead of `sspgm`). From a checkout of the sources: `pip install -e .` or "
+        "`python setup.py build_ext --inplace`, run in its top directory. Or use the `reference` "
         "backend."
     ) from exc
 

@@ -161,8 +161,8 @@ def describe_instance_help():
 
     Examples
     --------
-    >>> print(describe_instance_help().splitlines()[5])
-      tradeoff: One state with a fast expensive action and a slow cheap one.
+    >>> print(describe_instance_help().splitlines()[1])
+      gridworld: A grid world with slippery moves, a goal cell and walls.
     """
     lines = [f"instances (default: {DEFAULT_INSTANCE}) and their parameters:"]
     for name in BUILDERS:

@@ -36,6 +36,15 @@ def test_sum(benchmark):
 """
 
 
+@pytest.fixture(autouse=True)
+def _not_an_xdist_worker(monkeypatch):
+    """The pytest runs these tests start are sessions of their own: under pytest-xdist (as in
+    CI), the worker's ``PYTEST_XDIST_*`` variables would reach them, and pytest-benchmark,
+    which reads ``PYTEST_XDIST_WORKER``, would turn itself off."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def _commands(readme):
     """The shell commands in the shell (or unlabelled) fenced blocks of ``readme``, continuation
     lines joined."""

@@ -147,6 +147,8 @@ def test_import_without_extension_fails_with_build_instructions():
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr
     assert "build_ext --inplace" in proc.stderr and "pip install -e ." in proc.stderr
+    assert "--force-reinstall --no-deps --no-cache-dir sspgm" in proc.stderr
+    assert "repository root" not in proc.stderr
 
 
 @pytest.mark.parametrize("samples", [30, 3000, 300000])

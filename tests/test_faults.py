@@ -816,7 +816,8 @@ def fuzz_checkpoint_files(backend_name, max_examples):
     import tempfile
 
     backend = importlib.import_module(backend_name)
-    path = pathlib.Path(tempfile.mkdtemp()) / "fuzz.npz"
+    directory = tempfile.TemporaryDirectory()
+    path = pathlib.Path(directory.name) / "fuzz.npz"
 
     @settings(max_examples=max_examples, deadline=None, database=None)
     @given(damage=_file_damage())
@@ -850,7 +851,10 @@ def fuzz_checkpoint_files(backend_name, max_examples):
             warnings.simplefilter("error")
             rng.integers(10)
 
-    check()
+    try:
+        check()
+    finally:
+        directory.cleanup()
 
 
 def test_fuzz_checkpoint_files(backend):

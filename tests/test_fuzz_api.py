@@ -345,11 +345,13 @@ def outcome(function, kwargs, tokens, victims):
 
 
 def run_examples(module_name, max_examples, seed_value, out_path):
-    """Run the examples of ``module_name`` in this process, one JSON line each to ``out_path``."""
+    """Run the examples of ``module_name`` in this process, one JSON line each to ``out_path``;
+    the files they make go to ``out_path``'s directory, which the caller removes."""
     import faulthandler
     import warnings
 
     warnings.simplefilter("ignore")
+    tempfile.tempdir = os.path.dirname(out_path)
     module = importlib.import_module(module_name)
     fuzzed, _ = targets(module_name)
     out = open(out_path, "a", buffering=1)
