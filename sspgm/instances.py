@@ -142,6 +142,9 @@ def _unknown(token, name, params, options):
     flags = {_flag(p): f"a parameter of instance {name!r}" for p in params}
     flags.update({option: "an option of the command" for option in options})
     close = difflib.get_close_matches(token, list(flags), n=1, cutoff=0.6)
+    if close and close[0] in options:
+        return ParameterError(f"unknown option {token}; did you mean {close[0]} "
+                              f"({flags[close[0]]})?")
     hint = f"; did you mean {close[0]} ({flags[close[0]]})?" if close else "."
     return ParameterError(
         f"unknown option {token}{hint} Parameters of instance {name!r}: "

@@ -110,7 +110,7 @@ def test_solve_exits_1_when_the_exact_error_exceeds_eps(backend, capsys, monkeyp
     assert status == 1
     assert "= 0.5 (ABOVE eps = 0.2)" in captured.out
     assert re.search(r"\(certified: gap [0-9.e-]+ <= 0.2\)", captured.out)
-    assert captured.err == "sspgm solve: the answer fails: exact error within eps\n"
+    assert captured.err == "sspgm solve: checks that failed: exact error within eps\n"
 
 
 @pytest.mark.parametrize("error, shown", [

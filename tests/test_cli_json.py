@@ -61,7 +61,7 @@ def test_a_failed_answer_still_prints_its_document_and_exits_1(capsys):
     assert status == 1 and doc["exit_status"] == 1
     assert doc["checks"]["certified"] is False and doc["certified"] is False
     assert doc["certificate"]["gap"] > 1
-    assert err == "sspgm solve: the answer fails: certified, exact error within eps\n"
+    assert err == "sspgm solve: checks that failed: certified, exact error within eps\n"
 
 
 def test_infinite_values_are_strings(capsys):

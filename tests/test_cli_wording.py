@@ -35,6 +35,7 @@ def test_an_unknown_option_is_named_with_its_closest_match(capsys, argv, close):
     unknown = next(token for token in argv if token.startswith("--"))
     assert f"unknown option {unknown}; did you mean {close}?" in err
     assert "unknown parameter" not in err
+    assert ("Parameters of instance" in err) == ("a parameter of instance" in close)
 
 
 def test_an_option_far_from_every_name_gets_no_guess(capsys):

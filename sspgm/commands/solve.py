@@ -440,7 +440,7 @@ def _failed(checks):
     """The exit status of a run whose checks are ``checks``, the failures named on stderr."""
     failed = [check for check, passed in checks.items() if passed is False]
     if failed:
-        print(f"sspgm solve: the answer fails: {', '.join(failed)}", file=sys.stderr)
+        print(f"sspgm solve: checks that failed: {', '.join(failed)}", file=sys.stderr)
         return EXIT_FAILED_CHECK
     return 0
 
