@@ -112,6 +112,47 @@ cdef inline uint64_t _order_bits(double x) noexcept nogil:
     return b ^ ((0 - (b >> 63)) | (<uint64_t>1 << 63))
 
 
+cdef inline void _radix_sort(uint64_t** keys, Py_ssize_t** ids, uint64_t** keys_to,
+                             Py_ssize_t** ids_to, Py_ssize_t n) noexcept nogil:
+    """Stable least-significant-digit radix sort of ``(*keys)[:n]``, carrying ``(*ids)[:n]``,
+    between the two buffers of each: on return ``*keys`` and ``*ids`` point at the sorted
+    ones (the pointers swap at each pass that moves entries). ``O(n)`` a pass; a pass whose
+    digit is the same for every key moves nothing and is skipped."""
+    cdef Py_ssize_t count[RADIX_PASSES][RADIX_BUCKETS]
+    cdef Py_ssize_t t, p, d, total, c
+    cdef uint64_t k
+    cdef uint64_t* swap_k
+    cdef Py_ssize_t* swap_i
+    if n <= 0:
+        return
+    memset(count, 0, sizeof(count))
+    for t in range(n):
+        k = keys[0][t]
+        for p in range(RADIX_PASSES):
+            count[p][(k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] += 1
+    for p in range(RADIX_PASSES):
+        if count[p][(keys[0][0] >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] == n:
+            continue
+        total = 0
+        for d in range(RADIX_BUCKETS):
+            c = count[p][d]
+            count[p][d] = total
+            total = total + c
+        for t in range(n):
+            k = keys[0][t]
+            d = (k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)
+            c = count[p][d]
+            count[p][d] = c + 1
+            keys_to[0][c] = k
+            ids_to[0][c] = ids[0][t]
+        swap_k = keys[0]
+        keys[0] = keys_to[0]
+        keys_to[0] = swap_k
+        swap_i = ids[0]
+        ids[0] = ids_to[0]
+        ids_to[0] = swap_i
+
+
 cdef inline bint _radix_order(const double* v, Py_ssize_t S, Py_ssize_t m, double* val,
                        Py_ssize_t* idx) noexcept nogil:
     """First ``m`` next states of the pour order of ``v`` (length ``S``), goal first, as
@@ -124,17 +165,13 @@ cdef inline bint _radix_order(const double* v, Py_ssize_t S, Py_ssize_t m, doubl
     a pass, and no branch on the values. A pass whose digit is the same for
     every key moves nothing and is skipped.
     """
-    cdef Py_ssize_t n = S + 1, t, p, d, total, c
+    cdef Py_ssize_t n = S + 1, t
     cdef size_t bytes_keys = n * sizeof(uint64_t), bytes_ids = n * sizeof(Py_ssize_t)
     cdef char* block = <char*>malloc(2 * (bytes_keys + bytes_ids))
     cdef uint64_t* keys
     cdef uint64_t* keys_to
-    cdef uint64_t* swap_k
     cdef Py_ssize_t* ids
     cdef Py_ssize_t* ids_to
-    cdef Py_ssize_t* swap_i
-    cdef Py_ssize_t count[RADIX_PASSES][RADIX_BUCKETS]
-    cdef uint64_t k
     cdef bint nan = False
     cdef double x
     if block == NULL:
@@ -153,32 +190,7 @@ cdef inline bint _radix_order(const double* v, Py_ssize_t S, Py_ssize_t m, doubl
     if nan:
         free(block)
         return False
-    memset(count, 0, sizeof(count))
-    for t in range(n):
-        k = keys[t]
-        for p in range(RADIX_PASSES):
-            count[p][(k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] += 1
-    for p in range(RADIX_PASSES):
-        if count[p][(keys[0] >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] == n:
-            continue
-        total = 0
-        for d in range(RADIX_BUCKETS):
-            c = count[p][d]
-            count[p][d] = total
-            total = total + c
-        for t in range(n):
-            k = keys[t]
-            d = (k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)
-            c = count[p][d]
-            count[p][d] = c + 1
-            keys_to[c] = k
-            ids_to[c] = ids[t]
-        swap_k = keys
-        keys = keys_to
-        keys_to = swap_k
-        swap_i = ids
-        ids = ids_to
-        ids_to = swap_i
+    _radix_sort(&keys, &ids, &keys_to, &ids_to, n)
     for t in range(m if m < n else n):
         idx[t] = ids[t]
         val[t] = 0.0 if ids[t] == S else v[ids[t]]

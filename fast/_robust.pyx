@@ -36,11 +36,10 @@ from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isfinite, isinf
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
 
 from ._linalg cimport pour_row
-from ._order cimport (RADIX_BITS, RADIX_BUCKETS, RADIX_PASSES, WholeOrder, _entry_key,
-                      _entry_position, _entry_rank, _order_bits, _sort_keys, repair_whole_order)
+from ._order cimport (WholeOrder, _entry_key, _entry_position, _entry_rank, _order_bits,
+                      _radix_sort, _sort_keys, repair_whole_order)
 
 
 cdef double WALK_FACTOR = 8.0
@@ -341,19 +340,16 @@ def sort_order(const double[::1] v, int64_t[::1] order, bint descending):
     ``descending``) in ascending index, ``O(S)`` a pass; a pass whose digit is the same for
     every key is skipped. Returns ``False``, writing nothing, on a NaN among the states'
     values or when the scratch space cannot be allocated."""
-    cdef Py_ssize_t S = v.shape[0] - 1, t, p, d, c, total, first = 0 if descending else 1
-    cdef uint64_t k, flip = ~(<uint64_t>0) if descending else 0
+    cdef Py_ssize_t S = v.shape[0] - 1, t, first = 0 if descending else 1
+    cdef uint64_t flip = ~(<uint64_t>0) if descending else 0
     cdef bint nan = False
     cdef double x
-    cdef Py_ssize_t count[RADIX_PASSES][RADIX_BUCKETS]
     if S < 0 or order.shape[0] != S + 1:
         raise ValueError("sort_order: `order` must have the size of `v`")
     cdef uint64_t* keys = <uint64_t*>malloc(2 * (S + 1) * sizeof(uint64_t))
-    cdef int64_t* ids = <int64_t*>malloc(2 * (S + 1) * sizeof(int64_t))
+    cdef Py_ssize_t* ids = <Py_ssize_t*>malloc(2 * (S + 1) * sizeof(Py_ssize_t))
     cdef uint64_t* keys_to
-    cdef int64_t* ids_to
-    cdef uint64_t* swap_k
-    cdef int64_t* swap_i
+    cdef Py_ssize_t* ids_to
     if keys == NULL or ids == NULL:
         free(keys)
         free(ids)
@@ -366,34 +362,8 @@ def sort_order(const double[::1] v, int64_t[::1] order, bint descending):
             nan = nan | (x != x)
             keys[t] = _order_bits(x) ^ flip
             ids[t] = t
-        if not nan and S > 0:
-            memset(count, 0, sizeof(count))
-            for t in range(S):
-                k = keys[t]
-                for p in range(RADIX_PASSES):
-                    count[p][(k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] += 1
-            for p in range(RADIX_PASSES):
-                if count[p][(keys[0] >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)] == S:
-                    continue
-                total = 0
-                for d in range(RADIX_BUCKETS):
-                    c = count[p][d]
-                    count[p][d] = total
-                    total = total + c
-                for t in range(S):
-                    k = keys[t]
-                    d = (k >> (RADIX_BITS * p)) & (RADIX_BUCKETS - 1)
-                    c = count[p][d]
-                    count[p][d] = c + 1
-                    keys_to[c] = k
-                    ids_to[c] = ids[t]
-                swap_k = keys
-                keys = keys_to
-                keys_to = swap_k
-                swap_i = ids
-                ids = ids_to
-                ids_to = swap_i
         if not nan:
+            _radix_sort(&keys, &ids, &keys_to, &ids_to, S)
             for t in range(S):
                 order[first + t] = ids[t]
             order[S if descending else 0] = S
