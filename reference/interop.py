@@ -1,6 +1,6 @@
 r"""Models from other tools: the layout of pymdptoolbox (``P`` of shape ``(A, S, S)``).
 
-pymdptoolbox (``mdptoolbox.mdp``) describes a discounted, reward-maximising
+pymdptoolbox (its module ``mdp``) describes a discounted, reward-maximising
 MDP by ``P`` of shape ``(A, S, S)`` (or a list of ``A`` matrices ``(S, S)``,
 dense or scipy.sparse) and ``R`` of shape ``(S,)``, ``(S, A)`` or
 ``(A, S, S)``. An SSP of this package is an undiscounted, cost-minimising
