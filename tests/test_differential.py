@@ -272,11 +272,16 @@ def _check_evi_kernels_match(problem, seed, as_csr):
         assert isinstance(p, reference.PouredKernel) and p.shape == (S, S + 1)
         outs.append((boxes.upper_mass, v_out, policy.copy(), p.toarray(), boxes))
     (mass_ref, v_ref, policy_ref, p_ref, boxes_ref), (mass, v, policy, p, boxes) = outs
-    # At the same values and policy, the two kernel sets build bit-identical pieces.
+    # At the same values and policy, the two kernel sets build the same pieces: the same
+    # order and sparsity, and the same probabilities up to the last bits in which each set's
+    # own box ends may differ (the tolerance of the masses below).
     pieces_ref = NUMPY_KERNELS.optimistic_kernel(boxes_ref, v_ext, policy_ref)
     pieces = COMPILED_KERNELS.optimistic_kernel(boxes, v_ext, policy_ref)
-    for name in ("order", "indptr", "indices", "data", "width", "reach", "partial"):
+    for name in ("order", "indptr", "indices", "reach"):
         assert np.array_equal(getattr(pieces, name), getattr(pieces_ref, name)), name
+    for name in ("data", "width", "partial"):
+        assert np.allclose(getattr(pieces, name), getattr(pieces_ref, name), rtol=1e-12,
+                           atol=1e-12), name
     assert mass.shape == (S, A) and np.allclose(mass, mass_ref, rtol=1e-12, atol=1e-12)
     assert _close(v, v_ref)
     q, lo, hi, _ = _evi_q(counts, costs, delta, v_ext[:S])
