@@ -7,7 +7,8 @@ Usage, from the repository root after building the extensions::
 
 For each dense ``garnet(S, 4, 5)`` (seed 0), ``solve_certified`` runs with the relative
 accuracy ``eps = 0.5`` and ``delta = 0.1`` from seed 0 on both backends, interleaved in this
-process (reference, fast, fast, reference, ...), and the ratio is the least CPU time
+process (each repeat runs the two backends, alternating which goes first, then ``fast`` once
+more), and the ratio is the least CPU time
 (``time.process_time``) of the reference over the least of ``fast``. Both runs make the same
 calls (checked). The **compiled share** is the CPU time of one ``fast`` run spent inside
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
@@ -52,7 +53,9 @@ def ratio(ssp, repeats):
             seconds, result = run(backend, ssp)
             (ref_times if backend is reference else fast_times).append(seconds)
             calls.add(result.n_calls)
-        fast_times.append(run(fast, ssp)[0])
+        seconds, result = run(fast, ssp)
+        fast_times.append(seconds)
+        calls.add(result.n_calls)
     if len(calls) != 1:
         raise SystemExit(f"the backends made different calls: {sorted(calls)}")
     return min(ref_times), min(fast_times), calls.pop()

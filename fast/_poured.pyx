@@ -14,13 +14,12 @@ products, never expanded) or, transposed, its expected visits;
 search for the goal on its graph.
 """
 
-import numpy as np
-
 cimport cython
 from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+
+from ._search cimport _search_back
 
 
 cdef struct Chain:
@@ -482,24 +481,21 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     partial is positive, and the goal when the row moves there (as
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
-    cdef Py_ssize_t S = reach.shape[0], i, head = 0, tail = 0
+    cdef Py_ssize_t S = reach.shape[0], i, tail = 0
     cdef int64_t k, j, goal_at = rank[S], target, n_edges = 0, edges = indices.shape[0] + S
     cdef bint goal_stored, exits, stored_there
-    # One block: counts (S+1, zeroed), tails, heads, by_head (edges each), queue, fill (S
-    # each), each written before it is read.
+    # One block: tails, heads (edges each), the queue (S) and the search's scratch
+    # (2 S + 1 + edges), each written before it is read.
     cdef int64_t* block = <int64_t*>malloc((3 * S + 1 + 3 * edges) * sizeof(int64_t))
-    cdef char* seen = <char*>calloc(S + 1, sizeof(char))
+    cdef unsigned char* seen = <unsigned char*>calloc(S + 1, sizeof(unsigned char))
     if block == NULL or seen == NULL:
         free(block)
         free(seen)
         raise MemoryError()
-    cdef int64_t* counts = block
-    cdef int64_t* tails = block + S + 1
+    cdef int64_t* tails = block
     cdef int64_t* heads = tails + edges
-    cdef int64_t* by_head = heads + edges
-    cdef int64_t* queue = by_head + edges
-    cdef int64_t* fill = queue + S
-    memset(counts, 0, (S + 1) * sizeof(int64_t))
+    cdef int64_t* queue = heads + edges
+    cdef int64_t* scratch = queue + S
     with nogil:
         for i in range(S):
             goal_stored = False
@@ -516,7 +512,6 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                 elif data[k] > 0.0 and j != i:
                     tails[n_edges] = i
                     heads[n_edges] = j
-                    counts[j + 1] += 1
                     n_edges = n_edges + 1
             if not goal_stored and ((goal_at < reach[i] and width[i] > 0.0)
                                     or (goal_at == reach[i] and partial[i] > 0.0)):
@@ -526,27 +521,12 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                 if target < S and target != i:
                     tails[n_edges] = i
                     heads[n_edges] = target
-                    counts[target + 1] += 1
                     n_edges = n_edges + 1
             if exits:
                 seen[i] = 1
                 queue[tail] = i
                 tail = tail + 1
-        for i in range(S):
-            counts[i + 1] += counts[i]
-            fill[i] = counts[i]
-        for k in range(n_edges):
-            by_head[fill[heads[k]]] = tails[k]
-            fill[heads[k]] += 1
-        while head < tail:
-            j = queue[head]
-            head = head + 1
-            for k in range(counts[j], counts[j + 1]):
-                i = by_head[k]
-                if not seen[i]:
-                    seen[i] = 1
-                    queue[tail] = i
-                    tail = tail + 1
+        tail = _search_back(S, n_edges, tails, heads, scratch, queue, tail, seen)
     free(block)
     free(seen)
     return tail == S

@@ -259,13 +259,9 @@ def poured_chain_values(kernel, costs, start):
     splits the states when every cost is positive and :func:`fast._poured.reaches_goal`
     shows that every state reaches the goal: then every state is transient."""
     if np.all(costs > 0) and _poured.reaches_goal(*_chain_arrays(kernel)):
-        x = np.where(np.isfinite(start) & (start >= 0), start, 0.0)
-        omega, residual = _solve(kernel, np.ones(costs.size, dtype=np.int8),
-                                 np.ascontiguousarray(costs, dtype=np.float64), x)
-        if not _accepted(omega):
-            return poured_chains.poured_values(kernel, costs, start)
-        return np.maximum(x, 0.0), residual
-    infinite, transient = poured_chains.poured_splits(kernel, costs)
+        infinite, transient = np.zeros(costs.size, dtype=bool), np.ones(costs.size, dtype=bool)
+    else:
+        infinite, transient = poured_chains.poured_splits(kernel, costs)
     values = np.where(infinite, np.inf, 0.0)
     if not transient.any():
         return values, poured_chains.poured_residual(kernel, costs, values)

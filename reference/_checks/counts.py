@@ -202,8 +202,8 @@ def largest_count(dense):
     integer maximum, without a temporary, gives the largest count when every
     count is finite with its sign bit clear, and tells when one is not
     (``-0.0`` included, which :func:`check_dense_values` then accepts); the
-    counts are then compared with their truncation, which a fractional count
-    differs from.
+    counts are then compared with their truncation (a temporary of the size of
+    ``dense``), which a fractional count differs from.
 
     Parameters
     ----------

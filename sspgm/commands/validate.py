@@ -21,7 +21,7 @@ import sys
 import time
 
 from sspgm import BACKENDS
-from sspgm.cli import import_extra
+from sspgm.cli import default_backend, import_extra
 from sspgm.instance_help import BUILDERS
 from sspgm.plain_text import plain
 from sspgm.validation.spec import STANDARD_SWEEPS
@@ -106,15 +106,6 @@ def _jobs(text):
 
 def _theta(text):
     return None if text.lower() == "none" else float(text)
-
-
-def _default_backend():
-    """``fast`` when its compiled extension imports, else ``reference``."""
-    try:
-        import fast  # noqa: F401
-    except ImportError:
-        return "reference"
-    return "fast"
 
 
 def _gymnasium_missing():
@@ -203,7 +194,7 @@ def run(args):
 
     posix_lock()
 
-    backends = " ".join(args.backend or [_default_backend()])
+    backends = " ".join(args.backend or [default_backend(None)])
     runs = check_runs(_sweeps(args, backends.split()))
     out = args.out or _new_directory()
     os.makedirs(out, exist_ok=True)
