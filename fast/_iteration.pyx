@@ -21,6 +21,7 @@ from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 
 from . import _poured, _robust
+from ._order cimport repair_whole_order
 
 
 cdef class Tools:
@@ -33,28 +34,60 @@ cdef class Tools:
     ``PouredKernel`` from pieces. ``pieces_threads`` and ``values_threads`` are the
     threads of ``pour_pieces`` (``S`` rows) and of ``pour_values`` (``S*A`` rows);
     ``rtol``, ``rounds``, ``maxiter`` and ``accept`` those of the chain solve and of its
-    acceptance; ``max_iter`` and ``switch_rtol`` the loop's limit and tolerance.
+    acceptance; ``max_iter`` and ``switch_rtol`` the loop's limit and tolerance;
+    ``repair_moves`` the moves per next state the repair of an order may make.
     """
 
     cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel, failure
     cdef int pieces_threads, values_threads, rounds, maxiter, max_iter
     cdef double rtol, accept, switch_rtol
+    cdef int64_t repair_moves
 
     def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel,
                  failure, int pieces_threads, int values_threads, double rtol, int rounds,
-                 int maxiter, double accept, int max_iter, double switch_rtol):
+                 int maxiter, double accept, int max_iter, double switch_rtol,
+                 int64_t repair_moves):
         self.indptr, self.cols, self.lo, self.hi, self.hi_unseen = indptr, cols, lo, hi, hi_unseen
         self.walk, self.chain_values, self.make_kernel = walk, chain_values, make_kernel
         self.failure = failure
         self.pieces_threads, self.values_threads = pieces_threads, values_threads
         self.rtol, self.rounds, self.maxiter, self.accept = rtol, rounds, maxiter, accept
         self.max_iter, self.switch_rtol = max_iter, switch_rtol
+        self.repair_moves = repair_moves
 
 
-cdef tuple _pour(Tools t, rows, v_ext, bint descending):
-    """``(order, rank, pieces)``: the pour of ``rows`` against ``v_ext`` (the kernel
+cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
+    """The pour order of ``v_ext`` and the position of every next state in it (with ``sums``,
+    also the prefix sums of ``fast._robust.pour_walk``): the permutation of
+    ``reference.kernels.pour_order``, repaired by insertion from ``previous`` (the order of
+    the loop's last pour, same direction; at most ``repair_moves`` moves a next state), else
+    sorted by ``fast._robust.sort_order``; ``t.walk`` answers for the loop's first pour and
+    on a NaN."""
+    cdef const double[::1] v = v_ext
+    cdef Py_ssize_t n = v.shape[0], k
+    cdef int64_t[::1] o, r
+    if previous is None:
+        return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
+    order = previous.copy()
+    o = order
+    if not repair_whole_order(&v[0], &o[0], n, descending, t.repair_moves * n):
+        if not _robust.sort_order(v_ext, order, descending):
+            return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
+    rank = np.empty(n, dtype=np.int64)
+    if sums:
+        cum_v, cum_inf = np.empty(n + 1), np.empty(n + 1, dtype=np.int64)
+        _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
+        return order, rank, cum_v, cum_inf
+    r = rank
+    for k in range(n):
+        r[o[k]] = k
+    return order, rank
+
+
+cdef tuple _pour(Tools t, rows, tuple walk):
+    """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
     ``pour_kernel`` without its ``PouredKernel``)."""
-    order, rank = t.walk(v_ext, descending)[:2]
+    order, rank = walk[:2]
     pieces = _robust.pour_pieces(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, rows, rank,
                                  t.pieces_threads)
     return order, rank, pieces
@@ -163,14 +196,14 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
     cdef bint any_infinite = infinite.any()
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
-    kernel = _pour(t, rows, _extended(values), True)
+    kernel = _pour(t, rows, _walk(t, _extended(values), True, None, False))
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
                                      active)
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = _extended(values)
-        poured = _pour(t, rows, v_ext, True)
+        poured = _pour(t, rows, _walk(t, v_ext, True, kernel[0], False))
         tol = _tolerance(values, residual, t.switch_rtol)
         new_p = _product(t, poured, v_ext, True)
         old_p = _product(t, kernel, v_ext, True)
@@ -207,6 +240,7 @@ def optimist_iteration(Tools t, costs, policy, start):
     cdef double[::1] qv, cpi
     cdef const double[::1] current
     cdef int64_t[::1] best_v
+    cdef const int64_t[::1] pol
     cdef char[::1] switch_v
     policy = policy.copy()
     rows = np.empty(S, dtype=np.int64)
@@ -219,19 +253,21 @@ def optimist_iteration(Tools t, costs, policy, start):
     switch_v = switch.view(np.int8)
     values = start
     _policy_rows(policy, A, rows)
-    kernel = _pour(t, rows, _extended(values), False)
+    kernel = _pour(t, rows, _walk(t, _extended(values), False, None, False))
     q = None
     for n_iter in range(1, t.max_iter + 1):
         costs_pi = np.empty(S)
         cpi = costs_pi
+        pol = policy
         for s in range(S):
-            cpi[s] = c[s * A + policy[s]]
+            cpi[s] = c[s * A + pol[s]]
         values, residual = _evaluate(t, kernel, False, costs_pi, no_trap, False, values, active)
         if isinf(residual):
             q = None
             break
         v_ext = _extended(values)
-        order, rank, cum_v, cum_inf = t.walk(v_ext, False)
+        walk = _walk(t, v_ext, False, kernel[0], True)
+        order, rank, cum_v, cum_inf = walk
         q = None
         q = np.empty(S * A)
         qv = q
@@ -261,6 +297,6 @@ def optimist_iteration(Tools t, costs, policy, start):
         policy = np.where(switch, best, policy)
         rows = np.empty(S, dtype=np.int64)
         _policy_rows(policy, A, rows)
-        kernel = _pour(t, rows, v_ext, False)
+        kernel = _pour(t, rows, walk)
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))

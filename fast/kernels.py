@@ -315,8 +315,9 @@ def kl_interval(p_hat, n, level):
 
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
-    pour order of :func:`_pour_walk`, :func:`poured_chain_values` and its solve's limits, the
-    threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
+    pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
+    :data:`REPAIR_MOVES`), :func:`poured_chain_values` and its solve's limits, the threads of
+    :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
@@ -325,7 +326,8 @@ def _iteration_tools(boxes):
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
         poured_chains.POURED_RTOL, poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
         explicit_chains.KRYLOV_MAXITER,
-        min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), ROBUST_MAX_ITER, SWITCH_RTOL)
+        min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), ROBUST_MAX_ITER, SWITCH_RTOL,
+        REPAIR_MOVES)
 
 
 def adversary_iteration(boxes, rows, costs_pi, infinite, start):

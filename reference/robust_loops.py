@@ -14,7 +14,7 @@ import numpy as np
 from .errors import ConvergenceError
 from .poured import PouredKernel, segment_positions
 
-__all__ = ["ROBUST_MAX_ITER", "SWITCH_RTOL", "adversary_loop", "optimist_loop"]
+__all__ = []
 
 ROBUST_MAX_ITER = 1_000
 """Largest number of evaluations of each policy iteration."""

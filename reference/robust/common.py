@@ -13,7 +13,7 @@ from ..robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from ..poured import PouredKernel, segment_positions
 from ..results import Result
 
-__all__ = ["ROBUST_MAX_ITER", "SWITCH_RTOL", "RobustValuesResult"]
+__all__ = ["ROBUST_MAX_ITER", "RobustValuesResult"]
 
 CHECK_MAX_SLACK = 1e-6
 """Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
