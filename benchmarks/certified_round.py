@@ -6,15 +6,17 @@ Usage, from the repository root after building the extensions::
     python benchmarks/certified_round.py --sizes 200 --repeats 3
     python benchmarks/certified_round.py --sizes 200 --seeds 1 2   # other instances
 
-For each dense ``garnet(S, 4, 5)`` (instance seed 0, or each of ``--seeds``), ``solve_certified`` runs with the relative
-accuracy ``eps = 0.5`` and ``delta = 0.1`` from seed 0 on both backends, interleaved in this
-process (each repeat runs the two backends, alternating which goes first, then ``fast`` once
-more), and the ratio is the least CPU time
+For each dense ``garnet(S, 4, 5)`` (instance seed 0, or each of ``--seeds``),
+``solve_certified`` runs with the relative accuracy ``eps = 0.5`` and ``delta = 0.1`` from
+seed 0 on both backends, interleaved in this process (each repeat runs the two backends,
+alternating which goes first, then ``fast`` once more), and the ratio is the least CPU time
 (``time.process_time``) of the reference over the least of ``fast``. Both runs make the same
 calls (checked). The **compiled share** is the CPU time of one ``fast`` run spent inside
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
-wrapper around each) or drawing samples (``SampleStore.draw_pairs``), over the run's CPU
-time. Threads are pinned to one (BLAS and OpenMP) unless the environment sets them.
+wrapper around each; the policy iterations of ``fast._iteration`` count only through the
+kernels they call, their own loops as Python) or drawing samples
+(``SampleStore.draw_pairs``), over the run's CPU time. Threads are pinned to one (BLAS and
+OpenMP) unless the environment sets them.
 """
 
 import argparse
@@ -114,7 +116,8 @@ def main(argv=None):
     parser.add_argument("--no-reference", action="store_true",
                         help="only the compiled share (no reference run)")
     args = parser.parse_args(argv)
-    print("| instance | calls | reference / fast (CPU) | compiled | sampling | compiled + sampling |")
+    print("| instance | calls | reference / fast (CPU) | compiled | sampling "
+          "| compiled + sampling |")
     print("|---|---|---|---|---|---|")
     for S, seed in ((S, seed) for S in args.sizes for seed in args.seeds):
         ssp = reference.garnet(S, 4, 5, seed=seed)

@@ -324,15 +324,16 @@ def _iteration_tools(boxes):
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
         poured_chain_values, CompiledPouredKernel.along, ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
-        poured_chains.POURED_RTOL, poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
-        explicit_chains.KRYLOV_MAXITER,
-        min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL), ROBUST_MAX_ITER, SWITCH_RTOL,
-        REPAIR_MOVES)
+        poured_chains.POURED_RTOL,
+        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
+        explicit_chains.KRYLOV_MAXITER, min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL),
+        ROBUST_MAX_ITER, SWITCH_RTOL, REPAIR_MOVES)
 
 
 def adversary_iteration(boxes, rows, costs_pi, infinite, start):
-    """Kernel ``adversary_iteration``: the whole loop in :func:`fast._iteration.adversary_iteration`
-    (one call; compiled pours, solves and products on the kernels' pieces)."""
+    """Kernel ``adversary_iteration``: the whole loop in one call of
+    :func:`fast._iteration.adversary_iteration` (compiled pours, solves and products on the
+    kernels' pieces)."""
     return _iteration.adversary_iteration(
         _iteration_tools(boxes), np.ascontiguousarray(rows, dtype=np.int64),
         np.ascontiguousarray(costs_pi, dtype=np.float64),
@@ -340,8 +341,9 @@ def adversary_iteration(boxes, rows, costs_pi, infinite, start):
 
 
 def optimist_iteration(boxes, costs, policy, start):
-    """Kernel ``optimist_iteration``: the whole loop in :func:`fast._iteration.optimist_iteration`
-    (one call; one ``(S, A)`` array of Q-values, filled in place)."""
+    """Kernel ``optimist_iteration``: the whole loop in one call of
+    :func:`fast._iteration.optimist_iteration` (one ``(S, A)`` array of Q-values, filled in
+    place)."""
     return _iteration.optimist_iteration(
         _iteration_tools(boxes), np.ascontiguousarray(costs, dtype=np.float64),
         np.ascontiguousarray(policy, dtype=np.int64), np.ascontiguousarray(start, dtype=np.float64))
