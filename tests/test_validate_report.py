@@ -167,6 +167,14 @@ def _sweep_rows():
     return rows
 
 
+def test_the_legend_states_the_checks_own_constants():
+    from sspgm.validation import SLOPE_LIMITS, SLOPE_TOLERANCE, SUMMARY_LEGEND
+
+    assert f"lies above thm by more than {SLOPE_TOLERANCE:g})" in SUMMARY_LEGEND
+    assert (f"{SLOPE_LIMITS[False]:g} for Thm. 1 and {SLOPE_LIMITS[True]:g} for Thm. 2"
+            in SUMMARY_LEGEND)
+
+
 def test_summary_fits_the_width_and_its_json_agrees():
     rows = _sweep_rows()
     summary = summarize(rows)
