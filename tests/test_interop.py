@@ -76,6 +76,14 @@ def test_sparse_matrices_give_the_dense_answer_in_csr():
     assert np.allclose(sparse.kernel_dense(), dense.P)
 
 
+def test_sparse_matrices_give_the_dense_discounted_answer_in_csr():
+    P, R = _toolbox_model(3)
+    dense = from_mdptoolbox(P, R, discount=0.9)
+    sparse = from_mdptoolbox([sp.csr_matrix(m) for m in P], R, discount=0.9)
+    assert sparse.is_sparse
+    assert np.array_equal(sparse.kernel_dense(), dense.P)
+
+
 def test_discount_gives_the_discounted_values():
     P, R = _toolbox_model(3)
     gamma = 0.9
