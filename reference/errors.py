@@ -83,7 +83,19 @@ class NumericRangeError(SSPValueError):
 
 class GenerativeModelError(SSPValueError):
     """A generative model raised, or broke its contract (counts not summing to the number
-    asked, wrong shapes or dtypes); the message names the pair and the round."""
+    asked, wrong shapes or dtypes); the message names the pair and the round.
+
+    Parameters
+    ----------
+    message : str
+    pair : (int, int), optional
+        The pair ``(s, a)`` that ``message`` names already, when a model names it itself;
+        the sample store then adds only the round to it.
+    """
+
+    def __init__(self, message, pair=None):
+        super().__init__(message)
+        self.pair = pair
 
 
 class CheckpointError(SSPValueError):
