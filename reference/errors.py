@@ -27,6 +27,7 @@ __all__ = [
     "CheckpointError",
     "UnfingerprintedModelWarning",
     "NotCertifiedWarning",
+    "StalledRunWarning",
 ]
 
 
@@ -112,6 +113,16 @@ class NotCertifiedWarning(SSPWarning, RuntimeWarning):
 
     Its certificate (``result.certificate``) gives the bounds and the gap;
     the result's ``message`` says so too.
+    """
+
+
+class StalledRunWarning(SSPWarning, RuntimeWarning):
+    """A run without a budget has gone many rounds with an infinite upper bound.
+
+    Its samples show no way to the goal from some states yet. If the goal
+    cannot be reached from them, no number of samples will show one and the
+    run never ends; give a budget to cap it. The run itself goes on
+    unchanged: it may still certify.
     """
 
 
