@@ -22,7 +22,7 @@ the builder's defaults and builds the instance.
 
 from sspgm.instance_help import DEFAULT_INSTANCE, INSTANCE_SEED
 
-__all__ = ["INSTANCE_SEED", "RUN_SEED", "SpecKey", "parse_spec", "split_instance_args"]
+__all__ = ["INSTANCE_SEED", "RUN_SEED", "parse_spec", "split_instance_args"]
 
 RUN_SEED = "--seed"
 """The command-line option of a run's seed (``sspgm solve``), which never reaches the instance."""
