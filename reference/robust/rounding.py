@@ -109,6 +109,7 @@ def pour_scales(w_ext, touched, spread, descending):
     Returns
     -------
     ndarray of float64, shape (n,)
+        ``sigma_i``.
 
     Examples
     --------
@@ -119,12 +120,13 @@ def pour_scales(w_ext, touched, spread, descending):
     >>> pour_scales(w, np.array([2.0, 3.0]), np.array([True, True]), True).tolist()
     [5.0, 5.0]
     """
-    finite = np.sort(np.abs(w_ext[np.isfinite(w_ext)]))
-    top = float(finite[-1]) if finite.size else 0.0
-    if descending or finite.size == 0 or np.any(w_ext < 0):
+    finite = np.abs(w_ext[np.isfinite(w_ext)])
+    top = float(finite.max(initial=0.0))
+    if descending or np.any(w_ext < 0):
         return np.full(touched.size, top)
-    position = np.clip(touched.astype(np.int64), 1, finite.size) - 1
-    return np.where(spread, finite[position], top)
+    ordered = np.sort(finite)
+    position = np.clip(touched.astype(np.int64), 1, ordered.size) - 1
+    return np.where(spread, ordered[position], top)
 
 
 def rounding_bound(touched, totals, scales):
@@ -139,10 +141,10 @@ def rounding_bound(touched, totals, scales):
     Returns
     -------
     ndarray of float64, shape (n,)
+        ``beta(i)``, to add to ``T(i)`` (upper check) or take from it (lower check).
 
     Examples
     --------
-    >>> import numpy as np
     >>> float(rounding_bound(np.array([3.0]), np.array([2.0]), np.array([4.0]))[0] / 2**-53)
     336.0
     """
