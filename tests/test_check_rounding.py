@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from reference.confidence import ConfidenceBoxes
 from reference.kernels import pour_order
@@ -170,3 +171,20 @@ def test_pour_scales_follow_the_order():
     assert pour_scales(w_ext, touched, spread, False).tolist() == [0.0, 2.0, 9.0, 9.0]
     assert pour_scales(w_ext, touched, spread, True).tolist() == [9.0] * 4
     assert pour_scales(-w_ext, touched, spread, False).tolist() == [9.0] * 4
+
+
+def test_a_large_value_leaves_the_small_ones_finite(backend):
+    # State 0 leaves for the goal with probability 1e-5 (V = 1e5), every other state goes to
+    # the goal at once (V = 1), each from 1e9 samples, unit costs. The rounding bound of the
+    # global form, 8 (S + 1) u times max U = 1e5, asks every state an inflation near 3.5e-6,
+    # above CHECK_MAX_SLACK, and every bound was infinite; each row's pour touches a handful of
+    # next states, so the checked bounds are finite, above V and within the boxes' own width
+    # (12% at state 0, 1e4 escapes; 0.7% elsewhere, the unseen mass poured into state 0).
+    S, n = 10_000, 1e9
+    counts = sp.lil_array((S, S + 1))
+    counts[0, 0], counts[0, S] = n * (1 - 1e-5), n * 1e-5
+    counts[np.arange(1, S), S] = n
+    out = backend.robust_policy_values(counts.tocsr(), np.ones((S, 1)), np.zeros(S, int), 0.1)
+    exact = np.append(1e5, np.ones(S - 1))
+    assert np.isfinite(out.values).all(), out.message
+    assert (exact <= out.values).all() and (out.values <= 1.2 * exact).all()
