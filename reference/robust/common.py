@@ -71,29 +71,14 @@ def _row_entries(boxes, rows):
             boxes.hi[entry])
 
 
-def _rounding(n_states, totals, scale):
-    r"""Bound on the rounding error of computed Bellman values, shape of ``totals``.
-
-    ``totals`` are computed values :math:`c + \sum_{s'} p(s') W(s')` of pours
-    against finite values ``W >= 0`` of largest entry ``scale``. A pour's
-    probabilities come from sums of at most ``S + 1`` lower ends and widths
-    (the leftover mass, the mass filled before each position), each off by at
-    most :math:`(S + 1) u` of the unit mass, so the pour's value moves by at
-    most :math:`2 (S + 1) u` ``scale``; its sum, in any order and through
-    prefix sums along the pour order (the compiled kernel), adds at most
-    :math:`2 (S + 1) u` (``totals + scale``). The bound
-    :math:`\gamma\,(\mathrm{totals} + \mathrm{scale})` with
-    :math:`\gamma = (8 (S + 1) + 32) u` doubles both first-order terms.
-    """
-    gamma = (8.0 * (n_states + 1) + 32.0) * UNIT_ROUNDOFF
-    return gamma * (totals + scale)
 
 
 def _slack(gap, values, costs):
     r"""Relative slack ``r`` of the Bellman check and the states no slack can save.
 
     ``gap`` is how far the rounded-safe check misses (``T U + rounding - U``
-    for the upper bound, ``L - (T L - rounding)`` for the lower one, clipped
+    for the upper bound, ``L - (T L - rounding)`` for the lower one, the
+    rounding that of :func:`reference.robust.rounding.rounding_bound`, clipped
     at 0) and ``costs`` the smallest cost of each state. Scaling ``U`` by
     ``1 + r`` adds ``r c`` to the room of the check and scales the rest by
     ``1 + r``, so ``r = 2 (gap + 4 u |U|) / c`` covers ``gap``, and the

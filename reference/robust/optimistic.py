@@ -8,10 +8,10 @@ from ..kernels import NUMPY_KERNELS
 from .common import (
     RobustValuesResult,
     _how,
-    _rounding,
     _slack,
     checked_inputs,
 )
+from .rounding import pour_scales, rounding_bound, touched_counts
 
 __all__ = ["optimistic_values"]
 
@@ -20,7 +20,8 @@ def _check_lower(kernels, boxes, costs, values, q_values=None):
     r"""Accept ``values`` as a lower bound where ``L >= 0`` and ``L <= T L`` (optimist's ``T``).
 
     The check is made safe from rounding: each computed Q-value counts for
-    itself less the bound of :func:`_rounding`. ``L`` is deflated by the
+    itself less the bound of its row
+    (:func:`~reference.robust.rounding.rounding_bound`). ``L`` is deflated by the
     smallest relative factor ``1 - r`` (:func:`_slack`, ``r <=
     CHECK_MAX_SLACK``) absorbing the solver's residual and that rounding;
     states needing more, and states still failing, are set to 0 until the
@@ -31,12 +32,15 @@ def _check_lower(kernels, boxes, costs, values, q_values=None):
     """
     S, A = boxes.n_states, boxes.n_actions
     all_rows = np.arange(S * A)
+    touched = touched_counts(boxes, all_rows)[0]
+    spread = boxes.hi_unseen > 0
 
     def lower_bellman(L, q=None):
+        l_ext = np.append(L, 0.0)
         if q is None:
-            q = costs + kernels.pour_values(boxes, all_rows, np.append(L, 0.0),
-                                            False).reshape(S, A)
-        return (q - _rounding(S, q, float(L.max(initial=0.0)))).min(axis=1)
+            q = costs + kernels.pour_values(boxes, all_rows, l_ext, False).reshape(S, A)
+        bound = rounding_bound(touched, q.ravel(), pour_scales(l_ext, touched, spread, False))
+        return (q - bound.reshape(S, A)).min(axis=1)
 
     L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
     same = q_values is not None and np.array_equal(L.view(np.uint64), values.view(np.uint64))
@@ -126,7 +130,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
         \min_{p \in B(s, a)} \sum_{s'} p(s') L(s') \Big\}
 
     with every computed Q-value lowered by a bound on its rounding
-    (:func:`_rounding`), after a relative deflation of at most
+    (:func:`~reference.robust.rounding.rounding_bound`), after a relative deflation of at most
     ``CHECK_MAX_SLACK``; failing states, and those needing a larger
     deflation, are set to 0. On the event, for any proper policy ``pi`` with true
     kernel ``P_pi``, :math:`L \le \tilde T^n L \le \sum_{t<n} P_\pi^t c_\pi +

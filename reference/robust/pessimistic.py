@@ -15,11 +15,11 @@ from .common import (
     RobustValuesResult,
     _check_message,
     _policy_rows,
-    _rounding,
     _row_entries,
     _slack,
     checked_inputs,
 )
+from .rounding import pour_scales, rounding_bound, touched_counts
 
 __all__ = ["pessimistic_inner", "robust_policy_values"]
 
@@ -198,9 +198,11 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
     r"""Accept ``values`` as an upper bound only where ``U >= 0`` and ``T_pi U <= U`` hold.
 
     The check is made safe from rounding: a state passes when the computed
-    :math:`T_\pi U` plus the bound of :func:`_rounding` is at most ``U``, or
+    :math:`T_\pi U` plus the bound of its row
+    (:func:`~reference.robust.rounding.rounding_bound`) is at most ``U``, or
     when no kernel leads it to a positive cost (:func:`_zero_states`, where
-    ``U = 0`` is exact). ``U`` is first inflated by the smallest relative
+    ``U = 0`` is exact). A row whose free mass rounds to about 0 fails while
+    some ``U`` is infinite (the exact pour might put a little mass there). ``U`` is first inflated by the smallest relative
     factor ``1 + r`` (:func:`_slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
     the solver's residual and that rounding; states needing more, and states
     where the check still fails, are set to ``+inf``, which can make their
@@ -211,11 +213,16 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
     exact_zero = _zero_states(boxes, policy, costs_pi, graph, kernels)
+    touched, doubtful = touched_counts(boxes, rows)
+    spread = boxes.hi_unseen[rows] > 0
 
     def upper_bellman(U):
-        finite = np.isfinite(U)
-        T = costs_pi + kernels.pour_values(boxes, rows, np.append(U, 0.0), True)
-        return T + _rounding(S, T, float(U[finite].max(initial=0.0)))
+        u_ext = np.append(U, 0.0)
+        T = costs_pi + kernels.pour_values(boxes, rows, u_ext, True)
+        bound = rounding_bound(touched, T, pour_scales(u_ext, touched, spread, True))
+        if np.isinf(U).any():
+            bound[doubtful] = np.inf
+        return T + bound
 
     U = np.where(exact_zero, 0.0, values)
     finite = np.isfinite(U) & ~exact_zero
@@ -311,7 +318,9 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
            U \ge 0 \quad\text{and}\quad T_\pi U \le U
 
        with the computed :math:`T_\pi U` raised by a bound on its rounding
-       (:func:`_rounding`, about ``8 (S+1) u`` of ``T U + max U``), after a
+       (:func:`~reference.robust.rounding.rounding_bound`, about ``8 N u``
+       of ``T U + max U`` for a row whose pour can touch ``N <= S + 1``
+       next states), after a
        relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs the
        solver's residual; failing states, and those needing a larger
        inflation, get ``+inf`` (a state that reaches no positive cost keeps
