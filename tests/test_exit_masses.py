@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.linalg as sla
 
 from reference.chains import CERTIFIED_RTOL, explicit, monotone
 
@@ -130,3 +131,29 @@ def _solve_exactly(Q, exits):
     for k in range(n - 1, -1, -1):
         V[k] = (b[k] - sum(M[k][j] * V[j] for j in range(k + 1, n))) / M[k][k]
     return V
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("branching, seed, random_policy", [(3, 2, False), (10, 1, True)])
+def test_sparse_garnets_once_refused_are_certified(backend, monkeypatch, branching, seed,
+                                                   random_policy):
+    # Two garnets with S = 10^5 whose values the longest-row exit slack refused (the
+    # elimination was then refused too, above its entry limit): certified by the monotone
+    # bounds, without elimination, and equal to an independent GMRES solve with refinement.
+    S = 100_000
+    ssp = backend.garnet(S, 4, branching, seed=seed, sparse=True)
+    policy = (np.random.default_rng(seed + 10).integers(0, 4, S) if random_policy
+              else np.zeros(S, int))
+    monkeypatch.setattr(explicit, "_gth", _refuse_elimination)
+    values = backend.policy_values(ssp, policy)
+    chain = sp.csr_array(ssp.kernel_csr()[np.arange(S) * 4 + policy])
+    Q = chain[:, :S].tolil()
+    Q.setdiag(0)
+    Q = sp.csr_array(Q)
+    M = sp.diags_array(np.asarray(chain.sum(axis=1)).ravel() - chain.diagonal()) - Q
+    costs = np.asarray(ssp.costs)[np.arange(S), policy]
+    x = np.zeros(S)
+    for _ in range(4):
+        step, info = sla.gmres(M, costs - M @ x, rtol=1e-12, atol=0.0, restart=100, maxiter=50)
+        x = x + step
+    np.testing.assert_allclose(values, x, rtol=1e-8)
