@@ -4,16 +4,19 @@ Usage, from the repository root after building the extensions::
 
     python benchmarks/certified_round.py                 # garnet(200, 4, 5) and garnet(1000, 4, 5)
     python benchmarks/certified_round.py --sizes 200 --repeats 3
+    python benchmarks/certified_round.py --sizes 200 --seeds 1 2   # other instances
 
-For each dense ``garnet(S, 4, 5)`` (seed 0), ``solve_certified`` runs with the relative
-accuracy ``eps = 0.5`` and ``delta = 0.1`` from seed 0 on both backends, interleaved in this
-process (each repeat runs the two backends, alternating which goes first, then ``fast`` once
-more), and the ratio is the least CPU time
+For each dense ``garnet(S, 4, 5)`` (instance seed 0, or each of ``--seeds``),
+``solve_certified`` runs with the relative accuracy ``eps = 0.5`` and ``delta = 0.1`` from
+seed 0 on both backends, interleaved in this process (each repeat runs the two backends,
+alternating which goes first, then ``fast`` once more), and the ratio is the least CPU time
 (``time.process_time``) of the reference over the least of ``fast``. Both runs make the same
 calls (checked). The **compiled share** is the CPU time of one ``fast`` run spent inside
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
-wrapper around each) or drawing samples (``SampleStore.draw_pairs``), over the run's CPU
-time. Threads are pinned to one (BLAS and OpenMP) unless the environment sets them.
+wrapper around each; the policy iterations of ``fast._iteration`` count only through the
+kernels they call, their own loops as Python) or drawing samples
+(``SampleStore.draw_pairs``), over the run's CPU time. Threads are pinned to one (BLAS and
+OpenMP) unless the environment sets them.
 """
 
 import argparse
@@ -108,20 +111,24 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--repeats", type=int, default=1,
                         help="reference runs per size (fast runs twice as many)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="instance seeds of the garnets (default 0)")
     parser.add_argument("--no-reference", action="store_true",
                         help="only the compiled share (no reference run)")
     args = parser.parse_args(argv)
-    print("| instance | calls | reference / fast (CPU) | compiled | sampling | compiled + sampling |")
+    print("| instance | calls | reference / fast (CPU) | compiled | sampling "
+          "| compiled + sampling |")
     print("|---|---|---|---|---|---|")
-    for S in args.sizes:
-        ssp = reference.garnet(S, 4, 5, seed=0)
+    for S, seed in ((S, seed) for S in args.sizes for seed in args.seeds):
+        ssp = reference.garnet(S, 4, 5, seed=seed)
         if args.no_reference:
             calls, text = run(fast, ssp)[1].n_calls, "-"
         else:
             ref_cpu, fast_cpu, calls = ratio(ssp, args.repeats)
             text = f"{ref_cpu / fast_cpu:.1f}x ({ref_cpu:.2f} s / {fast_cpu:.3f} s)"
         compiled, sampling = share(ssp)
-        print(f"| garnet({S}, 4, 5) | {calls:,} | {text} | {compiled:.0%} | {sampling:.0%} "
+        name = f"garnet({S}, 4, 5)" + (f", seed {seed}" if seed else "")
+        print(f"| {name} | {calls:,} | {text} | {compiled:.0%} | {sampling:.0%} "
               f"| {compiled + sampling:.0%} |", flush=True)
 
 

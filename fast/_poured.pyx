@@ -38,7 +38,7 @@ cdef struct Chain:
     const char* self_before     # the row's own state is unseen and before its reach
     const char* active          # rows solved; the others are the identity
     const double* diagonal      # leaving probability of each row
-    double* cum                 # scratch (S+2,): prefix sums along the order
+    double* cum                 # scratch (2 S + 4,): prefix sums along the order
     double* acc                 # scratch (S,): the columns of the transposed products
     bint transposed             # products by M^T (y -> d y - y Q) instead of M
 
@@ -49,9 +49,55 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
     the inactive rows and finite."""
     cdef double unused
+    if flow != NULL and offdiagonal == NULL and not c.transposed:
+        _system_and_flow(c, x, out, flow)
+        return
     _system_dots(c, x, out, offdiagonal, NULL, &unused, NULL, &unused)
     if flow != NULL:
         _flow(c, x, flow)
+
+
+cdef void _system_and_flow(const Chain* c, const double* x, double* out,
+                           double* flow) noexcept nogil:
+    """``out = M x`` and ``flow = Q |x|`` (forward products) in one pass over the rows: each
+    output with the operations of :func:`_system_dots` or :func:`_flow`, in their order, so
+    the same floats. The prefix sums of ``|x|`` take the second half of ``c.cum``."""
+    cdef int64_t S = c.S, i, k, j, t
+    cdef double acc, acc_abs, unseen, unseen_abs, ax
+    cdef double* cum = c.cum
+    cdef double* cum_abs = c.cum + S + 2
+    cum[0] = 0.0
+    cum_abs[0] = 0.0
+    for t in range(S + 1):
+        j = c.order[t]
+        cum[t + 1] = cum[t] + (x[j] if j < S else 0.0)
+        ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
+        cum_abs[t + 1] = cum_abs[t] + ax
+    for i in range(S):
+        if not c.active[i]:
+            out[i] = x[i]
+            flow[i] = 0.0
+            continue
+        acc = 0.0
+        acc_abs = 0.0
+        for k in range(c.indptr[i], c.indptr[i + 1]):
+            j = c.indices[k]
+            if j < S:
+                acc = acc + c.weight[k] * x[j]
+                acc_abs = acc_abs + c.weight[k] * (x[j] if x[j] >= 0.0 else -x[j])
+        unseen = cum[c.reach[i]]
+        unseen_abs = cum_abs[c.reach[i]]
+        if c.self_before[i]:
+            unseen = unseen - x[i]
+            unseen_abs = unseen_abs - (x[i] if x[i] >= 0.0 else -x[i])
+        acc = acc + c.width[i] * unseen
+        acc_abs = acc_abs + c.width[i] * unseen_abs
+        j = c.partial_to[i]
+        if j >= 0:
+            acc = acc + c.partial[i] * x[j]
+            acc_abs = acc_abs + c.partial[i] * (x[j] if x[j] >= 0.0 else -x[j])
+        out[i] = c.diagonal[i] * x[i] - acc
+        flow[i] = acc_abs
 
 
 cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,

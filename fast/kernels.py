@@ -29,9 +29,11 @@ from reference.chains import explicit as explicit_chains
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
 from reference.kernels import goal_first_order, pour_order
+from reference.errors import ConvergenceError
+from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
-from . import _boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _vi
+from . import _boxes, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -311,6 +313,42 @@ def kl_interval(p_hat, n, level):
     return lo, hi
 
 
+def _iteration_tools(boxes):
+    """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
+    pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
+    :data:`REPAIR_MOVES`), :func:`poured_chain_values` and its solve's limits, the threads of
+    :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
+    S, A = boxes.n_states, boxes.n_actions
+    per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
+    return _iteration.Tools(
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
+        poured_chain_values, CompiledPouredKernel.along, ConvergenceError,
+        sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
+        poured_chains.POURED_RTOL,
+        poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
+        explicit_chains.KRYLOV_MAXITER, min(poured_chains.POURED_ACCEPT, poured_chains.POURED_FAIL),
+        ROBUST_MAX_ITER, SWITCH_RTOL, REPAIR_MOVES)
+
+
+def adversary_iteration(boxes, rows, costs_pi, infinite, start):
+    """Kernel ``adversary_iteration``: the whole loop in one call of
+    :func:`fast._iteration.adversary_iteration` (compiled pours, solves and products on the
+    kernels' pieces)."""
+    return _iteration.adversary_iteration(
+        _iteration_tools(boxes), np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(costs_pi, dtype=np.float64),
+        np.ascontiguousarray(infinite, dtype=bool), np.ascontiguousarray(start, dtype=np.float64))
+
+
+def optimist_iteration(boxes, costs, policy, start):
+    """Kernel ``optimist_iteration``: the whole loop in one call of
+    :func:`fast._iteration.optimist_iteration` (one ``(S, A)`` array of Q-values, filled in
+    place)."""
+    return _iteration.optimist_iteration(
+        _iteration_tools(boxes), np.ascontiguousarray(costs, dtype=np.float64),
+        np.ascontiguousarray(policy, dtype=np.int64), np.ascontiguousarray(start, dtype=np.float64))
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -326,5 +364,7 @@ COMPILED_KERNELS = KernelSet(
     poured_chain_values=poured_chain_values,
     poured_chain_visits=poured_chain_visits,
     reaching=reaching,
+    adversary_iteration=adversary_iteration,
+    optimist_iteration=optimist_iteration,
 )
 """The kernel set of the ``fast`` backend."""

@@ -65,6 +65,10 @@ KERNEL_GROUPS = {
     "graphs": KernelGroup("Graph searches", ("reaching",),
                           "the infinity decision and the zero states of the adversary's "
                           "values in reference.robust"),
+    "policy_iterations": KernelGroup(
+        "Policy iterations", ("adversary_iteration", "optimist_iteration"),
+        "reference.robust: the adversary's values of a policy (_robust_values) and the "
+        "optimist's values (_optimistic), in the certificates and solve_certified"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -78,8 +82,9 @@ class KernelSet:
     ``scan_counts``, ``boxes``, ``evi_sweep``, ``optimistic_kernel``), value
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
-    poured chains (``poured_chain_values``, ``poured_chain_visits``) and
-    graph searches (``reaching``).
+    poured chains (``poured_chain_values``, ``poured_chain_visits``),
+    graph searches (``reaching``) and policy iterations
+    (``adversary_iteration``, ``optimist_iteration``).
 
     Attributes
     ----------
@@ -167,6 +172,22 @@ class KernelSet:
         (possibly empty) into ``targets`` (bool ``(n,)``) along the edges
         ``tails -> heads`` (integer arrays of one size, entries in
         ``[0, n)``); bool ``(n,)``, the same in every kernel set.
+    adversary_iteration : callable
+        ``adversary_iteration(boxes, rows, costs_pi, infinite, start) ->
+        (values, kernel, n_iter, converged)``: the adversary's policy
+        iteration of :func:`reference.robust_loops.adversary_loop` on the
+        rows ``rows`` (int64 ``(S,)``) of
+        :class:`~reference.confidence.ConfidenceBoxes`, with costs float64
+        ``(S,)``, the graph test's ``infinite`` (bool ``(S,)``) and finite
+        ``start`` (float64 ``(S,)``); the same floats in every kernel set.
+    optimist_iteration : callable
+        ``optimist_iteration(boxes, costs, policy, start) -> (values, policy,
+        kernel, n_iter, converged, q)``: the optimist's policy iteration of
+        :func:`reference.robust_loops.optimist_loop` from ``policy``
+        (int64 ``(S,)``, not modified) and finite ``start`` (float64
+        ``(S,)``), costs float64 ``(S, A)``; ``q`` the Q-values ``(S, A)`` of
+        the last values (None when its solve failed); the same floats in
+        every kernel set.
     """
 
     name: str
@@ -183,6 +204,8 @@ class KernelSet:
     poured_chain_values: Callable
     poured_chain_visits: Callable
     reaching: Callable
+    adversary_iteration: Callable
+    optimist_iteration: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

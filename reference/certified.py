@@ -251,6 +251,11 @@ def _gaps(lower, diff):
     return float(diff.max()), float(ratio.max())
 
 
+def _policy_gaps(kernels, boxes, costs, policy, lower, upper):
+    """``(policy_gap, policy_relative_gap)``: :func:`_gaps` of :func:`policy_gap_bound`."""
+    return _gaps(lower, policy_gap_bound(kernels, boxes, costs, policy, lower, upper))
+
+
 def _certificate(kernels, boxes, costs, policy, lower, upper, lower_message, converged, proper):
     """The Certificate of ``policy`` from the checked bounds ``lower``, ``upper`` of ``boxes``.
 
@@ -261,8 +266,8 @@ def _certificate(kernels, boxes, costs, policy, lower, upper, lower_message, con
     if costs is None:
         policy_gap, policy_relative_gap = gap, relative_gap
     else:
-        policy_gap, policy_relative_gap = _gaps(
-            lower, policy_gap_bound(kernels, boxes, costs, policy, lower, upper))
+        policy_gap, policy_relative_gap = _policy_gaps(kernels, boxes, costs, policy, lower,
+                                                       upper)
     n_inf = int(np.isinf(upper).sum())
     how = f"{n_inf} state(s) with no finite upper bound" if n_inf else "every upper bound finite"
     how += "" if proper else "; the policy is not shown proper"
@@ -375,8 +380,8 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, s
 def _with_policy_gap(kernels, boxes, costs, cert):
     """``cert`` (whose ``policy_gap`` is its ``gap``) with the policy gap of ``costs``, as
     :func:`_certificate` computes it."""
-    policy_gap, policy_relative_gap = _gaps(
-        cert.lower, policy_gap_bound(kernels, boxes, costs, cert.policy, cert.lower, cert.upper))
+    policy_gap, policy_relative_gap = _policy_gaps(kernels, boxes, costs, cert.policy,
+                                                   cert.lower, cert.upper)
     return replace(cert, policy_gap=policy_gap, policy_relative_gap=policy_relative_gap)
 
 

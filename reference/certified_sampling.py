@@ -41,7 +41,7 @@ def _means(boxes, rows, *vectors):
                  for v in vectors)
 
 
-def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
+def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
     r"""Per state, the rival of ``policy``'s action and whether sampling it could separate them.
 
     The rival of ``s`` is the other action of least optimistic Q-value
@@ -51,8 +51,10 @@ def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
     shrinks) is above :math:`\bar Q - r (\bar Q - \underline Q)` on the bracket
     :math:`[\underline Q(s, \pi(s)), \bar Q(s, \pi(s))]` of the policy's own
     action, ``r`` = :data:`RIVAL_REACH`: separation is then within reach of the
-    rival's samples and a share ``r`` of the policy's bracket. Returns ``(rows, open)``: the rival's row of
-    every state and the mask of those worth sampling.
+    rival's samples and a share ``r`` of the policy's bracket. ``q_up`` is
+    :math:`\bar Q(s, \pi(s))` (shape ``(S,)``: the cost plus the adversary's pour
+    against ``upper``). Returns ``(rows, open)``: the rival's row of every state
+    and the mask of those worth sampling.
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
@@ -60,8 +62,6 @@ def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
     other[states, policy] = np.inf
     rival = np.argmin(other, axis=1)
     rows = states * A + rival
-    q_up = costs[states, policy] + kernels.pour_values(boxes, states * A + policy,
-                                                       np.append(upper, 0.0), True)
     q_hat = costs[states, rival] + _means(boxes, rows, np.append(lower, 0.0))[0]
     with np.errstate(invalid="ignore"):
         middle = q_up - RIVAL_REACH * (q_up - q_low[states, policy])
@@ -69,21 +69,21 @@ def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
     return rows, open_
 
 
-def _widths(kernels, boxes, rows, upper, lower):
+def _widths(kernels, boxes, rows, upper, lower, best):
     r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
-    optimist's against ``lower``; a pair that can reach an infinite
-    ``upper`` gets ``inf``.
+    optimist's against ``lower``, whose values ``p- . L`` the caller has
+    (``best``, shape of ``rows``); a pair that can reach an infinite
+    ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
     """
     u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
-    best = kernels.pour_values(boxes, rows, l_ext, False)
     n = boxes.n[rows]
     mean_u, mean_l = _means(boxes, rows, u_ext, l_ext)
     with np.errstate(invalid="ignore"):
         width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
-    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
+    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
 
 
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
@@ -101,7 +101,10 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     largest finite one (at least 1). With ``rivals`` (the stop on the
     policy's certificate), the rival of each visited state that
     :func:`_rivals` finds worth sampling gets the same score with its own
-    width, at its state's visits.
+    width, at its state's visits. The optimist's pour of every pair against
+    ``lower`` is made once (the Q-values and the widths read it), and the
+    adversary's pour of the policy's pairs against ``upper`` too (its widths
+    and the rivals' brackets).
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
@@ -109,19 +112,20 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     start = (gaps > goal_gap).astype(float)
     visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
-    width = _widths(kernels, boxes, rows, upper, lower)
+    best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
+    width, worst = _widths(kernels, boxes, rows, upper, lower, best[rows])
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     n = boxes.n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
-    q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
-                                        False).reshape(S, A)
+    q_low = costs + best.reshape(S, A)
     if rivals:
-        rival, open_ = _rivals(kernels, boxes, costs, q_low, policy_l, lower, upper)
+        rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
+                               costs[states, policy_l] + worst)
         open_ &= visits > 0
         rival = rival[open_]
-        rival_width = _widths(kernels, boxes, rival, upper, lower)
+        rival_width = _widths(kernels, boxes, rival, upper, lower, best[rival])[0]
         rival_width = np.where(np.isfinite(rival_width), rival_width,
                                max(1.0, float(finite.max(initial=0.0))))
         score[rival] += (visits[open_] * rival_width

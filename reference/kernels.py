@@ -16,6 +16,7 @@ from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
 from .chains.explicit import _reaching
+from .robust_loops import adversary_loop, optimist_loop
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -381,6 +382,18 @@ def pour_kernel(boxes, rows, v_ext, descending):
                        mass, descending)
 
 
+def adversary_iteration(boxes, rows, costs_pi, infinite, start):
+    """Kernel ``adversary_iteration``: :func:`reference.robust_loops.adversary_loop` on
+    :func:`pour_kernel` and :func:`reference.chains.poured_values`."""
+    return adversary_loop(pour_kernel, poured_values, boxes, rows, costs_pi, infinite, start)
+
+
+def optimist_iteration(boxes, costs, policy, start):
+    """Kernel ``optimist_iteration``: :func:`reference.robust_loops.optimist_loop` on
+    :func:`pour_kernel`, :func:`pour_values` and :func:`reference.chains.poured_values`."""
+    return optimist_loop(pour_kernel, pour_values, poured_values, boxes, costs, policy, start)
+
+
 def bernoulli_kl(p, q):
     """Bernoulli KL divergence ``kl(p, q)`` (``0 log 0 = 0``) and a bound on its rounding error.
 
@@ -497,5 +510,7 @@ NUMPY_KERNELS = KernelSet(
     poured_chain_values=poured_values,
     poured_chain_visits=poured_occupancy,
     reaching=_reaching,
+    adversary_iteration=adversary_iteration,
+    optimist_iteration=optimist_iteration,
 )
 """The kernel set of the ``reference`` backend."""

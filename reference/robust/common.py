@@ -8,20 +8,12 @@ import numpy as np
 from .._checks import as_float_array
 from ..chains import UNIT_ROUNDOFF
 from ..confidence import confidence_boxes
-from ..errors import ConvergenceError, ParameterError
-from ..kernels import segment_positions
-from ..poured import PouredKernel
+from ..errors import ParameterError
+from ..robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
+from ..poured import PouredKernel, segment_positions
 from ..results import Result
 
 __all__ = ["ROBUST_MAX_ITER", "RobustValuesResult"]
-
-
-ROBUST_MAX_ITER = 1_000
-"""Largest number of evaluations of each policy iteration."""
-
-SWITCH_RTOL = 1e-10
-"""Policy iteration switches a row or an action only for a gain above
-``SWITCH_RTOL * max(1, max|V|)`` (or the evaluation's residual, if larger)."""
 
 CHECK_MAX_SLACK = 1e-6
 """Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
@@ -77,57 +69,6 @@ def _row_entries(boxes, rows):
     entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
     return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
             boxes.hi[entry])
-
-
-def _expected(kernel, v_ext):
-    """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
-    return kernel.finite_product(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext
-
-
-def _switch_tolerance(values, residual):
-    """Smallest gain that switches: ``SWITCH_RTOL * max(1, max|V|)`` over the finite values,
-    or the residual of their evaluation when it is larger."""
-    scale = max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
-    return max(SWITCH_RTOL * scale, residual)
-
-
-def _emptied(kernel, rows):
-    """``kernel`` with the rows of the mask ``rows`` put to 0 (no stored entry, width 0)."""
-    lengths = np.where(rows, 0, np.diff(kernel.indptr))
-    entry = np.repeat(kernel.indptr[:-1], lengths) + segment_positions(lengths)
-    kept = ~rows
-    return PouredKernel(kernel.order, np.concatenate([[0], np.cumsum(lengths)]),
-                        kernel.indices[entry], kernel.data[entry],
-                        np.where(kept, kernel.width, 0.0), np.where(kept, kernel.reach, 0),
-                        np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
-
-
-def _evaluate(kernels, kernel, costs_pi, infinite, start):
-    """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``
-    (the kernel ``poured_chain_values`` of ``kernels``, warm-started from ``start``).
-
-    The rows of the other states put no mass on ``infinite`` (every state the
-    adversary can move into ``infinite`` is in it), so their values do not
-    depend on the rows of ``infinite``: those are emptied before the solve,
-    which spends no work on the adversary's traps (a near-closed class is an
-    ill-conditioned system), and their values are set to ``+inf``.
-
-    Serves both policy iterations (the optimist's with ``infinite`` all
-    false). A solve that finds no acceptable candidate (``ConvergenceError``)
-    is a failed candidate: every value is ``+inf`` and the residual ``+inf``,
-    which marks the failure. Both policy iterations then stop, not converged
-    (their messages say why); the adversary's Bellman check leaves the upper
-    bound at ``+inf`` (0 where no kernel leads to a positive cost) and the
-    optimist's sets the lower bound to 0 where its values are infinite.
-    """
-    if infinite.any():
-        kernel = _emptied(kernel, infinite)
-    try:
-        values, residual = kernels.poured_chain_values(kernel, costs_pi, start)
-    except ConvergenceError:
-        return np.full(costs_pi.size, np.inf), np.inf
-    values[infinite] = np.inf
-    return values, residual
 
 
 def _slack(gap, values, costs):

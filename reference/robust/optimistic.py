@@ -6,13 +6,9 @@ import numpy as np
 from .._checks import check_policy
 from ..kernels import NUMPY_KERNELS
 from .common import (
-    ROBUST_MAX_ITER,
     RobustValuesResult,
-    _evaluate,
-    _expected,
     _how,
     _slack,
-    _switch_tolerance,
     checked_inputs,
 )
 from .rounding import pour_scales, rounding_bound, touched_counts
@@ -62,7 +58,8 @@ def _check_lower(kernels, boxes, costs, values, q_values=None):
 
 
 def _optimistic(kernels, boxes, costs, policy, start=None):
-    """Optimist's PI from ``policy``: ``(L, policy, kernel, n_iter, converged, message)``.
+    """Optimist's PI from ``policy`` (the kernel ``optimist_iteration``), then the check:
+    ``(L, policy, kernel, n_iter, converged, message)``.
 
     The first kernel is the pour of ``policy`` against ``start`` (finite
     values, shape ``(S,)``; zeros by default): values close to the fixed point
@@ -72,31 +69,8 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     (one pour order per kernel). The start changes the work, never the check,
     which reuses the Q-values of the last evaluation.
     """
-    S, A = boxes.n_states, boxes.n_actions
-    states, all_rows = np.arange(S), np.arange(S * A)
-    policy = policy.copy()
-    no_trap = np.zeros(S, dtype=bool)
-    values = np.zeros(S) if start is None else start
-    kernel = kernels.pour_kernel(boxes, states * A + policy, np.append(values, 0.0), False)
-    converged = False
-    q = None
-    for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernels, kernel, costs[states, policy], no_trap, values)
-        if np.isinf(residual):
-            q = None
-            break
-        v_ext = np.append(values, 0.0)
-        q = costs + kernels.pour_values(boxes, all_rows, v_ext, False).reshape(S, A)
-        best = np.argmin(q, axis=1)
-        current = costs[states, policy] + _expected(kernel, v_ext)
-        tol = _switch_tolerance(values, residual)
-        switch = ((q[states, best] < current - tol)
-                  | (np.isinf(current) & np.isfinite(q[states, best])))
-        if not switch.any():
-            converged = True
-            break
-        policy = np.where(switch, best, policy)
-        kernel = kernels.pour_kernel(boxes, states * A + policy, v_ext, False)
+    values, policy, kernel, n_iter, converged, q = kernels.optimist_iteration(
+        boxes, costs, policy, np.zeros(boxes.n_states) if start is None else start)
     L, dropped, r = _check_lower(kernels, boxes, costs, values, q)
     how = _how(converged, n_iter)
     if dropped:

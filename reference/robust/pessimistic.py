@@ -12,15 +12,11 @@ from ..errors import ParameterError
 from ..evi import checked_box
 from ..kernels import NUMPY_KERNELS, pour, pour_order
 from .common import (
-    ROBUST_MAX_ITER,
     RobustValuesResult,
     _check_message,
-    _evaluate,
-    _expected,
     _policy_rows,
     _row_entries,
     _slack,
-    _switch_tolerance,
     checked_inputs,
 )
 from .rounding import pour_scales, rounding_bound, touched_counts
@@ -183,30 +179,6 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     return kernels.reaching(t, hd, np.append(bad, bad.any()))[:S]
 
 
-def _adversary(kernels, boxes, policy, costs_pi, infinite, start):
-    """Adversary policy iteration for ``policy``: ``(values, kernel, n_iter, converged)``.
-
-    Every iteration evaluates the current kernel and pours every row of the
-    policy again against the values; the new kernel replaces it unless no
-    finite row gains more than the tolerance of :func:`_switch_tolerance`.
-    """
-    rows = _policy_rows(boxes, policy)
-    finite = ~infinite
-    values = np.where(infinite, np.inf, start)
-    kernel = kernels.pour_kernel(boxes, rows, np.append(values, 0.0), True)
-    for n_iter in range(1, ROBUST_MAX_ITER + 1):
-        values, residual = _evaluate(kernels, kernel, costs_pi, infinite, values)
-        if np.isinf(residual):
-            return values, kernel, n_iter, False
-        v_ext = np.append(values, 0.0)
-        poured = kernels.pour_kernel(boxes, rows, v_ext, True)
-        tol = _switch_tolerance(values, residual)
-        if not np.any(finite & (_expected(poured, v_ext) > _expected(kernel, v_ext) + tol)):
-            return values, kernel, n_iter, True
-        kernel = poured
-    return values, kernel, ROBUST_MAX_ITER, False
-
-
 def _zero_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
     """States from which no kernel in the boxes reaches a positive cost under ``policy``: their
     value is exactly 0 in every kernel (the graph of :func:`_infinite_states`, ``graph`` and
@@ -268,14 +240,16 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
 
 
 def _robust_values(kernels, boxes, costs_pi, policy, start=None):
-    """``U^pi`` of ``policy`` with the infinity decision, adversary PI and the Bellman check."""
+    """``U^pi`` of ``policy`` with the infinity decision, adversary PI (the kernel
+    ``adversary_iteration``) and the Bellman check."""
     S = boxes.n_states
-    graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
+    rows = _policy_rows(boxes, policy)
+    graph = _adversary_graph(boxes, rows)
     infinite = _infinite_states(boxes, policy, costs_pi, graph, kernels)
     graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
-    values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
-                                                   start)
+    values, kernel, n_iter, converged = kernels.adversary_iteration(boxes, rows, costs_pi,
+                                                                    infinite, start)
     U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values, graph)
     return U, kernel, infinite, n_iter, converged, dropped, r
 

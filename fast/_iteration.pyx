@@ -1,0 +1,302 @@
+# cython: language_level=3, cdivision=True, embedsignature=True
+# boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
+"""Compiled robust policy iterations: the kernels ``adversary_iteration`` and
+``optimist_iteration`` of docs/backends.md, each a whole policy iteration in one call.
+
+Private module of the ``fast`` backend. The loops are those of
+``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
+floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
+``fast._robust.pour_values``), the compiled chain solve (``fast._poured.poured_solve``,
+after ``fast._poured.reaches_goal``) and the compiled product (``fast._poured.poured_apply``)
+on the kernels' pieces directly, and does the tolerances, comparisons, argmins and switches
+in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
+the common path does not cover (a cost of 0, an infinite state, a state that may not reach
+the goal, a solve whose backward error is too large, an infinite value), which go through
+the kernel ``poured_chain_values`` and the kernel's own product as in the numpy loop.
+"""
+
+import numpy as np
+
+from libc.math cimport INFINITY, isfinite, isinf, isnan
+from libc.stdint cimport int64_t
+
+from . import _poured, _robust
+from ._order cimport repair_whole_order
+
+
+cdef class Tools:
+    """The boxes' arrays and the fixed arguments of one policy iteration.
+
+    ``walk(v_ext, descending) -> (order, rank, cum_v, cum_inf)`` gives the pour order
+    of a vector and its prefix sums; ``chain_values(kernel, costs, start)`` is the
+    kernel ``poured_chain_values`` (raising ``failure`` when no candidate is
+    acceptable); ``make_kernel(order, rank, pieces, descending)`` builds a
+    ``PouredKernel`` from pieces. ``pieces_threads`` and ``values_threads`` are the
+    threads of ``pour_pieces`` (``S`` rows) and of ``pour_values`` (``S*A`` rows);
+    ``rtol``, ``rounds``, ``maxiter`` and ``accept`` those of the chain solve and of its
+    acceptance; ``max_iter`` and ``switch_rtol`` the loop's limit and tolerance;
+    ``repair_moves`` the moves per next state the repair of an order may make.
+    """
+
+    cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel, failure
+    cdef int pieces_threads, values_threads, rounds, maxiter, max_iter
+    cdef double rtol, accept, switch_rtol
+    cdef int64_t repair_moves
+
+    def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel,
+                 failure, int pieces_threads, int values_threads, double rtol, int rounds,
+                 int maxiter, double accept, int max_iter, double switch_rtol,
+                 int64_t repair_moves):
+        self.indptr, self.cols, self.lo, self.hi, self.hi_unseen = indptr, cols, lo, hi, hi_unseen
+        self.walk, self.chain_values, self.make_kernel = walk, chain_values, make_kernel
+        self.failure = failure
+        self.pieces_threads, self.values_threads = pieces_threads, values_threads
+        self.rtol, self.rounds, self.maxiter, self.accept = rtol, rounds, maxiter, accept
+        self.max_iter, self.switch_rtol = max_iter, switch_rtol
+        self.repair_moves = repair_moves
+
+
+cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
+    """The pour order of ``v_ext`` and the position of every next state in it (with ``sums``,
+    also the prefix sums of ``fast._robust.pour_walk``): the permutation of
+    ``reference.kernels.pour_order``, repaired by insertion from ``previous`` (the order of
+    the loop's last pour, same direction; at most ``repair_moves`` moves a next state), else
+    sorted by ``fast._robust.sort_order``; ``t.walk`` answers for the loop's first pour and
+    on a NaN."""
+    cdef const double[::1] v = v_ext
+    cdef Py_ssize_t n = v.shape[0], k
+    cdef int64_t[::1] o, r
+    if previous is None:
+        return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
+    order = previous.copy()
+    o = order
+    if not repair_whole_order(&v[0], &o[0], n, descending, t.repair_moves * n):
+        if not _robust.sort_order(v_ext, order, descending):
+            return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
+    rank = np.empty(n, dtype=np.int64)
+    if sums:
+        cum_v, cum_inf = np.empty(n + 1), np.empty(n + 1, dtype=np.int64)
+        _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
+        return order, rank, cum_v, cum_inf
+    r = rank
+    for k in range(n):
+        r[o[k]] = k
+    return order, rank
+
+
+cdef tuple _pour(Tools t, rows, tuple walk):
+    """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
+    ``pour_kernel`` without its ``PouredKernel``)."""
+    order, rank = walk[:2]
+    pieces = _robust.pour_pieces(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, rows, rank,
+                                 t.pieces_threads)
+    return order, rank, pieces
+
+
+cdef object _extended(const double[::1] values):
+    """``np.append(values, 0.0)``."""
+    cdef Py_ssize_t S = values.shape[0], i
+    out = np.empty(S + 1)
+    cdef double[::1] o = out
+    for i in range(S):
+        o[i] = values[i]
+    o[S] = 0.0
+    return out
+
+
+cdef bint _all_finite(const double[::1] x):
+    cdef Py_ssize_t i
+    for i in range(x.shape[0]):
+        if not isfinite(x[i]):
+            return False
+    return True
+
+
+cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
+    """``kernel @ v_ext`` (``0 * inf = 0``): ``poured_apply`` when ``v_ext`` is finite."""
+    order, rank, pieces = kernel
+    if _all_finite(v_ext):
+        out = np.empty(pieces[4].shape[0])
+        _poured.poured_apply(order, rank, *pieces, v_ext, np.empty(order.shape[0] + 1), out)
+        return out
+    return t.make_kernel(order, rank, pieces, descending) @ v_ext
+
+
+cdef double _tolerance(const double[::1] values, double residual, double switch_rtol):
+    """``max(switch_rtol * max(1, largest finite value), residual)``, as Python's ``max``."""
+    cdef double scale = 0.0, tol
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if isfinite(values[i]) and values[i] > scale:
+            scale = values[i]
+    if not scale > 1.0:
+        scale = 1.0
+    tol = switch_rtol * scale
+    return residual if residual > tol else tol
+
+
+cdef object _emptied(tuple pieces, infinite):
+    """The pieces with the rows of the mask ``infinite`` put to 0 (no stored entry, width 0)."""
+    indptr, indices, data, width, reach, partial = pieces
+    stored = np.diff(indptr)
+    kept = ~infinite
+    entries = np.repeat(kept, stored)
+    return (np.concatenate([[0], np.cumsum(np.where(infinite, 0, stored))]), indices[entries],
+            data[entries], np.where(kept, width, 0.0), np.where(kept, reach, 0),
+            np.where(kept, partial, 0.0))
+
+
+cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
+                     bint any_infinite, start, active):
+    """``(values, residual)`` of the kernel: the kernel ``poured_chain_values`` on it, its rows
+    of ``infinite`` emptied and their values ``+inf`` (``+inf`` everywhere, residual ``+inf``,
+    when no candidate is acceptable). With every cost positive, no infinite state and a path
+    to the goal from every state, the compiled solve from ``start`` directly."""
+    cdef const double[::1] c = costs_pi
+    cdef const double[::1] s0 = start
+    cdef Py_ssize_t S = c.shape[0], i
+    cdef bint positive = True
+    cdef double[::1] xv
+    order, rank, pieces = kernel
+    for i in range(S):
+        if not c[i] > 0.0:
+            positive = False
+            break
+    if not any_infinite and positive and _poured.reaches_goal(order, rank, *pieces):
+        x = np.empty(S)
+        xv = x
+        for i in range(S):
+            xv[i] = s0[i] if isfinite(s0[i]) and s0[i] >= 0.0 else 0.0
+        omega, residual = _poured.poured_solve(order, rank, *pieces, active, costs_pi, x,
+                                               t.rtol, t.rounds, t.maxiter, False)
+        if omega <= t.accept:
+            return np.maximum(x, 0.0), residual
+    chain = t.make_kernel(order, rank, _emptied(pieces, infinite) if any_infinite else pieces,
+                          descending)
+    try:
+        values, residual = t.chain_values(chain, costs_pi, start)
+    except t.failure:
+        return np.full(S, np.inf), np.inf
+    values[infinite] = np.inf
+    return values, residual
+
+
+def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
+    """The adversary's policy iteration (``reference.robust_loops.adversary_loop``).
+
+    ``rows``: int64 ``(S,)``; ``costs_pi``: float64 ``(S,)``; ``infinite``: bool ``(S,)``;
+    ``start``: finite float64 ``(S,)``. Returns ``(values, kernel, n_iter, converged)``.
+    """
+    cdef Py_ssize_t S = costs_pi.shape[0], i
+    cdef int n_iter
+    cdef bint gains
+    cdef const double[::1] new_p, old_p
+    cdef double tol
+    cdef const char[::1] inf_v = infinite.view(np.int8)
+    cdef bint any_infinite = infinite.any()
+    active = np.ones(S, dtype=np.int8)
+    values = np.where(infinite, np.inf, start)
+    kernel = _pour(t, rows, _walk(t, _extended(values), True, None, False))
+    for n_iter in range(1, t.max_iter + 1):
+        values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
+                                     active)
+        if isinf(residual):
+            return values, t.make_kernel(*kernel, True), n_iter, False
+        v_ext = _extended(values)
+        poured = _pour(t, rows, _walk(t, v_ext, True, kernel[0], False))
+        tol = _tolerance(values, residual, t.switch_rtol)
+        new_p = _product(t, poured, v_ext, True)
+        old_p = _product(t, kernel, v_ext, True)
+        gains = False
+        for i in range(S):
+            if not inf_v[i] and new_p[i] > old_p[i] + tol:
+                gains = True
+                break
+        if not gains:
+            return values, t.make_kernel(*kernel, True), n_iter, True
+        kernel = poured
+    return values, t.make_kernel(*kernel, True), t.max_iter, False
+
+
+cdef void _policy_rows(const int64_t[::1] policy, int64_t A, int64_t[::1] rows) noexcept:
+    cdef Py_ssize_t s
+    for s in range(policy.shape[0]):
+        rows[s] = s * A + policy[s]
+
+
+def optimist_iteration(Tools t, costs, policy, start):
+    """The optimist's policy iteration (``reference.robust_loops.optimist_loop``).
+
+    ``costs``: float64 C-contiguous ``(S, A)``; ``policy``: int64 ``(S,)`` (copied);
+    ``start``: finite float64 ``(S,)``. Returns ``(values, policy, kernel, n_iter, converged,
+    q)``. The Q-values are one ``(S, A)`` array, the pour's output with the costs added in
+    place.
+    """
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b
+    cdef const double[::1] c = costs.reshape(-1)
+    cdef int n_iter = 0
+    cdef bint converged = False, any_switch
+    cdef double tol, q_best
+    cdef double[::1] qv, cpi
+    cdef const double[::1] current
+    cdef int64_t[::1] best_v
+    cdef const int64_t[::1] pol
+    cdef char[::1] switch_v
+    policy = policy.copy()
+    rows = np.empty(S, dtype=np.int64)
+    all_rows = np.arange(S * A)
+    no_trap = np.zeros(S, dtype=bool)
+    active = np.ones(S, dtype=np.int8)
+    best = np.empty(S, dtype=np.intp)
+    best_v = best
+    switch = np.empty(S, dtype=bool)
+    switch_v = switch.view(np.int8)
+    values = start
+    _policy_rows(policy, A, rows)
+    kernel = _pour(t, rows, _walk(t, _extended(values), False, None, False))
+    q = None
+    for n_iter in range(1, t.max_iter + 1):
+        costs_pi = np.empty(S)
+        cpi = costs_pi
+        pol = policy
+        for s in range(S):
+            cpi[s] = c[s * A + pol[s]]
+        values, residual = _evaluate(t, kernel, False, costs_pi, no_trap, False, values, active)
+        if isinf(residual):
+            q = None
+            break
+        v_ext = _extended(values)
+        walk = _walk(t, v_ext, False, kernel[0], True)
+        order, rank, cum_v, cum_inf = walk
+        q = None
+        q = np.empty(S * A)
+        qv = q
+        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, all_rows, v_ext, order,
+                            rank, cum_v, cum_inf, q, t.values_threads)
+        for s in range(S * A):
+            qv[s] = c[s] + qv[s]
+        current = _product(t, kernel, v_ext, False)
+        tol = _tolerance(values, residual, t.switch_rtol)
+        any_switch = False
+        for s in range(S):
+            b = 0
+            for a in range(A):
+                if isnan(qv[s * A + a]):
+                    b = a
+                    break
+                if qv[s * A + a] < qv[s * A + b]:
+                    b = a
+            best_v[s] = b
+            q_best = qv[s * A + b]
+            switch_v[s] = ((q_best < (cpi[s] + current[s]) - tol)
+                           or (isinf(cpi[s] + current[s]) and isfinite(q_best)))
+            any_switch = any_switch or switch_v[s]
+        if not any_switch:
+            converged = True
+            break
+        policy = np.where(switch, best, policy)
+        rows = np.empty(S, dtype=np.int64)
+        _policy_rows(policy, A, rows)
+        kernel = _pour(t, rows, walk)
+    return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
+            None if q is None else q.reshape(S, A))

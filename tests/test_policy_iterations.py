@@ -1,0 +1,155 @@
+"""The kernels ``adversary_iteration`` and ``optimist_iteration``: numpy against compiled.
+
+The compiled kernels run the whole loop of :mod:`reference.robust_loops` in one call on
+the compiled pours, solves and products; run on the same steps (the compiled kernels
+``pour_kernel``, ``pour_values`` and ``poured_chain_values``), the numpy loop must give the
+same floats, the same kernel pieces, evaluations and verdict, whatever path each evaluation
+takes (every cost positive and every state reaching the goal, a cost of 0, infinite states,
+a rejected or failed solve, the iteration limit). Against the numpy kernel set (its own
+chain solver), the values agree to the chains' rounding.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fast.kernels as fast_kernels
+import reference
+from fast.kernels import COMPILED_KERNELS
+from reference import robust_loops
+from reference import robust as reference_robust
+from reference.chains import poured as poured_chains
+from reference.errors import ConvergenceError
+from reference.kernels import NUMPY_KERNELS
+
+EXAMPLES = 120
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                HealthCheck.function_scoped_fixture])
+PIECES = ("order", "rank", "indptr", "indices", "data", "width", "reach", "partial")
+
+
+@st.composite
+def problems(draw, max_states=14):
+    """Boxes of random counts (zeros, unseen pairs, scarce samples), costs with zeros or not,
+    a policy and a start."""
+    S = draw(st.integers(1, max_states))
+    A = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    density = draw(st.sampled_from([0.1, 0.3, 1.0]))
+    scale = draw(st.sampled_from([2, 30, 3000]))
+    counts = rng.integers(0, scale + 1, size=(S, A, S + 1)) * (rng.random((S, A, S + 1))
+                                                                < density)
+    counts[rng.random((S, A)) < draw(st.sampled_from([0.0, 0.3]))] = 0
+    costs = rng.random((S, A)) + draw(st.sampled_from([0.0, 0.1]))
+    if draw(st.booleans()):
+        costs[rng.random((S, A)) < 0.3] = 0.0
+    kind = draw(st.sampled_from(["kl", "bernstein", "mixture"]))
+    boxes, costs = reference_robust.checked_inputs(NUMPY_KERNELS, counts.astype(float), costs,
+                                                   0.1, kind)
+    policy = rng.integers(0, A, S)
+    start = rng.random(S) * draw(st.sampled_from([0.0, 1.0, 50.0]))
+    return boxes, costs, policy, start
+
+
+def _steps_loop(name):
+    """The numpy loop of :mod:`reference.robust_loops` on the compiled kernels' steps."""
+    if name == "adversary":
+        return lambda *args: robust_loops.adversary_loop(
+            COMPILED_KERNELS.pour_kernel, fast_kernels.poured_chain_values, *args)
+    return lambda *args: robust_loops.optimist_loop(
+        COMPILED_KERNELS.pour_kernel, COMPILED_KERNELS.pour_values,
+        fast_kernels.poured_chain_values, *args)
+
+
+def _same(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        if isinstance(b, reference.PouredKernel):
+            assert a.descending == b.descending
+            for piece in PIECES:
+                np.testing.assert_array_equal(getattr(a, piece), getattr(b, piece))
+        elif b is None:
+            assert a is None
+        elif isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+        else:
+            assert a == b
+
+
+def _adversary_args(boxes, costs, policy, start):
+    S = boxes.n_states
+    costs_pi = costs[np.arange(S), policy]
+    infinite = reference_robust._infinite_states(boxes, policy, costs_pi)
+    rows = np.arange(S) * boxes.n_actions + policy
+    return boxes, rows, costs_pi, infinite, start
+
+
+def _check_both(problem):
+    boxes, costs, policy, start = problem
+    args = _adversary_args(boxes, costs, policy, start)
+    _same(COMPILED_KERNELS.adversary_iteration(*args), _steps_loop("adversary")(*args))
+    args = (boxes, costs, policy, start)
+    _same(COMPILED_KERNELS.optimist_iteration(*args), _steps_loop("optimist")(*args))
+
+
+@settings(max_examples=EXAMPLES, **SETTINGS)
+@given(problem=problems())
+def test_compiled_iterations_are_the_loop_on_compiled_steps(problem):
+    _check_both(problem)
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+@settings(max_examples=EXAMPLES // 4, **SETTINGS)
+@given(problem=problems())
+def test_compiled_iterations_stop_at_the_limit_as_the_loop(problem, limit, monkeypatch):
+    monkeypatch.setattr(robust_loops, "ROBUST_MAX_ITER", limit)
+    monkeypatch.setattr(fast_kernels, "ROBUST_MAX_ITER", limit)
+    _check_both(problem)
+
+
+@settings(max_examples=EXAMPLES // 4, **SETTINGS)
+@given(problem=problems())
+def test_compiled_iterations_on_rejected_solves(problem, monkeypatch):
+    # No compiled candidate is accepted: every evaluation goes to the exact fallback.
+    monkeypatch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
+    _check_both(problem)
+
+
+@settings(max_examples=EXAMPLES // 4, **SETTINGS)
+@given(problem=problems())
+def test_compiled_iterations_on_failed_solves(problem, monkeypatch):
+    def fails(kernel, costs, start):
+        raise ConvergenceError("no acceptable candidate")
+
+    monkeypatch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
+    monkeypatch.setattr(fast_kernels, "poured_chain_values", fails)
+    boxes, costs, policy, start = problem
+    got = COMPILED_KERNELS.adversary_iteration(*_adversary_args(boxes, costs, policy, start))
+    assert np.isinf(got[0]).all() and got[2:] == (1, False)
+    got = COMPILED_KERNELS.optimist_iteration(boxes, costs, policy, start)
+    assert np.isinf(got[0]).all() and got[3:] == (1, False, None)
+    np.testing.assert_array_equal(got[1], policy)
+    _check_both(problem)
+
+
+def test_iterations_agree_with_the_numpy_kernel_set():
+    ssp = reference.garnet(40, 3, 4, seed=5)
+    store = reference.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(reference.TabularGenerativeModel(ssp), 300, np.random.default_rng(1))
+    boxes, costs = reference_robust.checked_inputs(NUMPY_KERNELS, store.counts_csr(),
+                                                   ssp.costs, 0.1, "mixture")
+    S = boxes.n_states
+    policy, start = np.zeros(S, dtype=np.int64), np.zeros(S)
+    lower = COMPILED_KERNELS.optimist_iteration(boxes, costs, policy, start)
+    want = NUMPY_KERNELS.optimist_iteration(boxes, costs, policy, start)
+    assert lower[4] and want[4]
+    np.testing.assert_allclose(lower[0], want[0], rtol=1e-9)
+    np.testing.assert_allclose(lower[5], want[5], rtol=1e-9)
+    args = _adversary_args(boxes, costs, lower[1], lower[0])
+    upper = COMPILED_KERNELS.adversary_iteration(*args)
+    want = NUMPY_KERNELS.adversary_iteration(*args)
+    assert upper[3] and want[3]
+    np.testing.assert_allclose(upper[0], want[0], rtol=1e-9)
+    assert np.all(upper[0] >= lower[0] * (1 - 1e-9))
