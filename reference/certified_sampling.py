@@ -69,21 +69,19 @@ def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
     return rows, open_
 
 
-def _widths(kernels, boxes, rows, upper, lower, best):
-    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
+def _widths(kernels, boxes, rows, upper, low_kernel):
+    r"""Width term of every pair in ``rows``: :math:`(p^+ - p^-) \cdot U`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
-    optimist's against ``lower``, whose values ``p- . L`` the caller has
-    (``best``, shape of ``rows``); a pair that can reach an infinite
-    ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    optimist's against the lower bound, given as its kernel ``low_kernel``
+    (``(rows.size, S+1)``); a pair that can reach an infinite ``upper`` gets
+    ``inf``. Returns ``(width, p+ . U)``.
     """
-    u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
+    u_ext = np.append(upper, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
-    n = boxes.n[rows]
-    mean_u, mean_l = _means(boxes, rows, u_ext, l_ext)
     with np.errstate(invalid="ignore"):
-        width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
-    return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
+        width = worst - low_kernel @ u_ext
+    return np.where(np.isnan(width) | np.isinf(worst), np.inf, np.maximum(width, 0.0)), worst
 
 
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
@@ -95,16 +93,21 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
-    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
+    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
+    bounds the gaps it aims at: with ``P-`` the optimistic kernel (``kernel_l``)
+    and ``P+`` the adversary's pours of the same pairs against ``U``,
+    :math:`U - L \le (P^+ - P^-) U + P^- (U - L)`, so
+    :math:`U - L \le (I - P^-)^{-1} (P^+ - P^-) U`, up to the tolerances of the
+    policy iterations (docs/certificates.md). Pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
     :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
     largest finite one (at least 1). With ``rivals`` (the stop on the
     policy's certificate), the rival of each visited state that
     :func:`_rivals` finds worth sampling gets the same score with its own
     width, at its state's visits. The optimist's pour of every pair against
-    ``lower`` is made once (the Q-values and the widths read it), and the
-    adversary's pour of the policy's pairs against ``upper`` too (its widths
-    and the rivals' brackets).
+    ``lower`` is made once (the Q-values read it; the policy's widths read
+    ``kernel_l``), and the adversary's pour of the policy's pairs against
+    ``upper`` too (its widths and the rivals' brackets).
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
@@ -113,7 +116,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
-    width, worst = _widths(kernels, boxes, rows, upper, lower, best[rows])
+    width, worst = _widths(kernels, boxes, rows, upper, kernel_l)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     n = boxes.n
@@ -125,7 +128,8 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
                                costs[states, policy_l] + worst)
         open_ &= visits > 0
         rival = rival[open_]
-        rival_width = _widths(kernels, boxes, rival, upper, lower, best[rival])[0]
+        rival_width = _widths(kernels, boxes, rival, upper,
+                              kernels.pour_kernel(boxes, rival, np.append(lower, 0.0), False))[0]
         rival_width = np.where(np.isfinite(rival_width), rival_width,
                                max(1.0, float(finite.max(initial=0.0))))
         score[rival] += (visits[open_] * rival_width
