@@ -378,8 +378,7 @@ def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, s
 
 
 def _with_policy_gap(kernels, boxes, costs, cert):
-    """``cert`` (whose ``policy_gap`` is its ``gap``) with the policy gap of ``costs``, as
-    :func:`_certificate` computes it."""
+    """``cert`` (whose ``policy_gap`` is its ``gap``) with the policy gap of ``costs``."""
     policy_gap, policy_relative_gap = _policy_gaps(kernels, boxes, costs, cert.policy,
                                                    cert.lower, cert.upper)
     return replace(cert, policy_gap=policy_gap, policy_relative_gap=policy_relative_gap)

@@ -71,6 +71,8 @@ def _row_entries(boxes, rows):
             boxes.hi[entry])
 
 
+
+
 def _slack(gap, values, costs):
     r"""Relative slack ``r`` of the Bellman check and the states no slack can save.
 
