@@ -496,7 +496,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     every pair the same count. ``"adaptive"`` aims the pairs of the optimistic
     policy at counts proportional to :math:`(\nu w \sqrt{n})^{2/3}`, with
     ``nu`` its expected visits from the states whose gap is still too large
-    and ``w`` the pair's width term :math:`(p^+ - \hat p) U + (\hat p - p^-) L`;
+    and ``w`` the pair's width term :math:`(p^+ - p^-) \cdot U` (adversary's pour
+    against ``U`` minus optimist's against ``L``, both read at ``U``);
     every pair whose optimistic Q-value does not exceed ``U`` keeps a floor of
     :data:`~reference.certified_sampling.FLOOR_SHARE` of the mean count.
     While ``U`` is infinite, the width of the pairs leading there counts as

@@ -70,12 +70,14 @@ def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
 
 
 def _widths(kernels, boxes, rows, upper, lower, best):
-    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
+    r"""Width term of the rival pairs ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
     optimist's against ``lower``, whose values ``p- . L`` the caller has
     (``best``, shape of ``rows``); a pair that can reach an infinite
-    ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    ``upper`` gets ``inf``. Returns ``(width, p+ . U)``. A rival is
+    separated when its optimistic Q-value rises above ``U``, so its own
+    term reads ``L`` on the optimist's side.
     """
     u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
@@ -86,23 +88,44 @@ def _widths(kernels, boxes, rows, upper, lower, best):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
 
 
+def _policy_widths(kernels, boxes, rows, upper, kernel_l):
+    r"""Width term of the optimistic policy's pairs ``rows`` (one a state):
+    :math:`(p^+ - p^-) \cdot U`.
+
+    ``p+`` is the adversary's pour against ``upper`` and ``p-`` the row of
+    the optimistic kernel ``kernel_l`` (``(S, S+1)``); a pair that can reach
+    an infinite ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    """
+    u_ext = np.append(upper, 0.0)
+    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    with np.errstate(invalid="ignore"):
+        width = worst - kernel_l @ u_ext
+    return np.where(np.isnan(width) | np.isinf(worst), np.inf, np.maximum(width, 0.0)), worst
+
+
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
     kernel ``poured_chain_visits``) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
-    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
+    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
+    bounds the gaps it aims at: with ``P-`` the optimistic kernel (``kernel_l``)
+    and ``P+`` the adversary's pours of the same pairs against ``U``,
+    :math:`U - L \le (P^+ - P^-) U + P^- (U - L)`, so
+    :math:`U - L \le (I - P^-)^{-1} (P^+ - P^-) U`, up to the tolerances of the
+    policy iterations (docs/certificates.md). Pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
     :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
     largest finite one (at least 1). With ``rivals`` (the stop on the
     policy's certificate), the rival of each visited state that
     :func:`_rivals` finds worth sampling gets the same score with its own
-    width, at its state's visits. The optimist's pour of every pair against
-    ``lower`` is made once (the Q-values and the widths read it), and the
+    width (:func:`_widths`), at its state's visits. The optimist's pour of
+    every pair against ``lower`` is made once (the Q-values and the rivals'
+    widths read it; the policy's widths read ``kernel_l``), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
     and the rivals' brackets).
     """
@@ -113,7 +136,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
-    width, worst = _widths(kernels, boxes, rows, upper, lower, best[rows])
+    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     n = boxes.n
