@@ -86,12 +86,22 @@ def _widths(kernels, boxes, rows, upper, lower):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
 
 
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
+def _order_values(order):
+    """Values whose increasing pour order, goal first, is ``order`` (``(S+1,)``, the goal
+    first): ``v[order[i]] = i``, distinct, so that :func:`reference.kernels.pour_order` gives
+    ``order`` back."""
+    values = np.empty(order.size)
+    values[order] = np.arange(order.size, dtype=np.float64)
+    return values
+
+
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
-    kernel ``poured_chain_visits``) from the states whose gap exceeds the target, ``w``
+    kernel ``poured_chain_visits``; the kernel is poured again along its pour order
+    ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
     the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
@@ -107,8 +117,9 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     states = np.arange(S)
     gaps = np.where(np.isinf(upper), np.inf, upper - lower)
     start = (gaps > goal_gap).astype(float)
-    visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
+    visits = kernels.poured_chain_visits(
+        kernels.pour_kernel(boxes, rows, _order_values(order_l), False), start)
     width = _widths(kernels, boxes, rows, upper, lower)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))

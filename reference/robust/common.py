@@ -71,14 +71,6 @@ def _policy_rows(boxes, policy):
     return np.arange(boxes.n_states) * boxes.n_actions + policy
 
 
-def _row_entries(boxes, rows):
-    """Stored entries of ``rows``: ``(row position, column, lo, hi)``."""
-    stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
-    return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
-            boxes.hi[entry])
-
-
 def _expected(kernel, v_ext):
     """``kernel @ v_ext`` (``0 * inf = 0``): one product of the kernel when ``v_ext`` is finite."""
     return kernel.finite_product(v_ext) if np.isfinite(v_ext).all() else kernel @ v_ext

@@ -7,10 +7,10 @@ from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
 from ..chains.explicit import _reaching
-from ..confidence import SIMPLEX_SLACK
+from ..confidence import SIMPLEX_SLACK, row_blocks
 from ..errors import ParameterError
 from ..evi import checked_box
-from ..kernels import NUMPY_KERNELS, pour, pour_order
+from ..kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
@@ -19,7 +19,6 @@ from .common import (
     _expected,
     _policy_rows,
     _rounding,
-    _row_entries,
     _slack,
     _switch_tolerance,
     checked_inputs,
@@ -71,22 +70,41 @@ def pessimistic_inner(lo, hi, v):
     return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), pour_order(v, True))
 
 
+def _policy_blocks(boxes, rows):
+    """The stored entries of the rows ``rows`` (one per state), a block of states at a time.
+
+    Yields ``(s0, s1, local, entry)``: the states ``s0:s1``, the state of every
+    stored entry of their rows (from 0, the bins of ``np.bincount``) and the
+    entries' positions in the boxes (:func:`~reference.confidence.row_blocks`).
+    """
+    stored = np.diff(boxes.indptr)[rows]
+    starts = boxes.indptr[rows]
+    for s0, s1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
+        yield s0, s1, local, np.repeat(starts[s0:s1], stored[s0:s1]) + segment_positions(
+            stored[s0:s1])
+
+
 def _adversary_graph(boxes, rows):
     """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
 
-    Returns ``(row, col, lo, hi, free, h, tails, heads, spread)``: the stored
-    entries, the free mass ``1 - sum lo`` and unseen upper end of every row,
-    the explicit edges between non-goal states, and the rows that can put
-    mass on every unseen next state.
+    Returns ``(rows, h, tails, heads, spread)``: the rows, their unseen upper
+    ends, the explicit edges between non-goal states (an entry with a positive
+    lower end, or a positive upper end in a row with free mass ``1 - sum lo``),
+    and the rows that can put mass on every unseen next state. The searches
+    read the rows' entries in the boxes (:func:`_policy_blocks`); the graph
+    holds no copy of them.
     """
     S = boxes.n_states
-    row, col, lo, hi = _row_entries(boxes, rows)
-    free = 1.0 - np.bincount(row, weights=lo, minlength=S)
+    col, lo, hi = boxes.indices, boxes.lo, boxes.hi
+    free = np.empty(S, dtype=bool)
+    edges = []
+    for s0, s1, local, entry in _policy_blocks(boxes, rows):
+        free[s0:s1] = 1.0 - np.bincount(local, weights=lo[entry], minlength=s1 - s0) > 0
+        edge = ((lo[entry] > 0) | (free[s0:s1][local] & (hi[entry] > 0))) & (col[entry] < S)
+        edges.append((s0 + local[edge], col[entry[edge]]))
+    tails, heads = (np.concatenate(part) for part in zip(*edges))
     h = boxes.hi_unseen[rows]
-    edge = (lo > 0) | ((free[row] > 0) & (hi > 0))
-    inner = edge & (col < S)
-    spread = (free > 0) & (h > 0)
-    return row, col, lo, hi, free, h, row[inner], col[inner], spread
+    return rows, h, tails, heads, free & (h > 0)
 
 
 def _with_hub(tails, heads, spread, members):
@@ -98,15 +116,36 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
-def _closable(n_states, row, col, lo, hi, h, reaching=_reaching):
+def _staying(boxes, rows, h, alive, inside, size):
+    r"""The states of ``alive`` whose rows can keep the chain in their own set, by sums.
+
+    A state stays when none of its lower ends lies outside its set and its
+    upper ends inside it (``h`` for each of the ``size`` unseen states of it)
+    sum to at least ``1 - SIMPLEX_SLACK``. ``inside(s0, s1, local, entry)``
+    tells, for the stored entries of the states ``s0:s1``
+    (:func:`_policy_blocks`), whether each lies in its state's set; ``size``
+    is the size of every state's set, shape ``(S,)``.
+    """
+    keep = np.empty(alive.size, dtype=bool)
+    col, lo, hi = boxes.indices, boxes.lo, boxes.hi
+    for s0, s1, local, entry in _policy_blocks(boxes, rows):
+        into = inside(s0, s1, local, col[entry])
+        leaks = np.bincount(local, weights=(lo[entry] > 0) & ~into, minlength=s1 - s0) > 0
+        room = (np.bincount(local, weights=np.where(into, hi[entry], 0.0), minlength=s1 - s0)
+                + (size[s0:s1] - np.bincount(local, weights=into, minlength=s1 - s0)) * h[s0:s1])
+        keep[s0:s1] = alive[s0:s1] & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+    return keep
+
+
+def _closable(n_states, boxes, rows, h, reaching=_reaching):
     r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
 
     A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
     goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
     state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
-    are removed until none is. ``row, col, lo, hi`` are the stored entries of
-    the policy's rows and ``h`` their unseen upper ends
-    (:func:`_adversary_graph`). Each component that :func:`_infinite_states`
+    are removed until none is (:func:`_staying`). ``rows`` are the policy's
+    rows and ``h`` their unseen upper ends (:func:`_adversary_graph`). Each
+    component that :func:`_infinite_states`
     keeps passes these tests inside itself, so inside any ``X`` containing it
     (the rounded sums of non-negative terms only grow with the set): the
     result contains every one, and the splitting into components can start
@@ -119,15 +158,16 @@ def _closable(n_states, row, col, lo, hi, h, reaching=_reaching):
     the same largest set from any start that contains it. ``reaching`` is the
     kernel ``reaching`` that searches.
     """
-    forced = lo > 0
+    forced = [(s0 + local[boxes.lo[entry] > 0], boxes.indices[entry[boxes.lo[entry] > 0]])
+              for s0, _, local, entry in _policy_blocks(boxes, rows)]
+    tails, heads = (np.concatenate(part) for part in zip(*forced))
     goal = np.append(np.zeros(n_states, dtype=bool), True)
-    alive = ~reaching(row[forced], col[forced], goal)[:n_states]
+    alive = ~reaching(tails, heads, goal)[:n_states]
+    del tails, heads
     while alive.any():
-        inside = np.append(alive, False)[col]
-        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
-        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
-                + (int(alive.sum()) - np.bincount(row, weights=inside, minlength=n_states)) * h)
-        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        alive_ext = np.append(alive, False)
+        keep = _staying(boxes, rows, h, alive, lambda s0, s1, local, col: alive_ext[col],
+                        np.full(n_states, int(alive.sum())))
         if np.array_equal(keep, alive):
             return alive
         alive = keep
@@ -145,7 +185,7 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     connected sets of that kind (the maximal end components of the
     adversary's choices), found by alternately splitting into strongly
     connected components and removing the states that cannot stay in their
-    component. The answer is every state with a path into one holding a
+    component (:func:`_staying`). The answer is every state with a path into one holding a
     positive cost. With every cost positive this is the largest set whose
     lower ends put no mass outside it, and the states reaching it. The
     splitting starts from :func:`_closable`, which holds every such set (no
@@ -156,24 +196,25 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     S = boxes.n_states
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    row, col, lo, hi, free, h, tails, heads, spread = graph
-    alive = _closable(S, row, col, lo, hi, h, kernels.reaching)
+    rows, h, tails, heads, spread = graph
+    alive = _closable(S, boxes, rows, h, kernels.reaching)
     if not alive.any():
         return alive
     while True:
         edge_ok = alive[tails] & alive[heads]
         t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
+        del edge_ok
         adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
+        del t, hd
         labels = connected_components(adjacency, directed=True, connection="strong")[1][:S]
+        del adjacency
         labels = np.where(alive, labels, -1)
         label_ext = np.append(labels, -1)
-        inside = (label_ext[col] == labels[row]) & (labels[row] >= 0)
-        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=S) > 0
         size = np.bincount(labels[alive], minlength=S + 1)
-        n_inside = np.bincount(row, weights=inside, minlength=S)
-        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=S)
-                + (np.where(alive, size[np.maximum(labels, 0)], 0) - n_inside) * h)
-        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        keep = _staying(boxes, rows, h, alive,
+                        lambda s0, s1, local, col: ((label_ext[col] == labels[s0:s1][local])
+                                                    & (labels[s0:s1][local] >= 0)),
+                        np.where(alive, size[np.maximum(labels, 0)], 0))
         if np.array_equal(keep, alive):
             break
         alive = keep
@@ -217,7 +258,7 @@ def _zero_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
         return np.zeros(S, dtype=bool)
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    tails, heads, spread = graph[6:]
+    tails, heads, spread = graph[2:]
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
     return ~kernels.reaching(t, hd, np.append(positive, positive.any()))[:S]
 
@@ -265,7 +306,8 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     S = boxes.n_states
     graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
     infinite = _infinite_states(boxes, policy, costs_pi, graph, kernels)
-    graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
+    if (costs_pi > 0).all():
+        graph = None  # the check needs no search then (_zero_states): the edges are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = _adversary(kernels, boxes, policy, costs_pi, infinite,
                                                    start)
