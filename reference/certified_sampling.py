@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from .confidence import entry_blocks
+
 
 GROWTH = 1.05
 """Factor by which :func:`~reference.certified.solve_certified` grows the total number of calls
@@ -28,20 +30,21 @@ empirical Q-value may fall short of the bracket's top and still be sampled."""
 FLOOR_SHARE = 0.02
 """Adaptive sampling: every pair not yet ruled out is kept at this share of the mean count."""
 
-def _means(boxes, rows, *vectors):
-    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``);
-    ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose frequencies are read at the
-    entries of ``rows`` only."""
-    stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
-        np.cumsum(stored) - stored, stored)
-    owner = np.repeat(np.arange(rows.size), stored)
-    p_hat, cols = boxes.counts[entry] / np.repeat(boxes.n[rows], stored), boxes.indices[entry]
-    return tuple(np.bincount(owner, weights=p_hat * v[cols], minlength=rows.size)
-                 for v in vectors)
+def _means(boxes, rows, n, *vectors):
+    """``p_hat . v`` of every pair in ``rows`` (``n`` their samples), for each ``v`` of
+    ``vectors`` (each ``(S+1,)``); ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose
+    frequencies are read at the entries of ``rows`` only, a block at a time
+    (:func:`~reference.confidence.entry_blocks`)."""
+    means = tuple(np.empty(rows.size) for _ in vectors)
+    for i0, i1, local, entry in entry_blocks(boxes.indptr, rows):
+        p_hat = boxes.counts[entry] / n[i0:i1][local]
+        cols = boxes.indices[entry]
+        for mean, v in zip(means, vectors):
+            mean[i0:i1] = np.bincount(local, weights=p_hat * v[cols], minlength=i1 - i0)
+    return means
 
 
-def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
+def _rivals(kernels, boxes, costs, q_low, policy, lower, upper, n):
     r"""Per state, the rival of ``policy``'s action and whether sampling it could separate them.
 
     The rival of ``s`` is the other action of least optimistic Q-value
@@ -51,8 +54,9 @@ def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
     shrinks) is above :math:`\bar Q - r (\bar Q - \underline Q)` on the bracket
     :math:`[\underline Q(s, \pi(s)), \bar Q(s, \pi(s))]` of the policy's own
     action, ``r`` = :data:`RIVAL_REACH`: separation is then within reach of the
-    rival's samples and a share ``r`` of the policy's bracket. Returns ``(rows, open)``: the rival's row of
-    every state and the mask of those worth sampling.
+    rival's samples and a share ``r`` of the policy's bracket (``n``: the samples
+    of every pair). Returns ``(rows, open)``: the rival's row of every state and
+    the mask of those worth sampling.
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
@@ -62,25 +66,24 @@ def _rivals(kernels, boxes, costs, q_low, policy, lower, upper):
     rows = states * A + rival
     q_up = costs[states, policy] + kernels.pour_values(boxes, states * A + policy,
                                                        np.append(upper, 0.0), True)
-    q_hat = costs[states, rival] + _means(boxes, rows, np.append(lower, 0.0))[0]
+    q_hat = costs[states, rival] + _means(boxes, rows, n[rows], np.append(lower, 0.0))[0]
     with np.errstate(invalid="ignore"):
         middle = q_up - RIVAL_REACH * (q_up - q_low[states, policy])
         open_ = (A > 1) & (other[states, rival] <= upper) & (q_hat > middle)
     return rows, open_
 
 
-def _widths(kernels, boxes, rows, upper, lower):
+def _widths(kernels, boxes, rows, n, upper, lower):
     r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
     optimist's against ``lower``; a pair that can reach an infinite
-    ``upper`` gets ``inf``.
+    ``upper`` gets ``inf``. ``n`` are the samples of ``rows``.
     """
     u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
     best = kernels.pour_values(boxes, rows, l_ext, False)
-    n = boxes.n[rows]
-    mean_u, mean_l = _means(boxes, rows, u_ext, l_ext)
+    mean_u, mean_l = _means(boxes, rows, n, u_ext, l_ext)
     with np.errstate(invalid="ignore"):
         width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
@@ -120,29 +123,34 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     rows = states * A + policy_l
     visits = kernels.poured_chain_visits(
         kernels.pour_kernel(boxes, rows, _order_values(order_l), False), start)
-    width = _widths(kernels, boxes, rows, upper, lower)
+    n = boxes.n
+    width = _widths(kernels, boxes, rows, n[rows], upper, lower)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    n = boxes.n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
     q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
                                         False).reshape(S, A)
     if rivals:
-        rival, open_ = _rivals(kernels, boxes, costs, q_low, policy_l, lower, upper)
+        rival, open_ = _rivals(kernels, boxes, costs, q_low, policy_l, lower, upper, n)
         open_ &= visits > 0
         rival = rival[open_]
-        rival_width = _widths(kernels, boxes, rival, upper, lower)
+        rival_width = _widths(kernels, boxes, rival, n[rival], upper, lower)
         rival_width = np.where(np.isfinite(rival_width), rival_width,
                                max(1.0, float(finite.max(initial=0.0))))
         score[rival] += (visits[open_] * rival_width
                          * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
-    target = np.zeros(S * A)
-    if score.sum() > 0:
-        target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
     alive = (q_low <= upper[:, None]).ravel()
-    target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
-    return np.maximum(target - n, 0.0)
+    del q_low
+    target, total_score = score, score.sum()
+    if total_score > 0:
+        target *= (1.0 - FLOOR_SHARE * 4) * target_total
+        target /= total_score
+    else:
+        target.fill(0.0)
+    np.maximum(target, FLOOR_SHARE * target_total / (S * A), out=target, where=alive)
+    target -= n
+    return np.maximum(target, 0.0, out=target)
 
 
 def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
@@ -159,7 +167,11 @@ def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, 
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
         total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
-    share = np.round(more * (total / more.sum()) * SHARE_GRID) / SHARE_GRID
+    share = more
+    share *= total / more.sum()
+    share *= SHARE_GRID
+    np.round(share, out=share)
+    share /= SHARE_GRID
     draws = np.floor(share).astype(np.int64)
     spare = total - int(draws.sum())
     draws[np.argsort(draws - share, kind="stable")[:spare]] += 1

@@ -27,7 +27,7 @@ from ._checks import check_real, check_real_dtype
 from .box_kinds import BOX_KINDS, box_kind
 from .counts import Counts
 from .errors import NumericRangeError, ParameterError, ShapeError
-from .kernels import NUMPY_KERNELS
+from .kernels import NUMPY_KERNELS, segment_positions
 
 __all__ = [
     "BOX_KINDS",
@@ -463,6 +463,21 @@ def row_blocks(indptr, block=None):
         yield (r0, r1, int(indptr[r0]), int(indptr[r1]),
                np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1])))
         r0 = r1
+
+
+def entry_blocks(indptr, rows):
+    """The stored entries of the rows ``rows`` of a CSR layout, a block of them at a time.
+
+    Yields ``(i0, i1, local, entry)``: the rows ``rows[i0:i1]``, the position
+    in it of the row of every stored entry (from 0, the bins of ``np.bincount``)
+    and the entries' positions in the layout, in the order of the rows and of
+    their entries; :func:`row_blocks` sizes the blocks.
+    """
+    stored = np.diff(indptr)[rows]
+    starts = indptr[rows]
+    for i0, i1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
+        yield i0, i1, local, np.repeat(starts[i0:i1], stored[i0:i1]) + segment_positions(
+            stored[i0:i1])
 
 
 def box_ends(kernels, csr, delta, record):

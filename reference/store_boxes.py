@@ -6,8 +6,8 @@ counts of a :class:`~reference.generative.SampleStore`, as the certified solver
 builds them every round. They take no copy of the counts: the row pointers,
 the next states and the counts are the store's own arrays, and the empirical
 frequencies are computed when asked (:attr:`StoreBoxes.p_hat`). What they add
-to the store is the interval ends, two floats a stored entry, and three
-numbers a pair. The intervals are computed a block of rows at a time, so the
+to the store is the interval ends, two floats a stored entry, and one
+number a pair (the sample sizes are summed from the counts when asked). The intervals are computed a block of rows at a time, so the
 build needs no array of the size of the counts beyond the two it keeps.
 
 Per stored entry, with the store's int64 counts and indices (16 bytes), the
@@ -35,7 +35,7 @@ class StoreBoxes(BoxLayout):
 
     Attributes
     ----------
-    n_states, n_actions, indptr, indices, lo, hi, hi_unseen, n, kind, delta
+    n_states, n_actions, indptr, indices, lo, hi, hi_unseen, kind, delta
         As in :class:`~reference.confidence.ConfidenceBoxes`; ``indptr`` and
         ``indices`` are the store's arrays.
     counts : ndarray of int64, shape (nnz,)
@@ -43,9 +43,16 @@ class StoreBoxes(BoxLayout):
     """
 
     counts: np.ndarray
-    n: np.ndarray
     kind: str
     delta: float
+
+    @property
+    def n(self):
+        """Samples ``N(s, a)`` of every pair, float64 ``(S*A,)``, summed from the counts at
+        every access (:func:`row_sums`: the floats of
+        :attr:`ConfidenceBoxes.n <reference.confidence.ConfidenceBoxes>` while every
+        ``N(s, a)`` is below ``2^53``)."""
+        return row_sums(self.indptr, lambda e0, e1: self.counts[e0:e1])
 
     @property
     def p_hat(self):
@@ -129,9 +136,9 @@ def store_boxes(kernels, csr, delta, record):
     True
     """
     S = csr.shape[1] - 1
-    n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record)
+    _, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record)
     return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S,
                       indptr=csr.indptr.astype(np.int64, copy=False),
                       indices=csr.indices.astype(np.int64, copy=False),
                       counts=csr.data.astype(np.int64, copy=False), lo=lo, hi=hi,
-                      hi_unseen=hi_unseen, n=n, kind=record.name, delta=delta)
+                      hi_unseen=hi_unseen, kind=record.name, delta=delta)

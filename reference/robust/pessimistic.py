@@ -7,10 +7,10 @@ from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
 from ..chains.explicit import _reaching
-from ..confidence import SIMPLEX_SLACK, row_blocks
+from ..confidence import SIMPLEX_SLACK, entry_blocks
 from ..errors import ParameterError
 from ..evi import checked_box
-from ..kernels import NUMPY_KERNELS, pour, pour_order, segment_positions
+from ..kernels import NUMPY_KERNELS, pour, pour_order
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
@@ -70,20 +70,6 @@ def pessimistic_inner(lo, hi, v):
     return pour(lo, hi - lo, 1.0 - lo.sum(axis=-1, keepdims=True), pour_order(v, True))
 
 
-def _policy_blocks(boxes, rows):
-    """The stored entries of the rows ``rows`` (one per state), a block of states at a time.
-
-    Yields ``(s0, s1, local, entry)``: the states ``s0:s1``, the state of every
-    stored entry of their rows (from 0, the bins of ``np.bincount``) and the
-    entries' positions in the boxes (:func:`~reference.confidence.row_blocks`).
-    """
-    stored = np.diff(boxes.indptr)[rows]
-    starts = boxes.indptr[rows]
-    for s0, s1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
-        yield s0, s1, local, np.repeat(starts[s0:s1], stored[s0:s1]) + segment_positions(
-            stored[s0:s1])
-
-
 def _adversary_graph(boxes, rows):
     """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
 
@@ -91,20 +77,29 @@ def _adversary_graph(boxes, rows):
     ends, the explicit edges between non-goal states (an entry with a positive
     lower end, or a positive upper end in a row with free mass ``1 - sum lo``),
     and the rows that can put mass on every unseen next state. The searches
-    read the rows' entries in the boxes (:func:`_policy_blocks`); the graph
-    holds no copy of them.
+    read the rows' entries in the boxes
+    (:func:`~reference.confidence.entry_blocks`): the graph holds no copy of them.
     """
     S = boxes.n_states
     col, lo, hi = boxes.indices, boxes.lo, boxes.hi
     free = np.empty(S, dtype=bool)
-    edges = []
-    for s0, s1, local, entry in _policy_blocks(boxes, rows):
+    ends = [0]
+    for s0, s1, local, entry in entry_blocks(boxes.indptr, rows):
         free[s0:s1] = 1.0 - np.bincount(local, weights=lo[entry], minlength=s1 - s0) > 0
-        edge = ((lo[entry] > 0) | (free[s0:s1][local] & (hi[entry] > 0))) & (col[entry] < S)
-        edges.append((s0 + local[edge], col[entry[edge]]))
-    tails, heads = (np.concatenate(part) for part in zip(*edges))
+        ends.append(ends[-1] + int(np.count_nonzero(_edges(boxes, free[s0:s1][local], entry))))
+    tails, heads = np.empty(ends[-1], dtype=np.int64), np.empty(ends[-1], dtype=np.int64)
+    for (s0, s1, local, entry), e0, e1 in zip(entry_blocks(boxes.indptr, rows), ends, ends[1:]):
+        edge = _edges(boxes, free[s0:s1][local], entry)
+        tails[e0:e1], heads[e0:e1] = s0 + local[edge], col[entry[edge]]
     h = boxes.hi_unseen[rows]
     return rows, h, tails, heads, free & (h > 0)
+
+
+def _edges(boxes, free, entry):
+    """Which stored ``entry`` of the boxes are edges of :func:`_adversary_graph` (``free``:
+    whether the row of each has free mass)."""
+    return (((boxes.lo[entry] > 0) | (free & (boxes.hi[entry] > 0)))
+            & (boxes.indices[entry] < boxes.n_states))
 
 
 def _with_hub(tails, heads, spread, members):
@@ -121,14 +116,15 @@ def _staying(boxes, rows, h, alive, inside, size):
 
     A state stays when none of its lower ends lies outside its set and its
     upper ends inside it (``h`` for each of the ``size`` unseen states of it)
-    sum to at least ``1 - SIMPLEX_SLACK``. ``inside(s0, s1, local, entry)``
+    sum to at least ``1 - SIMPLEX_SLACK``. ``inside(s0, s1, local, col)``
     tells, for the stored entries of the states ``s0:s1``
-    (:func:`_policy_blocks`), whether each lies in its state's set; ``size``
-    is the size of every state's set, shape ``(S,)``.
+    (:func:`~reference.confidence.entry_blocks`) and their next states
+    ``col``, whether each lies in its state's set; ``size`` is the size of
+    every state's set, shape ``(S,)``.
     """
     keep = np.empty(alive.size, dtype=bool)
     col, lo, hi = boxes.indices, boxes.lo, boxes.hi
-    for s0, s1, local, entry in _policy_blocks(boxes, rows):
+    for s0, s1, local, entry in entry_blocks(boxes.indptr, rows):
         into = inside(s0, s1, local, col[entry])
         leaks = np.bincount(local, weights=(lo[entry] > 0) & ~into, minlength=s1 - s0) > 0
         room = (np.bincount(local, weights=np.where(into, hi[entry], 0.0), minlength=s1 - s0)
@@ -159,7 +155,7 @@ def _closable(n_states, boxes, rows, h, reaching=_reaching):
     kernel ``reaching`` that searches.
     """
     forced = [(s0 + local[boxes.lo[entry] > 0], boxes.indices[entry[boxes.lo[entry] > 0]])
-              for s0, _, local, entry in _policy_blocks(boxes, rows)]
+              for s0, _, local, entry in entry_blocks(boxes.indptr, rows)]
     tails, heads = (np.concatenate(part) for part in zip(*forced))
     goal = np.append(np.zeros(n_states, dtype=bool), True)
     alive = ~reaching(tails, heads, goal)[:n_states]
