@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .confidence import entry_blocks
+from .confidence import EntryBlocks
 
 
 GROWTH = 1.05
@@ -34,9 +34,9 @@ def _means(boxes, rows, n, *vectors):
     """``p_hat . v`` of every pair in ``rows`` (``n`` their samples), for each ``v`` of
     ``vectors`` (each ``(S+1,)``); ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose
     frequencies are read at the entries of ``rows`` only, a block at a time
-    (:func:`~reference.confidence.entry_blocks`)."""
+    (:class:`~reference.confidence.EntryBlocks`)."""
     means = tuple(np.empty(rows.size) for _ in vectors)
-    for i0, i1, local, entry in entry_blocks(boxes.indptr, rows):
+    for i0, i1, local, entry in EntryBlocks(boxes.indptr, rows):
         p_hat = boxes.counts[entry] / n[i0:i1][local]
         cols = boxes.indices[entry]
         for mean, v in zip(means, vectors):

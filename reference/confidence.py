@@ -465,19 +465,46 @@ def row_blocks(indptr, block=None):
         r0 = r1
 
 
-def entry_blocks(indptr, rows):
+class EntryBlocks:
     """The stored entries of the rows ``rows`` of a CSR layout, a block of them at a time.
 
-    Yields ``(i0, i1, local, entry)``: the rows ``rows[i0:i1]``, the position
-    in it of the row of every stored entry (from 0, the bins of ``np.bincount``)
-    and the entries' positions in the layout, in the order of the rows and of
-    their entries; :func:`row_blocks` sizes the blocks.
+    Iterating yields ``(i0, i1, local, entry)``: the rows ``rows[i0:i1]``, the
+    position in it of the row of every stored entry (from 0, the bins of
+    ``np.bincount``) and the entries' positions in the layout, in the order of
+    the rows and of their entries; :func:`row_blocks` sizes the blocks. It can
+    be iterated again: the blocks are computed anew each time, unless the
+    entries fit in one block, which is then kept (:attr:`single`).
+
+    Parameters
+    ----------
+    indptr : ndarray of int, shape (n_rows + 1,)
+    rows : ndarray of int64, shape (m,)
+
+    Attributes
+    ----------
+    single : tuple or None
+        The one block, when the entries fit in one.
     """
-    stored = np.diff(indptr)[rows]
-    starts = indptr[rows]
-    for i0, i1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
-        yield i0, i1, local, np.repeat(starts[i0:i1], stored[i0:i1]) + segment_positions(
-            stored[i0:i1])
+
+    def __init__(self, indptr, rows):
+        self.indptr, self.rows = indptr, rows
+        self.single = None
+        stored = np.diff(indptr)[rows]
+        if int(stored.sum()) <= BLOCK_ENTRIES:
+            self.single = (0, rows.size, np.repeat(np.arange(rows.size), stored),
+                           np.repeat(indptr[rows], stored) + segment_positions(stored))
+
+    def __iter__(self):
+        if self.single is not None:
+            return iter([self.single])
+        return self._blocks()
+
+    def _blocks(self):
+        stored = np.diff(self.indptr)[self.rows]
+        starts = self.indptr[self.rows]
+        for i0, i1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
+            yield i0, i1, local, np.repeat(starts[i0:i1], stored[i0:i1]) + segment_positions(
+                stored[i0:i1])
 
 
 def box_ends(kernels, csr, delta, record):

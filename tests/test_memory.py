@@ -77,7 +77,8 @@ def test_goal_forcing_and_the_infinity_decision_do_not_depend_on_the_blocks(back
     costs_pi = np.where(rng.random(S) < 0.3, 0.0, 1.0)
     rows = np.arange(S) * boxes.n_actions + policy
     for function, args in ((optimal._goal_forcing, (boxes,)),
-                           (pessimistic._adversary_graph, (boxes, rows)),
+                           (lambda *args: pessimistic._adversary_graph(*args)[1:],
+                            (boxes, rows)),
                            (pessimistic._infinite_states, (boxes, policy, costs_pi, None,
                                                            kernels)),
                            (pessimistic._zero_states, (boxes, policy, costs_pi, None, kernels))):
@@ -206,3 +207,21 @@ def test_certified_rounds_peak_below_four_stores():
             tracemalloc.stop()
     assert len(ratios) >= 3
     assert max(ratios[1:]) < 4.0, ratios
+
+
+def test_strong_components_are_scipys_from_the_edge_lists():
+    # The adjacency written in place gives the labels of scipy's matrix from the lists of
+    # _with_hub (no repeated edge: the graph's rows store distinct next states).
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        S = int(rng.integers(1, 30))
+        key = np.unique(rng.integers(0, S * S, size=int(rng.integers(0, 80))))
+        tails, heads = key // S, key % S
+        spread, alive = rng.random(S) < 0.3, rng.random(S) < 0.7
+        kept = alive[tails] & alive[heads]
+        t, hd = pessimistic._with_hub(tails[kept], heads[kept], spread, alive)
+        adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
+        want = connected_components(adjacency, directed=True, connection="strong")[1][:S]
+        _assert_same(pessimistic._strong_components(tails, heads, spread, alive), want)

@@ -7,7 +7,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
 from ..chains.explicit import _reaching
-from ..confidence import SIMPLEX_SLACK, entry_blocks
+from ..confidence import SIMPLEX_SLACK, EntryBlocks
 from ..errors import ParameterError
 from ..evi import checked_box
 from ..kernels import NUMPY_KERNELS, pour, pour_order
@@ -73,33 +73,43 @@ def pessimistic_inner(lo, hi, v):
 def _adversary_graph(boxes, rows):
     """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
 
-    Returns ``(rows, h, tails, heads, spread)``: the rows, their unseen upper
-    ends, the explicit edges between non-goal states (an entry with a positive
-    lower end, or a positive upper end in a row with free mass ``1 - sum lo``),
-    and the rows that can put mass on every unseen next state. The searches
-    read the rows' entries in the boxes
-    (:func:`~reference.confidence.entry_blocks`): the graph holds no copy of them.
+    Returns ``(blocks, h, tails, heads, spread)``: the rows' stored entries
+    (:class:`~reference.confidence.EntryBlocks`, which the searches read: the
+    graph holds no copy of them), their unseen upper ends, the explicit edges
+    between non-goal states (an entry with a positive lower end, or a positive
+    upper end in a row with free mass ``1 - sum lo``), and the rows that can
+    put mass on every unseen next state.
     """
     S = boxes.n_states
-    col, lo, hi = boxes.indices, boxes.lo, boxes.hi
+    lo, hi = boxes.lo, boxes.hi
+    blocks = EntryBlocks(boxes.indptr, rows)
     free = np.empty(S, dtype=bool)
-    ends = [0]
-    for s0, s1, local, entry in entry_blocks(boxes.indptr, rows):
+    for s0, s1, local, entry in blocks:
         free[s0:s1] = 1.0 - np.bincount(local, weights=lo[entry], minlength=s1 - s0) > 0
-        ends.append(ends[-1] + int(np.count_nonzero(_edges(boxes, free[s0:s1][local], entry))))
-    tails, heads = np.empty(ends[-1], dtype=np.int64), np.empty(ends[-1], dtype=np.int64)
-    for (s0, s1, local, entry), e0, e1 in zip(entry_blocks(boxes.indptr, rows), ends, ends[1:]):
-        edge = _edges(boxes, free[s0:s1][local], entry)
-        tails[e0:e1], heads[e0:e1] = s0 + local[edge], col[entry[edge]]
+    tails, heads = _edge_lists(boxes, blocks, lambda s0, local, entry: (
+        ((lo[entry] > 0) | (free[s0:][local] & (hi[entry] > 0))) & (boxes.indices[entry] < S)))
     h = boxes.hi_unseen[rows]
-    return rows, h, tails, heads, free & (h > 0)
+    return blocks, h, tails, heads, free & (h > 0)
 
 
-def _edges(boxes, free, entry):
-    """Which stored ``entry`` of the boxes are edges of :func:`_adversary_graph` (``free``:
-    whether the row of each has free mass)."""
-    return (((boxes.lo[entry] > 0) | (free & (boxes.hi[entry] > 0)))
-            & (boxes.indices[entry] < boxes.n_states))
+def _edge_lists(boxes, blocks, select):
+    """``(tails, heads)``: the states and next states of the stored entries of ``blocks`` (the
+    rows of the states, :class:`~reference.confidence.EntryBlocks`) that
+    ``select(s0, local, entry)`` keeps (a mask of the entries of a block of states from
+    ``s0``), tails ascending. Over several blocks, two passes, so the lists are written once
+    in arrays of their size."""
+    if blocks.single is not None:
+        s0, _, local, entry = blocks.single
+        edge = select(s0, local, entry)
+        return s0 + local[edge], boxes.indices[entry[edge]]
+    ends = [0]
+    for s0, _, local, entry in blocks:
+        ends.append(ends[-1] + int(np.count_nonzero(select(s0, local, entry))))
+    tails, heads = np.empty(ends[-1], dtype=np.int64), np.empty(ends[-1], dtype=np.int64)
+    for (s0, _, local, entry), e0, e1 in zip(blocks, ends, ends[1:]):
+        edge = select(s0, local, entry)
+        tails[e0:e1], heads[e0:e1] = s0 + local[edge], boxes.indices[entry[edge]]
+    return tails, heads
 
 
 def _with_hub(tails, heads, spread, members):
@@ -111,20 +121,47 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
-def _staying(boxes, rows, h, alive, inside, size):
+def _strong_components(tails, heads, spread, alive):
+    """Component labels, ``(S,)``, of the strongly connected components of the edges between
+    ``alive`` states with the hub of :func:`_with_hub`.
+
+    The adjacency is the CSR matrix scipy builds from the edge lists of
+    :func:`_with_hub` (every row's edges in their order, then its hub edge),
+    written in place from ``tails`` (ascending, as :func:`_adversary_graph`
+    gives them) without copying the lists.
+    """
+    S = alive.size
+    keep = alive[tails] & alive[heads]
+    kept_tails = tails[keep]
+    hub_in = spread & alive
+    index = np.int32 if kept_tails.size + hub_in.sum() + S < 2**31 else np.int64
+    indptr = np.zeros(S + 2, dtype=index)
+    np.cumsum(np.bincount(kept_tails, minlength=S) + hub_in, out=indptr[1:S + 1])
+    indptr[S + 1] = indptr[S] + np.count_nonzero(alive)
+    indices = np.empty(int(indptr[-1]), dtype=index)
+    rank = np.arange(kept_tails.size) - np.searchsorted(kept_tails, kept_tails)
+    indices[indptr[kept_tails] + rank] = heads[keep]
+    del kept_tails, rank
+    indices[indptr[1:S + 1][hub_in] - 1] = S
+    indices[indptr[S]:] = np.flatnonzero(alive)
+    adjacency = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(S + 1, S + 1))
+    return connected_components(adjacency, directed=True, connection="strong")[1][:S]
+
+
+def _staying(boxes, blocks, h, alive, inside, size):
     r"""The states of ``alive`` whose rows can keep the chain in their own set, by sums.
 
     A state stays when none of its lower ends lies outside its set and its
     upper ends inside it (``h`` for each of the ``size`` unseen states of it)
     sum to at least ``1 - SIMPLEX_SLACK``. ``inside(s0, s1, local, col)``
-    tells, for the stored entries of the states ``s0:s1``
-    (:func:`~reference.confidence.entry_blocks`) and their next states
-    ``col``, whether each lies in its state's set; ``size`` is the size of
-    every state's set, shape ``(S,)``.
+    tells, for the stored entries of the states ``s0:s1`` (a block of
+    ``blocks``, :class:`~reference.confidence.EntryBlocks`) and their next
+    states ``col``, whether each lies in its state's set; ``size`` is the size
+    of every state's set, shape ``(S,)``.
     """
     keep = np.empty(alive.size, dtype=bool)
     col, lo, hi = boxes.indices, boxes.lo, boxes.hi
-    for s0, s1, local, entry in entry_blocks(boxes.indptr, rows):
+    for s0, s1, local, entry in blocks:
         into = inside(s0, s1, local, col[entry])
         leaks = np.bincount(local, weights=(lo[entry] > 0) & ~into, minlength=s1 - s0) > 0
         room = (np.bincount(local, weights=np.where(into, hi[entry], 0.0), minlength=s1 - s0)
@@ -133,14 +170,15 @@ def _staying(boxes, rows, h, alive, inside, size):
     return keep
 
 
-def _closable(n_states, boxes, rows, h, reaching=_reaching):
+def _closable(n_states, boxes, blocks, h, reaching=_reaching):
     r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
 
     A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
     goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
     state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
-    are removed until none is (:func:`_staying`). ``rows`` are the policy's
-    rows and ``h`` their unseen upper ends (:func:`_adversary_graph`). Each
+    are removed until none is (:func:`_staying`). ``blocks`` are the entries
+    of the policy's rows and ``h`` their unseen upper ends
+    (:func:`_adversary_graph`). Each
     component that :func:`_infinite_states`
     keeps passes these tests inside itself, so inside any ``X`` containing it
     (the rounded sums of non-negative terms only grow with the set): the
@@ -154,15 +192,13 @@ def _closable(n_states, boxes, rows, h, reaching=_reaching):
     the same largest set from any start that contains it. ``reaching`` is the
     kernel ``reaching`` that searches.
     """
-    forced = [(s0 + local[boxes.lo[entry] > 0], boxes.indices[entry[boxes.lo[entry] > 0]])
-              for s0, _, local, entry in entry_blocks(boxes.indptr, rows)]
-    tails, heads = (np.concatenate(part) for part in zip(*forced))
+    tails, heads = _edge_lists(boxes, blocks, lambda s0, local, entry: boxes.lo[entry] > 0)
     goal = np.append(np.zeros(n_states, dtype=bool), True)
     alive = ~reaching(tails, heads, goal)[:n_states]
     del tails, heads
     while alive.any():
         alive_ext = np.append(alive, False)
-        keep = _staying(boxes, rows, h, alive, lambda s0, s1, local, col: alive_ext[col],
+        keep = _staying(boxes, blocks, h, alive, lambda s0, s1, local, col: alive_ext[col],
                         np.full(n_states, int(alive.sum())))
         if np.array_equal(keep, alive):
             return alive
@@ -192,22 +228,15 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     S = boxes.n_states
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    rows, h, tails, heads, spread = graph
-    alive = _closable(S, boxes, rows, h, kernels.reaching)
+    blocks, h, tails, heads, spread = graph
+    alive = _closable(S, boxes, blocks, h, kernels.reaching)
     if not alive.any():
         return alive
     while True:
-        edge_ok = alive[tails] & alive[heads]
-        t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
-        del edge_ok
-        adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
-        del t, hd
-        labels = connected_components(adjacency, directed=True, connection="strong")[1][:S]
-        del adjacency
-        labels = np.where(alive, labels, -1)
+        labels = np.where(alive, _strong_components(tails, heads, spread, alive), -1)
         label_ext = np.append(labels, -1)
         size = np.bincount(labels[alive], minlength=S + 1)
-        keep = _staying(boxes, rows, h, alive,
+        keep = _staying(boxes, blocks, h, alive,
                         lambda s0, s1, local, col: ((label_ext[col] == labels[s0:s1][local])
                                                     & (labels[s0:s1][local] >= 0)),
                         np.where(alive, size[np.maximum(labels, 0)], 0))
