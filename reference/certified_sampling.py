@@ -127,10 +127,9 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     width = _widths(kernels, boxes, rows, n[rows], upper, lower)
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    score = np.zeros(S * A)
-    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
-    q_low = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
-                                        False).reshape(S, A)
+    q_low = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0),
+                                False).reshape(S, A)
+    q_low += costs
     if rivals:
         rival, open_ = _rivals(kernels, boxes, costs, q_low, policy_l, lower, upper, n)
         open_ &= visits > 0
@@ -138,10 +137,14 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
         rival_width = _widths(kernels, boxes, rival, n[rival], upper, lower)
         rival_width = np.where(np.isfinite(rival_width), rival_width,
                                max(1.0, float(finite.max(initial=0.0))))
-        score[rival] += (visits[open_] * rival_width
-                         * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
+        rival_score = (visits[open_] * rival_width
+                       * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
     alive = (q_low <= upper[:, None]).ravel()
     del q_low
+    score = np.zeros(S * A)
+    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
+    if rivals:
+        score[rival] += rival_score
     target, total_score = score, score.sum()
     if total_score > 0:
         target *= (1.0 - FLOOR_SHARE * 4) * target_total
@@ -174,5 +177,5 @@ def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, 
     share /= SHARE_GRID
     draws = np.floor(share).astype(np.int64)
     spare = total - int(draws.sum())
-    draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
+    draws[np.argsort(np.subtract(draws, share, out=share), kind="stable")[:spare]] += 1
     return draws

@@ -124,12 +124,13 @@ class ConfidenceBoxes(BoxLayout):
     delta: float
 
 
-def refuse_missed_simplex(hi_sum, n, n_actions, delta):
-    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row,
-    ``(S*A,)``) sum below 1: its box misses the simplex (``n``: the rows' sample sizes)."""
+def refuse_missed_simplex(hi_sum, n, n_actions, delta, first_row=0):
+    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row, the
+    rows from ``first_row``) sum below 1: its box misses the simplex (``n``: the rows'
+    sample sizes)."""
     short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
     if short.size:
-        s, a = divmod(int(short[0]), n_actions)
+        s, a = divmod(first_row + int(short[0]), n_actions)
         raise ParameterError(
             f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
             f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
@@ -513,10 +514,11 @@ def box_ends(kernels, csr, delta, record):
     Row ``i`` of ``N`` samples has the log term ``l = level(max(N, 1))`` of the
     kind; each stored entry gets ``interval(p_hat, N, l)`` and every unseen
     next state of the row ``[0, interval(0, N, l)[1]]`` (``[0, 1]`` for a
-    time-uniform kind while ``N = 0``). The intervals are elementwise, so they
-    are computed a block of whole rows at a time (:func:`row_blocks`), which
-    changes no float and needs no array of the size of the counts besides the
-    two ends.
+    time-uniform kind while ``N = 0``). The levels and intervals are
+    elementwise, so they are computed a block of whole rows at a time
+    (:func:`row_blocks`), which changes no float and needs no array of the size
+    of the counts besides the two ends, and no array of the pairs besides
+    ``n``, ``hi_unseen`` and their row lengths.
 
     Parameters
     ----------
@@ -548,18 +550,20 @@ def box_ends(kernels, csr, delta, record):
     stored = np.diff(csr.indptr)
     n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
     check_level(record.name, n.max(), S, A, delta)
-    level = record.level(np.maximum(n, 1.0), S, A, delta)
     # An unseen entry's interval depends on its row's sample size only: one per distinct size.
-    sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
-    hi_unseen = record.interval(kernels, np.zeros_like(sizes), sizes, level[first])[1][row_size]
-    if record.time_uniform:
-        hi_unseen = np.where(n > 0, hi_unseen, 1.0)
-    lo, hi = np.empty(csr.data.size), np.empty(csr.data.size)
-    hi_sum = (S + 1 - stored) * hi_unseen
+    sizes = np.unique(n)
+    hi_size = record.interval(kernels, np.zeros_like(sizes), sizes,
+                              record.level(np.maximum(sizes, 1.0), S, A, delta))[1]
+    lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n_rows)
     for r0, r1, e0, e1, local in row_blocks(csr.indptr):
-        n_entry = np.repeat(n[r0:r1], stored[r0:r1])
+        n_row, n_entry = n[r0:r1], np.repeat(n[r0:r1], stored[r0:r1])
+        hi_unseen[r0:r1] = hi_size[np.searchsorted(sizes, n_row)]
+        if record.time_uniform:
+            hi_unseen[r0:r1] = np.where(n_row > 0, hi_unseen[r0:r1], 1.0)
+        level = record.level(np.maximum(n_row, 1.0), S, A, delta)
         lo[e0:e1], hi[e0:e1] = record.interval(kernels, csr.data[e0:e1] / n_entry, n_entry,
-                                               np.repeat(level[r0:r1], stored[r0:r1]))
-        hi_sum[r0:r1] += np.bincount(local, weights=hi[e0:e1], minlength=r1 - r0)
-    refuse_missed_simplex(hi_sum, n, A, delta)
+                                               np.repeat(level, stored[r0:r1]))
+        refuse_missed_simplex((S + 1 - stored[r0:r1]) * hi_unseen[r0:r1]
+                              + np.bincount(local, weights=hi[e0:e1], minlength=r1 - r0),
+                              n_row, A, delta, r0)
     return n, lo, hi, hi_unseen
