@@ -20,6 +20,7 @@ import numpy as np
 from ._checks import INT64_MAX, as_float_array, check_policy, check_real
 from .box_kinds import box_kind
 from .certified_sampling import GROWTH, _next_draws
+from .certified_stall import StallWatch
 from .errors import NotCertifiedWarning, ParameterError, warn_at_caller
 from .kernels import NUMPY_KERNELS
 from .policy_gap import policy_gap_bound
@@ -429,7 +430,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     budget : int, optional
         Cap on calls, lost ones included. When reached, the best policy found is
         returned with ``certified = False`` and its certificate, a message and a
-        :class:`~reference.errors.NotCertifiedWarning`.
+        :class:`~reference.errors.NotCertifiedWarning`; without one, see ``StalledRunWarning``.
     seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     checkpoint : str or os.PathLike, optional
@@ -551,7 +552,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
     policies = dict(run.warm)
-    first = True
+    first, stall = True, StallWatch(budget)
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
@@ -568,6 +569,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
                 n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
+        stall.round(cert.upper, n_calls)
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break

@@ -27,6 +27,7 @@ __all__ = [
     "CheckpointError",
     "UnfingerprintedModelWarning",
     "NotCertifiedWarning",
+    "StalledRunWarning",
 ]
 
 
@@ -83,7 +84,19 @@ class NumericRangeError(SSPValueError):
 
 class GenerativeModelError(SSPValueError):
     """A generative model raised, or broke its contract (counts not summing to the number
-    asked, wrong shapes or dtypes); the message names the pair and the round."""
+    asked, wrong shapes or dtypes); the message names the pair and the round.
+
+    Parameters
+    ----------
+    message : str
+    pair : (int, int), optional
+        The pair ``(s, a)`` that ``message`` names already, when a model names it itself;
+        the sample store then adds only the round to it.
+    """
+
+    def __init__(self, message, pair=None):
+        super().__init__(message)
+        self.pair = pair
 
 
 class CheckpointError(SSPValueError):
@@ -100,6 +113,16 @@ class NotCertifiedWarning(SSPWarning, RuntimeWarning):
 
     Its certificate (``result.certificate``) gives the bounds and the gap;
     the result's ``message`` says so too.
+    """
+
+
+class StalledRunWarning(SSPWarning, RuntimeWarning):
+    """A run without a budget has gone many rounds with an infinite upper bound.
+
+    Its samples show no way to the goal from some states yet. If the goal
+    cannot be reached from them, no number of samples will show one and the
+    run never ends; give a budget to cap it. The run itself goes on
+    unchanged: it may still certify.
     """
 
 

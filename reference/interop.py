@@ -132,6 +132,15 @@ def _check_goals_absorbing(matrices, r, goals):
                 )
 
 
+def _pair_rows(blocks):
+    """Per-action blocks ``(n, m)`` as one CSR ``(n*A, m)`` whose row ``s*A + a`` is row ``s`` of
+    block ``a`` (the pair order of an SSP's CSR kernel)."""
+    A, n = len(blocks), blocks[0].shape[0]
+    stacked = sp.vstack([sp.csr_array(block) for block in blocks], format="csr")
+    order = (np.arange(A)[None, :] * n + np.arange(n)[:, None]).ravel()
+    return sp.csr_array(stacked[order])
+
+
 def _ssp_kernel(matrices, kept, goals):
     """The SSP kernel ``(S', A, S'+1)`` (dense) or CSR ``(S'*A, S'+1)``: goals merged, last."""
     S, A, n = matrices[0].shape[0], len(matrices), len(kept)
@@ -139,9 +148,7 @@ def _ssp_kernel(matrices, kept, goals):
     columns[kept] = np.arange(n)
     merge = sp.csr_array((np.ones(S), (np.arange(S), columns)), shape=(S, n + 1))
     if any(sp.issparse(m) for m in matrices):
-        stacked = sp.vstack([sp.csr_array(m)[kept] for m in matrices], format="csr")
-        order = (np.arange(A)[None, :] * n + np.arange(n)[:, None]).ravel()
-        return sp.csr_array((stacked @ merge)[order])
+        return sp.csr_array(_pair_rows([sp.csr_array(m)[kept] for m in matrices]) @ merge)
     P = np.stack([m[kept] for m in matrices], axis=1)
     return np.asarray((sp.csr_array(P.reshape(n * A, S)) @ merge).toarray()).reshape(n, A, n + 1)
 
@@ -224,9 +231,7 @@ def from_mdptoolbox(P, R, goal=None, *, discount=None, name="mdptoolbox", meta=N
         check_real("discount", discount, 0.0, 1.0, low_open=True, high_open=True)
         costs = _costs(r)
         if any(sp.issparse(m) for m in matrices):
-            kernel = sp.vstack(matrices, format="csr")
-            order = (np.arange(len(matrices))[None, :] * S + np.arange(S)[:, None]).ravel()
-            kernel = sp.csr_array(kernel[order])
+            kernel = _pair_rows(matrices)
         else:
             kernel = np.stack(matrices, axis=1)
         return SSP.from_discounted(kernel, costs, discount, name=name, meta=meta)

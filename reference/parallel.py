@@ -370,14 +370,16 @@ class ParallelGenerativeModel(_CountingModel):
             if info["what"] == "raised":
                 error = GenerativeModelError(
                     f"`{name}` raised {info['error']} for {pair}, on the worker "
-                    f"{info['worker']} (its traceback is this error's cause)"
+                    f"{info['worker']} (its traceback is this error's cause)", pair=(s, a)
                 )
             elif info["what"] == "shape":
-                error = GenerativeModelError(f"`step_batch` returned {info['error']}, for {pair}")
+                error = GenerativeModelError(f"`step_batch` returned {info['error']}, for {pair}",
+                                             pair=(s, a))
             else:
                 error = GenerativeModelError(
                     f"`{name}` must return next states in 0..{self.n_states} (goal = "
-                    f"{self.n_states}) as integers; for {pair} it returned {info['error']}"
+                    f"{self.n_states}) as integers; for {pair} it returned {info['error']}",
+                    pair=(s, a),
                 )
         if "traceback" in info:
             raise error from WorkerTraceback(info["traceback"])

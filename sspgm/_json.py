@@ -1,8 +1,10 @@
-"""The JSON documents of ``sspgm solve --json``, ``sspgm info --json`` and ``sspgm bounds --json``.
+"""The JSON documents of ``sspgm solve --json``, ``sspgm info --json``, ``sspgm bounds --json``
+and ``sspgm validate --json`` (its ``summary.json``).
 
-One document per command run, printed on standard output as one JSON object;
-its fields are documented in ``docs/json.md`` (:data:`SCHEMA_VERSION` is raised
-whenever a field changes meaning or disappears; new fields may be added
+One document per command run, as one JSON object; the fields of ``solve``,
+``info`` and ``bounds`` are documented in ``docs/json.md``, those of
+``validate``'s summary in ``docs/validate.md`` (:data:`SCHEMA_VERSION` is
+raised whenever a field changes meaning or disappears; new fields may be added
 without raising it). Every document starts with ``schema_version``,
 ``command`` and ``sspgm_version``. Numbers that JSON cannot hold (infinite
 values, NaN) are written as the strings ``"inf"``, ``"-inf"`` and ``"nan"``.
@@ -13,8 +15,8 @@ import json
 import math
 import numbers
 
-__all__ = ["SCHEMA_VERSION", "dumps", "to_json", "solve_document", "info_document",
-           "bounds_document"]
+__all__ = ["SCHEMA_VERSION", "dumps", "to_json", "envelope", "solve_document",
+           "info_document", "bounds_document"]
 
 SCHEMA_VERSION = 1
 """Version of the documents' layout (docs/json.md)."""
@@ -50,18 +52,37 @@ def to_json(value):
     return str(value)
 
 
-def dumps(document):
-    """The document as one line of strict JSON (no ``NaN`` or ``Infinity`` tokens).
+def dumps(document, indent=None):
+    """The document as strict JSON (no ``NaN`` or ``Infinity`` tokens).
+
+    Parameters
+    ----------
+    document : dict
+        Anything :func:`to_json` takes.
+    indent : int, optional
+        As :func:`json.dumps`'s; the default writes one line.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
     >>> dumps({"gap": float("inf"), "policy": (0, 1)})
     '{"gap": "inf", "policy": [0, 1]}'
     """
-    return json.dumps(to_json(document), allow_nan=False)
+    return json.dumps(to_json(document), indent=indent, allow_nan=False)
 
 
-def _envelope(command):
+def envelope(command):
+    """The fields every document starts with: ``schema_version``, ``command`` and
+    ``sspgm_version``.
+
+    Examples
+    --------
+    >>> list(envelope("validate"))
+    ['schema_version', 'command', 'sspgm_version']
+    """
     from sspgm import __version__
 
     return {"schema_version": SCHEMA_VERSION, "command": command, "sspgm_version": __version__}
@@ -112,7 +133,7 @@ def solve_document(args, facts, status):
         run.update(alpha=args.alpha, max_iter=args.max_iter)
     calls = res.calls
     return {
-        **_envelope("solve"),
+        **envelope("solve"),
         "instance": instance,
         "simulator": facts.get("simulator"),
         "method": args.method,
@@ -161,7 +182,7 @@ def info_document(name, kwargs, ssp, backend_name, best, diameter):
     """
     values = best.values
     return {
-        **_envelope("info"),
+        **envelope("info"),
         "instance": _instance(name, kwargs, ssp),
         "backend": backend_name,
         "D": diameter.D,
@@ -196,7 +217,7 @@ def bounds_document(params, evaluated, titles, kinds, terms, totals, dominants):
             "total": _number_or_text(totals[key]),
             "dominant": dominants[key],
         })
-    return {**_envelope("bounds"), "params": params, "bounds": bounds}
+    return {**envelope("bounds"), "params": params, "bounds": bounds}
 
 
 def _number_or_text(value):

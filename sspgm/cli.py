@@ -267,28 +267,19 @@ def build_parser(command=None):
 def _misspelt(tokens, options):
     """``"; --esp is not an option: did you mean --eps?"`` for the first option in ``tokens``
     that ``options`` lacks and that is close to one of them; else ``""``."""
-    import difflib
+    from sspgm.suggest import first_misspelt
 
-    for token in tokens:
-        flag = token.partition("=")[0]
-        if flag.startswith("--") and flag not in options:
-            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
-            if close:
-                return f"; {flag} is not an option: did you mean {close[0]}?"
-    return ""
+    found = first_misspelt(tokens, options)
+    return f"; {found[0]} is not an option: did you mean {found[1]}?" if found else ""
 
 
 def _unrecognized(extra, options):
     """The error for arguments no option takes, with the closest option of the command."""
-    import difflib
+    from sspgm.suggest import first_misspelt
 
     text = f"unrecognized arguments: {' '.join(extra)}"
-    flags = [token.partition("=")[0] for token in extra if token.startswith("-")]
-    for flag in flags:
-        close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
-        if close:
-            return f"{text}; did you mean {close[0]} (for {flag})?"
-    return text
+    found = first_misspelt(extra, options)
+    return f"{text}; did you mean {found[1]} (for {found[0]})?" if found else text
 
 
 def _requested_command(argv):

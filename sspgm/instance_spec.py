@@ -28,6 +28,29 @@ RUN_SEED = "--seed"
 """The command-line option of a run's seed (``sspgm solve``), which never reaches the instance."""
 
 
+class SpecKey(str):
+    """The ``--key`` token of a spec's ``key=value`` item, which remembers the spec it came from.
+
+    It is the string ``--key``, so the tokens of a spec and of a command line
+    are read alike; :func:`sspgm.instances.build_instance` uses :attr:`spec` to
+    name an unknown key as the spec's, not as an option.
+
+    Examples
+    --------
+    >>> token = SpecKey("--n_action", "garnet:n_action=3")
+    >>> token == "--n_action", token.spec
+    (True, 'garnet:n_action=3')
+    """
+
+    def __new__(cls, token, spec):
+        self = super().__new__(cls, token)
+        self.spec = spec
+        return self
+
+    def __getnewargs__(self):
+        return str(self), self.spec
+
+
 def _error(text):
     from reference.errors import ParameterError
 
@@ -47,7 +70,8 @@ def parse_spec(spec):
     name : str
     tokens : list of str
         The command-line tokens naming the same instance (``seed=N`` becomes
-        ``--instance-seed N``), for :func:`sspgm.instances.build_instance`.
+        ``--instance-seed N``), for :func:`sspgm.instances.build_instance`;
+        each key is a :class:`SpecKey`.
 
     Raises
     ------
@@ -72,7 +96,7 @@ def parse_spec(spec):
             raise _error(
                 f"instance parameters must read key=value; got {item!r} in {spec!r}."
             )
-        tokens += [INSTANCE_SEED if key == "seed" else "--" + key, value.strip()]
+        tokens += [SpecKey(INSTANCE_SEED if key == "seed" else "--" + key, spec), value.strip()]
     return name.strip(), tokens
 
 

@@ -14,14 +14,14 @@ are parsed after the builder's default:
   a cell, or ``none``.
 """
 
-import difflib
 import importlib
 import inspect
 
 from reference.errors import ParameterError
 from sspgm.instance_help import BUILDERS, DEFAULT_INSTANCE, describe_instance_help
 from sspgm.instance_help import option_flag as _flag
-from sspgm.instance_spec import INSTANCE_SEED, RUN_SEED, split_instance_args
+from sspgm.instance_spec import INSTANCE_SEED, RUN_SEED, SpecKey, split_instance_args
+from sspgm.suggest import closest
 
 __all__ = [
     "INSTANCES",
@@ -141,14 +141,24 @@ def _unknown(token, name, params, options):
     """The error for an option that is neither the command's nor a parameter of the instance."""
     flags = {_flag(p): f"a parameter of instance {name!r}" for p in params}
     flags.update({option: "an option of the command" for option in options})
-    close = difflib.get_close_matches(token, list(flags), n=1, cutoff=0.6)
-    if close and close[0] in options:
-        return ParameterError(f"unknown option {token}; did you mean {close[0]} "
-                              f"({flags[close[0]]})?")
-    hint = f"; did you mean {close[0]} ({flags[close[0]]})?" if close else "."
+    close = closest(token, flags)
+    if close in options:
+        return ParameterError(f"unknown option {token}; did you mean {close} "
+                              f"({flags[close]})?")
+    hint = f"; did you mean {close} ({flags[close]})?" if close else "."
     return ParameterError(
         f"unknown option {token}{hint} Parameters of instance {name!r}: "
         f"{_accepted(params) or 'none'}."
+    )
+
+
+def _unknown_key(key, spec, name, params):
+    """The error for a ``key=value`` item of ``spec`` whose key the instance lacks."""
+    close = closest(key.replace("-", "_"), params)
+    hint = f"; did you mean {close}?" if close else "."
+    return ParameterError(
+        f"unknown key {key!r} in instance spec {spec!r}{hint} Keys of instance {name!r}: "
+        f"{', '.join(params) or 'none'}."
     )
 
 
@@ -170,6 +180,8 @@ def _key(token, name, params, options):
             f"seed of instance {name!r} as {INSTANCE_SEED} N (or {name}:seed=N)."
         )
     if key not in params:
+        if isinstance(token, SpecKey):
+            raise _unknown_key(flag[2:], token.spec, name, params)
         raise _unknown(flag, name, params, options)
     return key
 

@@ -51,13 +51,19 @@ def test_workers_give_the_answer_of_the_model_in_this_process(capsys):
 
 
 def test_a_simulator_named_module_function_is_solved(backend, capsys, monkeypatch):
+    from sspgm.commands import sampling
+
     monkeypatch.chdir(EXAMPLES)
     monkeypatch.setattr(sys, "path", list(sys.path))
+    loaded = []
+    load = sampling.load_simulator
+    monkeypatch.setattr(sampling, "load_simulator", lambda spec: loaded.append(spec) or load(spec))
     status = main(["solve", "--simulator", "corridor:step_batch", "--batched", "--states", "8",
                    "--actions", "2", "--eps", "0.3", "--backend", backend.__name__])
     out = capsys.readouterr().out
     assert status == 0 and re.search(r"\(certified: gap [0-9.e-]+ <= 0\.3\)", out)
     assert out.startswith("simulator: corridor:step_batch  S = 8, A = 2; sampling in this process")
+    assert loaded == ["corridor:step_batch"]
     optimal = backend.optimal_values(_corridor(backend)).policy
     assert "policy: " + " ".join(f"{s}:{a}" for s, a in enumerate(optimal)) in out
 

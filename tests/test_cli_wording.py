@@ -38,6 +38,17 @@ def test_an_unknown_option_is_named_with_its_closest_match(capsys, argv, close):
     assert ("Parameters of instance" in err) == ("a parameter of instance" in close)
 
 
+@pytest.mark.parametrize("command", ["solve", "info"])
+def test_an_unknown_spec_key_is_named_as_the_specs_key(capsys, command):
+    status, out, err = _run(capsys, command, "garnet:n_states=4,n_action=3", "--eps", "0.5")
+    assert status == 2 and out == ""
+    _one_line_error(err, f"sspgm {command}")
+    assert ("unknown key 'n_action' in instance spec 'garnet:n_states=4,n_action=3'; "
+            "did you mean n_actions? Keys of instance 'garnet': n_states, n_actions, "
+            "branching, c_min, seed, sparse.") in err
+    assert "option" not in err
+
+
 def test_an_option_far_from_every_name_gets_no_guess(capsys):
     status, _, err = _run(capsys, "solve", "--zzzzzz", "1")
     assert status == 2 and "unknown option --zzzzzz." in err and "did you mean" not in err

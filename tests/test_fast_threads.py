@@ -31,6 +31,29 @@ def test_none_restores_the_environment_default(backend, restore_threads, monkeyp
     assert backend.get_num_threads() == 5
 
 
+@pytest.mark.parametrize(("environ", "cores", "load", "expected"), [
+    ({}, 2, None, 2),                                   # no load average: every core
+    ({}, 2, 0.0, 2), ({}, 2, 0.4, 2),                   # an idle host
+    ({}, 2, 1.0, 1), ({}, 2, 6.4, 1),                   # another process on a core, or more
+    ({}, 8, 2.2, 6), ({}, 8, 30.0, 1),                  # the free cores, at least one
+    ({"PYTEST_XDIST_WORKER": "gw1"}, 8, 0.0, 1),        # test workers share the cores
+    ({"OMP_NUM_THREADS": "3", "PYTEST_XDIST_WORKER": "gw0"}, 2, 9.0, 3),  # the user's choice
+    ({"OMP_NUM_THREADS": "4,2"}, 2, None, 4),           # nested OpenMP levels: the outer one
+    ({"OMP_NUM_THREADS": "0"}, 2, 1.5, 1), ({"OMP_NUM_THREADS": "x"}, 4, 0.0, 4),
+])
+def test_the_default_takes_the_cores_the_load_leaves_free(environ, cores, load, expected):
+    from reference.threads import choose_num_threads
+
+    assert choose_num_threads(environ, cores, load) == expected
+
+
+def test_the_default_is_one_thread_in_an_xdist_worker(restore_threads, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    reference.set_num_threads(None)
+    assert fast.get_num_threads() == reference.get_num_threads() == 1
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_invalid_thread_counts_are_rejected(backend, bad):

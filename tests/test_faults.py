@@ -588,6 +588,28 @@ def test_an_exception_inside_a_simulator_names_the_pair_and_the_round(backend):
     assert model.calls[1, 0] == 1
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_bad_step_answer_names_the_pair_once_and_the_round(backend, parallel):
+    ssp = backend.chain(3, 0.8)
+
+    def step(s, a, rng):
+        if (s, a) == (1, 0):
+            return 9
+        support, probs = ssp.row(s, a)
+        return int(rng.choice(support, p=probs))
+
+    if parallel:
+        model = backend.ParallelGenerativeModel(step, 3, 2)
+    else:
+        model = backend.SimulatorGenerativeModel(step, 3, 2)
+    with pytest.raises(backend.GenerativeModelError) as info:
+        backend.solve(model, ssp.costs, 0.5, 0.1, seed=0)
+    message = str(info.value)
+    assert message.count("(s, a) = (1, 0)") == 1 and message.count("(s, a)") == 1
+    assert "returned 9" in message and message.endswith(", in SEARCH round 1 (Delta = 1).")
+    assert info.value.pair == (1, 0)
+
+
 # --- the calls of a round lost before its checkpoint ---------------------------------------
 
 

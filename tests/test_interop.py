@@ -68,10 +68,11 @@ def test_transition_rewards_are_averaged_by_the_kernel():
     assert ssp.costs[0, 0] == pytest.approx(0.25 * 1.0 + 0.75 * 0.2)
 
 
-def test_sparse_matrices_give_the_dense_answer_in_csr():
-    P, R = _toolbox_model(2)
-    dense = from_mdptoolbox(P, R, goal=4)
-    sparse = from_mdptoolbox([sp.csr_matrix(m) for m in P], R, goal=4)
+@pytest.mark.parametrize("conversion", [{"goal": 4}, {"discount": 0.9}])
+def test_sparse_matrices_give_the_dense_answer_in_csr(conversion):
+    P, R = _toolbox_model(2 if "goal" in conversion else 3)
+    dense = from_mdptoolbox(P, R, **conversion)
+    sparse = from_mdptoolbox([sp.csr_matrix(m) for m in P], R, **conversion)
     assert sparse.is_sparse
     assert np.allclose(sparse.kernel_dense(), dense.P)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import bounds
+import sspgm
 from sspgm.validation import (
     CHECKS,
     WIDTH,
@@ -166,6 +167,14 @@ def _sweep_rows():
     return rows
 
 
+def test_the_legend_states_the_checks_own_constants():
+    from sspgm.validation import SLOPE_LIMITS, SLOPE_TOLERANCE, SUMMARY_LEGEND
+
+    assert f"lies above thm by more than {SLOPE_TOLERANCE:g})" in SUMMARY_LEGEND
+    assert (f"{SLOPE_LIMITS[False]:g} for Thm. 1 and {SLOPE_LIMITS[True]:g} for Thm. 2"
+            in SUMMARY_LEGEND)
+
+
 def test_summary_fits_the_width_and_its_json_agrees():
     rows = _sweep_rows()
     summary = summarize(rows)
@@ -173,7 +182,8 @@ def test_summary_fits_the_width_and_its_json_agrees():
     table = text.split("\n\n")[0].splitlines()
     assert max(len(line) for line in text.splitlines()) <= WIDTH == 100
     record = json.loads(summary_json(summary, rows))
-    assert record["schema"] == 1 and record["checks"] == CHECKS
+    assert record["schema_version"] == 1 and record["command"] == "validate"
+    assert record["checks"] == CHECKS
     assert record["runs"] == len(rows) and record["raised"] == 1
     assert record["verdict"] == "fail"
     configs = record["configurations"]
@@ -197,6 +207,22 @@ def test_summary_fits_the_width_and_its_json_agrees():
     # Twenty runs without failure are too few to test delta = 0.1 (36 needed).
     assert configs[0]["interval_tests_delta"] is False and configs[0]["runs_needed"] == 36
     assert f"[0.00,{1 - 0.025 ** (1 / 20):.2f}]*" in lines[0]
+
+
+def test_json_summary_follows_the_convention_of_every_json_document():
+    # One accuracy: the slope is undefined, and is written as solve --json writes a NaN.
+    rows = [_row(0.1, seed, 100 + seed) for seed in range(3)]
+    text = summary_json(summarize(rows), rows)
+
+    def refuse(token):
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    record = json.loads(text, parse_constant=refuse)
+    assert list(record)[:3] == ["schema_version", "command", "sspgm_version"]
+    assert record["sspgm_version"] == sspgm.__version__
+    slope = record["configurations"][0]["slope"]
+    assert slope == {"value": "nan", "low": "nan", "high": "nan"}
+    assert record["configurations"][0]["calls_over_total"]["max"] == pytest.approx(1.0)
 
 
 # --- the data the plots draw ------------------------------------------------------------------

@@ -303,7 +303,67 @@ def _compressed_parts(name, matrix, n_major, n_minor, what):
     return indptr, indices, data[:nnz]
 
 
-def check_sparse_structure(name, matrix):
+def check_canonical_rows(name, indptr, indices, n_actions):
+    """Refuse CSR counts whose column indices are not strictly increasing within a row.
+
+    Canonical CSR (scipy's ``has_canonical_format``) stores each row's
+    columns sorted and once. Counts that are not are refused rather than
+    repaired. When some row stores a column twice, the first such row is
+    named, with scipy's ``sum_duplicates()`` (which sums the repeats and
+    sorts); otherwise the first unsorted row, with ``sort_indices()``.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the messages.
+    indptr, indices : ndarray of int
+        The matrix's raw arrays, already checked by :func:`check_sparse_structure`
+        (``indptr`` well formed, every used index in range).
+    n_actions : int
+        ``A``: row ``s*A + a`` is the pair ``(s, a)``.
+
+    Raises
+    ------
+    SparseFormatError
+        Naming the row, its pair and the column stored twice, or the two
+        columns out of order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_canonical_rows("counts", np.array([0, 2, 3]), np.array([0, 2, 1]), 1)
+    >>> check_canonical_rows("counts", np.array([0, 2, 3]), np.array([2, 0, 1]), 1)
+    Traceback (most recent call last):
+    ...
+    reference.errors.SparseFormatError: `counts` must store the columns of each row sorted and once (canonical CSR); row 0, the pair (s, a) = (0, 0), stores column 0 after column 2. Call the matrix's `sort_indices()` (scipy) first.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices[: int(indptr[-1])], dtype=np.int64)
+    starts = indptr[1:-1]
+    out_of_order = np.diff(indices) <= 0
+    out_of_order[starts[(starts > 0) & (starts < indices.size)] - 1] = False
+    if not out_of_order.any():
+        return
+    later = np.flatnonzero(out_of_order) + 1
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    order = np.lexsort((indices, rows))
+    repeated = np.flatnonzero((np.diff(rows[order]) == 0) & (np.diff(indices[order]) == 0))
+    if repeated.size:
+        k = int(order[repeated[0]])
+        row, column = int(rows[k]), int(indices[k])
+        found, fix = f"stores column {column} twice", "`sum_duplicates()` (scipy; it also sorts)"
+    else:
+        k = int(later[0])
+        row, column, before = int(rows[k]), int(indices[k]), int(indices[k - 1])
+        found, fix = f"stores column {column} after column {before}", "`sort_indices()` (scipy)"
+    raise SparseFormatError(
+        f"`{name}` must store the columns of each row sorted and once (canonical CSR); row "
+        f"{row}, the pair (s, a) = ({row // n_actions}, {row % n_actions}), {found}. Call the "
+        f"matrix's {fix} first."
+    )
+
+
+def check_sparse_structure(name, matrix, n_actions=None):
     """Return a scipy sparse matrix as canonical CSR after checking its raw structure.
 
     Nothing of ``matrix`` but its raw arrays is read before the checks pass,
@@ -315,12 +375,18 @@ def check_sparse_structure(name, matrix):
         Argument name used in the messages.
     matrix : scipy.sparse matrix or array, any format
         The argument.
+    n_actions : int, optional
+        When given, the rows are pairs (row ``s*A + a`` is ``(s, a)``, ``A =
+        n_actions``) and a CSR ``matrix`` must already be canonical: its
+        rows' columns sorted and stored once (:func:`check_canonical_rows`,
+        whose message names the pair). Counts are refused rather than summed.
 
     Returns
     -------
     scipy.sparse.csr_array of float64
         Same shape; indices sorted and int64, explicit zeros kept. Duplicate
-        entries (the same row and column stored twice) are **summed**, as
+        entries (the same row and column stored twice) of a matrix that is
+        not CSR, or of a CSR matrix without ``n_actions``, are **summed**, as
         scipy's own conversions do.
 
     Raises
@@ -331,8 +397,9 @@ def check_sparse_structure(name, matrix):
         If ``matrix`` is not 2-d.
     SparseFormatError
         On index arrays that are not integer, an ``indptr`` of the wrong
-        length, not starting at 0 or decreasing, lengths that disagree, or a
-        row or column index outside the shape (negative ones included).
+        length, not starting at 0 or decreasing, lengths that disagree, a
+        row or column index outside the shape (negative ones included), or
+        with ``n_actions`` a CSR row whose columns are unsorted or repeated.
     """
     check_real_dtype(name, matrix)
     shape = tuple(int(n) for n in matrix.shape)
@@ -343,6 +410,9 @@ def check_sparse_structure(name, matrix):
         indptr, indices, data = _compressed_parts(name, matrix, shape[0], shape[1],
                                                   "column indices")
         out = sp.csr_array((data.astype(np.float64), indices, indptr), shape=shape)
+        if n_actions is not None:
+            check_canonical_rows(name, indptr, indices, n_actions)
+            out.has_canonical_format = True
     elif fmt == "csc":
         indptr, indices, data = _compressed_parts(name, matrix, shape[1], shape[0],
                                                   "row indices")

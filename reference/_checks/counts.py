@@ -10,7 +10,6 @@ from ..errors import (
     NumericRangeError,
     ParameterError,
     ShapeError,
-    SparseFormatError,
 )
 from .arrays import check_real_dtype, check_sparse_structure
 from .scalars import INT64_MAX
@@ -55,7 +54,7 @@ def check_csr_counts(counts, name="counts"):
         Canonical: indices sorted (int64), no entry stored twice, explicit
         zeros removed: one matrix per table of counts. A CSR ``counts`` must
         already have sorted, distinct column indices in each row
-        (:func:`check_canonical_rows`); another format (COO, CSC, ...) is
+        (:func:`check_sparse_structure` with ``n_actions``); another format (COO, CSC, ...) is
         converted, its repeated entries summed as scipy does.
     n_states, n_actions : int
         ``S`` and ``A``, both ``>= 1``.
@@ -67,7 +66,7 @@ def check_csr_counts(counts, name="counts"):
     SparseFormatError, ParameterError
         As :func:`check_sparse_structure` (malformed indices, non-real dtype),
         and for CSR counts whose column indices are unsorted or repeated within
-        a row (:func:`check_canonical_rows`).
+        a row.
     NotFiniteError
         On a NaN or infinite count.
     ParameterError
@@ -83,9 +82,7 @@ def check_csr_counts(counts, name="counts"):
         )
     S = shape[1] - 1
     A = shape[0] // S
-    csr = check_sparse_structure(name, counts)
-    if counts.format == "csr":
-        check_canonical_rows(name, counts.indptr, counts.indices, A)
+    csr = check_sparse_structure(name, counts, n_actions=A)
     values = csr.data
     largest = largest_count(values) if values.size else 0.0
     if math.isnan(largest):
@@ -111,66 +108,6 @@ def check_csr_counts(counts, name="counts"):
     if (values == 0).any():
         csr.eliminate_zeros()
     return csr, S, A
-
-
-def check_canonical_rows(name, indptr, indices, n_actions):
-    """Refuse CSR counts whose column indices are not strictly increasing within a row.
-
-    Canonical CSR (scipy's ``has_canonical_format``) stores each row's
-    columns sorted and once. Counts that are not are refused rather than
-    repaired. When some row stores a column twice, the first such row is
-    named, with scipy's ``sum_duplicates()`` (which sums the repeats and
-    sorts); otherwise the first unsorted row, with ``sort_indices()``.
-
-    Parameters
-    ----------
-    name : str
-        Argument name used in the messages.
-    indptr, indices : ndarray of int
-        The matrix's raw arrays, already checked by :func:`check_sparse_structure`
-        (``indptr`` well formed, every used index in range).
-    n_actions : int
-        ``A``: row ``s*A + a`` is the pair ``(s, a)``.
-
-    Raises
-    ------
-    SparseFormatError
-        Naming the row, its pair and the column stored twice, or the two
-        columns out of order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_canonical_rows("counts", np.array([0, 2, 3]), np.array([0, 2, 1]), 1)
-    >>> check_canonical_rows("counts", np.array([0, 2, 3]), np.array([2, 0, 1]), 1)
-    Traceback (most recent call last):
-    ...
-    reference.errors.SparseFormatError: `counts` must store the columns of each row sorted and once (canonical CSR); row 0, the pair (s, a) = (0, 0), stores column 0 after column 2. Call the matrix's `sort_indices()` (scipy) first.
-    """
-    indptr = np.asarray(indptr, dtype=np.int64)
-    indices = np.asarray(indices[: int(indptr[-1])], dtype=np.int64)
-    starts = indptr[1:-1]
-    out_of_order = np.diff(indices) <= 0
-    out_of_order[starts[(starts > 0) & (starts < indices.size)] - 1] = False
-    if not out_of_order.any():
-        return
-    later = np.flatnonzero(out_of_order) + 1
-    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
-    order = np.lexsort((indices, rows))
-    repeated = np.flatnonzero((np.diff(rows[order]) == 0) & (np.diff(indices[order]) == 0))
-    if repeated.size:
-        k = int(order[repeated[0]])
-        row, column = int(rows[k]), int(indices[k])
-        found, fix = f"stores column {column} twice", "`sum_duplicates()` (scipy; it also sorts)"
-    else:
-        k = int(later[0])
-        row, column, before = int(rows[k]), int(indices[k]), int(indices[k - 1])
-        found, fix = f"stores column {column} after column {before}", "`sort_indices()` (scipy)"
-    raise SparseFormatError(
-        f"`{name}` must store the columns of each row sorted and once (canonical CSR); row "
-        f"{row}, the pair (s, a) = ({row // n_actions}, {row % n_actions}), {found}. Call the "
-        f"matrix's {fix} first."
-    )
 
 
 _ROW_TOTAL_BOUND = 2.0**62

@@ -6,12 +6,9 @@ import scipy.sparse as sp
 from .._checks import check_int, check_real
 from ..errors import ParameterError
 from ..model import SSP
-from .grid import GRID_ACTIONS
+from .grid import GRID_ACTIONS, GRID_MOVES
 
 __all__ = ["exit_grid"]
-
-_MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])
-
 
 def exit_grid(rows=64, cols=64, spacing=8, success=0.8, cost=1.0):
     r"""A slippery ``rows x cols`` grid whose cells on a lattice of step ``spacing`` are exits.
@@ -91,11 +88,12 @@ def exit_grid(rows=64, cols=64, spacing=8, success=0.8, cost=1.0):
     state[~exit_cell] = np.arange(n_states)
     cells = np.stack([r[~exit_cell], c[~exit_cell]], axis=1)
     A = len(GRID_ACTIONS)
+    moves = np.array(GRID_MOVES)
     slip = (1.0 - success) / 2.0
     row_ids, col_ids, weights = [], [], []
     for a in range(A):
         for d, w in ((a, success), ((a + 1) % 4, slip), ((a + 3) % 4, slip)):
-            target = cells + _MOVES[d]
+            target = cells + moves[d]
             inside = ((target >= 0) & (target < (rows, cols))).all(axis=1)
             target = np.where(inside[:, None], target, cells)
             row_ids.append(np.arange(n_states) * A + a)

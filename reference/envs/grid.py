@@ -8,13 +8,14 @@ from .._checks import check_int, check_real
 from ..errors import NoProperPolicyError, ParameterError
 from ..model import SSP, check_dense_kernel_size
 
-__all__ = ["GRID_ACTIONS", "gridworld"]
+__all__ = ["GRID_ACTIONS", "GRID_MOVES", "gridworld"]
 
 
 GRID_ACTIONS = ("up", "right", "down", "left")
 """Names of the grid-world actions, in index order."""
 
-_GRID_MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))
+GRID_MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))
+"""The ``(row, column)`` step of each action of :data:`GRID_ACTIONS`, in index order."""
 
 
 def _check_cell(name, cell, rows, cols):
@@ -153,7 +154,7 @@ def gridworld(rows=3, cols=4, success=0.8, goal=(0, 3), walls=((1, 1),), cost=1.
     for s, (r, c) in enumerate(cells):
         for a in range(len(GRID_ACTIONS)):
             for d, w in ((a, success), ((a + 1) % 4, slip), ((a + 3) % 4, slip)):
-                target = (r + _GRID_MOVES[d][0], c + _GRID_MOVES[d][1])
+                target = (r + GRID_MOVES[d][0], c + GRID_MOVES[d][1])
                 P[s, a, index.get(target, s)] += w
     meta = {
         "rows": rows,

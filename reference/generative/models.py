@@ -465,6 +465,7 @@ class SimulatorGenerativeModel(_CountingModel):
         if not ok or not 0 <= nxt <= self.n_states:
             raise GenerativeModelError(
                 f"`step` must return a next state in 0..{self.n_states} (goal = "
-                f"{self.n_states}); for the pair (s, a) = ({s}, {a}) it returned {nxt!r}."
+                f"{self.n_states}); for the pair (s, a) = ({s}, {a}) it returned {nxt!r}.",
+                pair=(s, a),
             )
         return int(nxt)

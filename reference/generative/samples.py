@@ -321,6 +321,11 @@ class SampleStore:
         self._merge(pairs.copy(), lengths, next_states, counts, totals)
 
     def _model_raised(self, exc, what):
+        """The error to raise for ``exc``, raised by the model while doing ``what``: the
+        model's own message, with the pair unless the model named it and the round."""
+        if isinstance(exc, GenerativeModelError) and exc.pair is not None:
+            where = f", in {self.context}" if self.context else ""
+            return GenerativeModelError(f"{str(exc).rstrip('.')}{where}.", pair=exc.pair)
         if isinstance(exc, GenerativeModelError):
             return GenerativeModelError(f"{exc} (while {what})")
         return GenerativeModelError(

@@ -87,12 +87,13 @@ def simulator_problem(args):
 
 
 @contextlib.contextmanager
-def sampling_model(args, ssp=None, name=None):
+def sampling_model(args, ssp=None, name=None, simulator=None):
     """The generative model ``solve`` samples, closed (its processes or client) on exit.
 
     With ``ssp`` (an instance named ``name``): the instance itself, or with
     ``--workers`` / ``--scheduler`` a parallel model of its kernel. Without:
-    a parallel model of ``--simulator``, in this process unless ``--workers`` or
+    a parallel model of ``simulator`` (``(step, S, A)`` of ``--simulator``, from
+    :func:`simulator_problem`), in this process unless ``--workers`` or
     ``--scheduler`` says otherwise. Yields ``(model, description)``.
     """
     import reference
@@ -108,7 +109,7 @@ def sampling_model(args, ssp=None, name=None):
         step, batched = reference.KernelSimulator(ssp), True
         S, A, identity = ssp.n_states, ssp.n_actions, f"sspgm instance {name}"
     else:
-        step, S, A, _ = simulator_problem(args)
+        step, S, A = simulator
         batched, identity = args.batched, args.simulator
     with contextlib.ExitStack() as stack:
         executor, where = None, "this process"

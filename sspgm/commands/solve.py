@@ -418,11 +418,12 @@ def _run_simulator(args, backend):
 
     if args.extra:
         raise ParameterError(f"`--simulator` replaces the instance; got also {args.extra}.")
-    with sampling.sampling_model(args) as (model, where):
+    *simulator, costs = sampling.simulator_problem(args)
+    with sampling.sampling_model(args, simulator=simulator) as (model, where):
         print(f"simulator: {args.simulator}  S = {model.n_states}, A = {model.n_actions}; "
               f"sampling in {where}")
         _print_header(args)
-        res, record = _solve(backend, args, model, sampling.simulator_problem(args)[3])
+        res, record = _solve(backend, args, model, costs)
     _print_run(args, res, record["seconds"])
     policy = np.asarray(res.policy)
     shown = min(max(args.show, 0), policy.size)

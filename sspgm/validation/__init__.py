@@ -26,10 +26,11 @@ _EXPORTS = {
              "read_rows", "posix_lock"),
     "runner": ("run_one", "run_sweep"),
     "statistics": ("Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
-                   "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"),
+                   "failure_interval", "runs_to_test", "loglog_slope", "theorem_slope", "above_bound",
+                   "summarize"),
     "report": ("SUMMARY_LEGEND", "WIDTH", "format_summary"),
-    "export": ("SCHEMA", "summary_json", "summary_record"),
-    "theorem": ("theorem_total", "diameter_total", "theorem_slope", "fails_theorem"),
+    "export": ("summary_json", "summary_record"),
+    "theorem": ("theorem_total", "diameter_total", "fails_theorem"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -1,36 +1,29 @@
-"""The summary of a sweep as JSON (``sspgm validate --json``), schema version :data:`SCHEMA`.
+"""The summary of a sweep as JSON (``sspgm validate --json``).
 
 The record holds what :func:`~sspgm.validation.report.format_summary` prints,
 with every number at full precision: one object per configuration (its
 verdict, failure rate, calls and slopes), the runs above their explicit total
-and the runs that raised. Undefined numbers (a configuration without runs,
-a slope from one accuracy) are ``null``. The schema is described field by
-field in docs/validate.md ("The JSON summary"); a field is never renamed or
-given another meaning without a new :data:`SCHEMA`.
+and the runs that raised. It is written by the writer of every ``--json``
+document (:mod:`sspgm._json`), with the same conventions: it starts with
+``schema_version``, ``command`` (``"validate"``) and ``sspgm_version``, and
+numbers JSON cannot hold (a slope from one accuracy, the rate of a
+configuration without runs) are the strings ``"nan"``, ``"inf"`` or
+``"-inf"``. The schema is described field by field in docs/validate.md
+("The JSON summary"); a field is never renamed or given another meaning
+without a new ``schema_version``.
 """
 
-import json
 import math
+
+from sspgm._json import dumps, envelope, to_json
 
 from .statistics import CHECKS, above_bound
 
-__all__ = ["SCHEMA", "summary_record", "summary_json"]
-
-SCHEMA = 1
-"""The version of the record's layout, in its ``"schema"`` field."""
-
-
-def _number(value):
-    """``value`` as a JSON number, or None when it is NaN or infinite."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+__all__ = ["summary_record", "summary_json"]
 
 
 def _interval(interval):
-    return {"value": _number(interval.value), "low": _number(interval.low),
-            "high": _number(interval.high)}
+    return {"value": interval.value, "low": interval.low, "high": interval.high}
 
 
 def _run(row):
@@ -57,23 +50,23 @@ def _configuration(s):
         "interval_tests_delta": (None if math.isnan(s.failure.high)
                                  else bool(s.failure.high <= s.delta)),
         "runs_needed": s.runs_needed,
-        "error_over_eps_max": _number(s.error_over_eps_max),
-        "calls_over_total": {"mean": _number(s.calls_over_bound_mean),
-                             "max": _number(s.calls_over_bound_max)},
+        "error_over_eps_max": s.error_over_eps_max,
+        "calls_over_total": {"mean": s.calls_over_bound_mean,
+                             "max": s.calls_over_bound_max},
         "above_total": s.above_bound,
         "above_theorem_total": s.above_theorem,
         "accuracies": s.n_eps,
         "slope": _interval(s.slope),
         "settled_slope": _interval(s.settled_slope),
-        "Delta_max": _number(s.Delta_max),
-        "total_slope": _number(s.bound_slope),
+        "Delta_max": s.Delta_max,
+        "total_slope": s.bound_slope,
         "slope_limit": s.slope_limit,
-        "theorem_slope": _number(s.theorem_slope),
+        "theorem_slope": s.theorem_slope,
     }
 
 
 def summary_record(summary, rows, level=0.95):
-    """The summary of a sweep as a JSON-ready dict (schema :data:`SCHEMA`).
+    """The summary of a sweep as the JSON document's data (a dict of plain JSON values).
 
     Parameters
     ----------
@@ -87,7 +80,7 @@ def summary_record(summary, rows, level=0.95):
     Returns
     -------
     dict
-        ``schema``, ``level``, ``checks`` (code -> rule), ``runs``, ``raised``,
+        ``schema_version``, ``command``, ``sspgm_version``, ``level``, ``checks`` (code -> rule), ``runs``, ``raised``,
         ``verdict`` (``"pass"`` when every configuration passes),
         ``configurations``, ``above_total`` and ``raised_runs``
         (docs/validate.md lists every field).
@@ -99,12 +92,14 @@ def summary_record(summary, rows, level=0.95):
     ...             calls=10, bound=10.0, calls_over_bound=1.0, uncertified=False,
     ...             Delta_final=1.0)]
     >>> record = summary_record(summarize(rows), rows)
-    >>> record["schema"], record["verdict"], record["configurations"][0]["runs_needed"]
-    (1, 'pass', 36)
+    >>> record["command"], record["verdict"], record["configurations"][0]["runs_needed"]
+    ('validate', 'pass', 36)
+    >>> record["configurations"][0]["slope"]["value"]
+    'nan'
     """
     configurations = [_configuration(s) for s in summary]
-    return {
-        "schema": SCHEMA,
+    return to_json({
+        **envelope("validate"),
         "level": level,
         "checks": dict(CHECKS),
         "runs": len(rows),
@@ -115,11 +110,11 @@ def summary_record(summary, rows, level=0.95):
                         for row in above_bound(rows)],
         "raised_runs": [dict(_run(row), exception=row.exception)
                         for row in rows if row.exception is not None],
-    }
+    })
 
 
 def summary_json(summary, rows, level=0.95):
-    """:func:`summary_record` as JSON text (indented; no NaN, which JSON lacks).
+    """:func:`summary_record` as JSON text (indented; strict JSON, without ``NaN`` tokens).
 
     Parameters
     ----------
@@ -142,4 +137,4 @@ def summary_json(summary, rows, level=0.95):
     >>> len(document["configurations"])
     1
     """
-    return json.dumps(summary_record(summary, rows, level), indent=1, allow_nan=False)
+    return dumps(summary_record(summary, rows, level), indent=1)

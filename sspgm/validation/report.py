@@ -2,7 +2,7 @@
 
 import textwrap
 
-from .statistics import above_bound, runs_to_test
+from .statistics import SLOPE_LIMITS, SLOPE_TOLERANCE, above_bound, runs_to_test
 
 __all__ = ["SUMMARY_LEGEND", "WIDTH", "format_summary"]
 
@@ -10,21 +10,21 @@ SUMMARY_LEGEND = (
     "One block per instance and algorithm, one line per delta. check: pass, or FAIL and the "
     "codes of the failed checks: r (rate: the failure rate's interval lies above delta), t "
     "(total: a run used more calls than its explicit total), s (slope: the slope's interval "
-    "lies above thm by more than 0.05). runs: runs that returned a policy; raised: runs that "
-    "raised (listed below, left out of the statistics); fail: runs that fail the theorem (the "
-    "policy misses the guarantee, or the calls exceed the theorem's total, >thm); unc: runs "
-    "whose certificate, on their own samples, does not prove eps-optimality; err/eps: the "
-    "largest error in units of eps (a failure above 1). CP 95%: the Clopper-Pearson interval of"
-    " the failure rate fail / runs (the guarantee: rate <= delta); *: the interval reaches "
-    "above delta, too wide to test it (a record without failure tests delta from {need} runs "
-    "on). N/total: the largest calls over the run's explicit total (at its own final guesses); "
-    ">1: runs above it (listed below); >thm: runs above the theorem's total (Thm. 1 or 2 at the"
-    " instance's B* and D), counted in fail. slope: of log(calls) against log(1/eps) over all "
-    "runs, with its interval; @Dmax: over the runs that stopped at the largest guess Delta; "
-    "thm: the slope of the theorem's total on the same accuracies (the limit, 2 for Thm. 1 and "
-    "3 for Thm. 2, with this grid's logarithms). Thm. 1 bounds the calls from above: a steep "
-    "slope with a flat @Dmax comes from runs that stopped at smaller guesses at the larger "
-    "accuracies."
+    f"lies above thm by more than {SLOPE_TOLERANCE:g}). runs: runs that returned a policy; "
+    "raised: runs that raised (listed below, left out of the statistics); fail: runs that fail "
+    "the theorem (the policy misses the guarantee, or the calls exceed the theorem's total, "
+    ">thm); unc: runs whose certificate, on their own samples, does not prove eps-optimality; "
+    "err/eps: the largest error in units of eps (a failure above 1). CP 95%: the Clopper-Pearson "
+    "interval of the failure rate fail / runs (the guarantee: rate <= delta); *: the interval "
+    "reaches above delta, too wide to test it (a record without failure tests delta from {need} "
+    "runs on). N/total: the largest calls over the run's explicit total (at its own final "
+    "guesses); >1: runs above it (listed below); >thm: runs above the theorem's total (Thm. 1 "
+    "or 2 at the instance's B* and D), counted in fail. slope: of log(calls) against "
+    "log(1/eps) over all runs, with its interval; @Dmax: over the runs that stopped at the "
+    "largest guess Delta; thm: the slope of the theorem's total on the same accuracies (the "
+    f"limit, {SLOPE_LIMITS[False]:g} for Thm. 1 and {SLOPE_LIMITS[True]:g} for Thm. 2, with "
+    "this grid's logarithms). Thm. 1 bounds the calls from above: a steep slope with a flat "
+    "@Dmax comes from runs that stopped at smaller guesses at the larger accuracies."
 )
 """Printed under :func:`format_summary`'s table."""
 

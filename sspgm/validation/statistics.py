@@ -18,10 +18,11 @@ from scipy import stats
 from reference.errors import ParameterError
 
 from .rows import CONFIG_COLUMNS
-from .theorem import fails_theorem, theorem_slope, theorem_total
+from .theorem import fails_theorem, theorem_total
 
 __all__ = ["Interval", "ConfigSummary", "SLOPE_LIMITS", "SLOPE_TOLERANCE", "CHECKS",
-           "failure_interval", "runs_to_test", "loglog_slope", "above_bound", "summarize"]
+           "failure_interval", "runs_to_test", "loglog_slope", "theorem_slope", "above_bound",
+           "summarize"]
 
 SLOPE_LIMITS = {False: 2.0, True: 3.0}
 """Largest exponent of ``1/eps`` the theorems allow: Thm. 1 (``theta`` unset) and Thm. 2."""
@@ -175,13 +176,56 @@ def loglog_slope(eps, calls, level=0.95):
     >>> round(slope.value, 6)
     2.0
     """
-    x = -np.log(np.asarray(eps, dtype=float))
-    y = np.log(np.asarray(calls, dtype=float))
-    if x.size < 3 or np.unique(x).size < 2:
+    eps = np.asarray(eps, dtype=float)
+    if eps.size < 3 or np.unique(eps).size < 2:
         return _UNDEFINED
-    fit = stats.linregress(x, y)
-    half = float(stats.t.ppf((1 + level) / 2, x.size - 2) * fit.stderr)
+    fit = _loglog_fit(eps, calls)
+    half = float(stats.t.ppf((1 + level) / 2, eps.size - 2) * fit.stderr)
     return Interval(float(fit.slope), float(fit.slope - half), float(fit.slope + half))
+
+
+def _loglog_fit(eps, values):
+    """The least-squares line of ``log(values)`` against ``log(1/eps)`` (at least two eps)."""
+    return stats.linregress(-np.log(np.asarray(eps, dtype=float)),
+                            np.log(np.asarray(values, dtype=float)))
+
+
+def theorem_slope(row, eps):
+    """The slope of ``log(theorem_total)`` against ``log(1/eps)`` over the accuracies ``eps``.
+
+    The exponent of ``1/eps`` the theorem allows on this grid, its logarithms
+    included (a little above 2 for Thm. 1, above 3 for Thm. 2 when its
+    ``eps^-3`` term dominates); the same least-squares fit as :func:`loglog_slope`,
+    over the totals (:func:`~sspgm.validation.theorem.theorem_total`).
+
+    Parameters
+    ----------
+    row : Row
+        Any run of the configuration.
+    eps : sequence of float
+        The accuracies of the grid (at least two distinct).
+
+    Returns
+    -------
+    float
+        NaN with fewer than two distinct accuracies or when ``row`` raised.
+
+    Examples
+    --------
+    With two accuracies, the slope through the two totals:
+
+    >>> import math
+    >>> from sspgm.validation import RunSpec, run_one
+    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
+    >>> totals = theorem_total(row, 0.1), theorem_total(row, 0.2)
+    >>> math.isclose(theorem_slope(row, [0.2, 0.1]), math.log(totals[0] / totals[1]) / math.log(2))
+    True
+    """
+    grid = sorted(set(float(e) for e in eps))
+    totals = [theorem_total(row, e) for e in grid]
+    if len(grid) < 2 or any(math.isnan(total) for total in totals):
+        return math.nan
+    return float(_loglog_fit(grid, totals).slope)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,7 +282,7 @@ class ConfigSummary:
         are dropped.
     theorem_slope : float
         The slope of the theorem's total over the same accuracies
-        (:func:`~sspgm.validation.theorem.theorem_slope`): the limit with the
+        (:func:`theorem_slope`): the limit with the
         grid's logarithms.
     runs_needed : int
         Runs needed for a clean record to show ``rate <= delta``

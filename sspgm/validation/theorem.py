@@ -19,7 +19,9 @@ on the event of Lemma 5 (probability at least ``1 - delta``):
 
 The :math:`\tilde O` forms (``bound="thm1"``, ``"thm2"``) drop constants and
 logarithms, so they bound nothing on their own; their exponents (2 and 3) are
-the slopes the summary and the plots compare with.
+the slopes the summary and the plots compare with
+(:func:`~sspgm.validation.statistics.theorem_slope` fits the explicit totals'
+own slope on a grid).
 
 The functions take a :class:`~sspgm.validation.rows.Row` (any run of the
 configuration: they read ``S``, ``A``, ``Gamma``, ``c_min``, ``B*``, ``D``,
@@ -30,11 +32,9 @@ configuration: they read ``S``, ``A``, ``Gamma``, ``c_min``, ``B*``, ``D``,
 import functools
 import math
 
-import numpy as np
-
 import bounds
 
-__all__ = ["theorem_total", "diameter_total", "theorem_slope", "fails_theorem"]
+__all__ = ["theorem_total", "diameter_total", "fails_theorem"]
 
 
 def _instance(row):
@@ -121,44 +121,6 @@ def diameter_total(row, eps):
     if instance is None or row.theta is None:
         return math.nan
     return _diameter(instance, float(eps))
-
-
-def theorem_slope(row, eps):
-    """The slope of ``log(theorem_total)`` against ``log(1/eps)`` over the accuracies ``eps``.
-
-    The exponent of ``1/eps`` the theorem allows on this grid, its logarithms
-    included (a little above 2 for Thm. 1, above 3 for Thm. 2 when its
-    ``eps^-3`` term dominates).
-
-    Parameters
-    ----------
-    row : Row
-        Any run of the configuration.
-    eps : sequence of float
-        The accuracies of the grid (at least two distinct).
-
-    Returns
-    -------
-    float
-        NaN with fewer than two distinct accuracies or when ``row`` raised.
-
-    Examples
-    --------
-    With two accuracies, the slope through the two totals:
-
-    >>> import math
-    >>> from sspgm.validation import RunSpec, run_one
-    >>> row = run_one(RunSpec("tradeoff", eps=0.2, delta=0.1, seed=0))
-    >>> totals = theorem_total(row, 0.1), theorem_total(row, 0.2)
-    >>> math.isclose(theorem_slope(row, [0.2, 0.1]), math.log(totals[0] / totals[1]) / math.log(2))
-    True
-    """
-    grid = sorted(set(float(e) for e in eps))
-    if len(grid) < 2 or _instance(row) is None:
-        return math.nan
-    x = -np.log(grid)
-    y = np.log([theorem_total(row, e) for e in grid])
-    return float(np.polyfit(x, y, 1)[0])
 
 
 def fails_theorem(row):
