@@ -5,6 +5,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from .. import confidence
 from ..confidence import row_blocks
 
 
@@ -63,7 +64,9 @@ def _summed(csr, indptr, indices, data):
     again exactly the next states it had seen, as the large top-ups of SEARCH do
     once the supports are found), whose counts then add on the structure of
     ``csr``. Each is taken only when the arrays it keeps have the index dtype of
-    scipy's sum, the wider of the two.
+    scipy's sum, the wider of the two. Terms with int64 indices and more entries
+    than a block (:data:`reference.confidence.BLOCK_ENTRIES`) are merged by
+    :func:`_merged`, which needs no buffers sized for both terms.
     """
     wider = np.promote_types(csr.indices.dtype, indices.dtype)
     if not csr.nnz and indices.dtype == wider:
@@ -71,7 +74,8 @@ def _summed(csr, indptr, indices, data):
     if (csr.indices.dtype == wider and np.array_equal(csr.indptr, indptr)
             and np.array_equal(csr.indices, indices)):
         return _with_arrays(csr, csr.indptr, csr.indices, csr.data + data)
-    if csr.indptr.dtype == csr.indices.dtype == indptr.dtype == indices.dtype == np.int64:
+    if (csr.indptr.dtype == csr.indices.dtype == indptr.dtype == indices.dtype == np.int64
+            and csr.nnz + indices.size > confidence.BLOCK_ENTRIES):
         return _merged(csr, indptr, indices, data)
     return _pruned(csr + _built(csr, indptr, indices, data))
 
