@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .confidence import EntryBlocks
+from .kernels import order_values
 
 
 GROWTH = 1.05
@@ -89,15 +90,6 @@ def _widths(kernels, boxes, rows, n, upper, lower):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0))
 
 
-def _order_values(order):
-    """Values whose increasing pour order, goal first, is ``order`` (``(S+1,)``, the goal
-    first): ``v[order[i]] = i``, distinct, so that :func:`reference.kernels.pour_order` gives
-    ``order`` back."""
-    values = np.empty(order.size)
-    values[order] = np.arange(order.size, dtype=np.float64)
-    return values
-
-
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
@@ -122,7 +114,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     start = (gaps > goal_gap).astype(float)
     rows = states * A + policy_l
     visits = kernels.poured_chain_visits(
-        kernels.pour_kernel(boxes, rows, _order_values(order_l), False), start)
+        kernels.pour_kernel(boxes, rows, order_values(order_l, False), False), start)
     n = boxes.n
     width = _widths(kernels, boxes, rows, n[rows], upper, lower)
     finite = width[np.isfinite(width)]

@@ -18,7 +18,7 @@ from reference import certified_sampling, confidence
 from reference import robust as reference_robust
 from reference.box_kinds import box_kind
 from reference.generative import SampleStore, increments, models
-from reference.kernels import NUMPY_KERNELS
+from reference.kernels import NUMPY_KERNELS, order_values, pour_order
 from reference.robust import optimal, pessimistic
 from reference.store_boxes import store_boxes
 
@@ -68,6 +68,11 @@ def _assert_same(got, want):
         assert got == want
 
 
+def _graph_arrays(graph):
+    """``(h, tails, heads, spread)`` of an adversary's graph."""
+    return (graph.h, *graph.edges, graph.spread)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_goal_forcing_and_the_infinity_decision_do_not_depend_on_the_blocks(backend, seed,
                                                                             monkeypatch):
@@ -79,7 +84,7 @@ def test_goal_forcing_and_the_infinity_decision_do_not_depend_on_the_blocks(back
     costs_pi = np.where(rng.random(S) < 0.3, 0.0, 1.0)
     rows = np.arange(S) * boxes.n_actions + policy
     for function, args in ((optimal._goal_forcing, (boxes,)),
-                           (lambda *args: pessimistic._adversary_graph(*args)[1:],
+                           (lambda *args: _graph_arrays(pessimistic._adversary_graph(*args)),
                             (boxes, rows)),
                            (pessimistic._infinite_states, (boxes, policy, costs_pi, None,
                                                            kernels)),
@@ -95,7 +100,7 @@ def test_the_infinity_decision_matches_the_all_entry_graph(backend):
     S, A = boxes.n_states, boxes.n_actions
     policy = np.arange(S) % A
     rows = np.arange(S) * A + policy
-    _, h, tails, heads, spread = pessimistic._adversary_graph(boxes, rows)
+    h, tails, heads, spread = _graph_arrays(pessimistic._adversary_graph(boxes, rows))
     want_t, want_h, want_spread = [], [], []
     for s, r in enumerate(rows):
         e0, e1 = boxes.indptr[r], boxes.indptr[r + 1]
@@ -130,15 +135,24 @@ def test_sampling_means_do_not_depend_on_the_blocks(backend, monkeypatch):
                                  *vectors), want)
 
 
-def test_the_optimists_kernel_comes_back_from_its_pour_order(backend):
-    # The sampling keeps the optimist's last kernel as its pour order and pours it again.
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_poured_kernel_comes_back_from_its_pour_order(backend, descending):
+    # The sampling keeps the optimist's last kernel as its pour order, and the robust policy
+    # iteration the adversary's while goal forcing runs; both are poured again from it.
     boxes, costs = _boxes(backend, seed=6)
     kernels = _kernels(backend)
     S, A = boxes.n_states, boxes.n_actions
-    lower, policy, kernel = reference_robust._optimistic(kernels, boxes, costs,
-                                                         np.zeros(S, dtype=np.int64))[:3]
-    again = kernels.pour_kernel(boxes, np.arange(S) * A + policy,
-                                certified_sampling._order_values(kernel.order), False)
+    rng = np.random.default_rng(6)
+    rows = np.arange(S) * A + rng.integers(0, A, size=S)
+    values = np.append(rng.choice([0.0, 1.0, 2.5, 7.0], size=S), 0.0)
+    kernel = kernels.pour_kernel(boxes, rows, values, descending)
+    if not descending:
+        policy, kernel = reference_robust._optimistic(kernels, boxes, costs,
+                                                      np.zeros(S, dtype=np.int64))[1:3]
+        rows = np.arange(S) * A + policy
+    order = np.asarray(kernel.order)
+    again = kernels.pour_kernel(boxes, rows, order_values(order, descending), descending)
+    np.testing.assert_array_equal(pour_order(order_values(order, descending), descending), order)
     for name in ("order", "indptr", "indices", "data", "width", "reach", "partial"):
         _assert_same(np.asarray(getattr(again, name)), np.asarray(getattr(kernel, name)))
 

@@ -94,7 +94,9 @@ def _merged(csr, indptr, indices, data):
     width = csr.shape[1]
     both = csr.indptr + indptr
     found = np.zeros(indices.size, dtype=bool)
-    lengths = np.diff(both)
+    out_ptr = np.empty_like(both)
+    out_ptr[0] = 0
+    lengths = np.subtract(both[1:], both[:-1], out=out_ptr[1:])
     for r0, r1, _, _, _ in row_blocks(both):
         old_key, new_key = _block_keys(csr.indptr, csr.indices, r0, r1, width), _block_keys(
             indptr, indices, r0, r1, width)
@@ -102,10 +104,11 @@ def _merged(csr, indptr, indices, data):
             at = np.minimum(np.searchsorted(old_key, new_key), old_key.size - 1)
             found[indptr[r0]:indptr[r1]] = seen = old_key[at] == new_key
             lengths[r0:r1] -= np.bincount(new_key[seen] // width, minlength=r1 - r0)
-    out_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    np.cumsum(lengths, out=lengths)
+    del both
     out_col = np.empty(out_ptr[-1], dtype=np.int64)
     out_data = np.empty(out_ptr[-1], dtype=np.int64)
-    for r0, r1, _, _, _ in row_blocks(both):
+    for r0, r1, _, _, _ in row_blocks(out_ptr):
         old_key, new_key = _block_keys(csr.indptr, csr.indices, r0, r1, width), _block_keys(
             indptr, indices, r0, r1, width)
         seen = found[indptr[r0]:indptr[r1]]

@@ -1,11 +1,12 @@
 """The best policy against the adversary: :func:`robust_optimal_values`."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._checks import check_policy
 from ..confidence import SIMPLEX_SLACK, row_blocks
-from ..kernels import NUMPY_KERNELS
-from ..store_boxes import row_sums
+from ..kernels import NUMPY_KERNELS, order_values
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
@@ -39,7 +40,9 @@ def _goal_forcing(boxes):
     S, A = boxes.n_states, boxes.n_actions
     indptr, col, lo, hi, h = boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen
     stored = np.diff(indptr)
-    free = (1.0 - row_sums(indptr, lambda e0, e1: lo[e0:e1])) > 0
+    free = np.empty(S * A, dtype=bool)
+    for r0, r1, e0, e1, local in row_blocks(indptr):
+        free[r0:r1] = 1.0 - np.bincount(local, weights=lo[e0:e1], minlength=r1 - r0) > 0
     spread = free & (h > 0)
     action = np.zeros(S, dtype=np.int64)
     W = np.ones(S, dtype=bool)
@@ -94,6 +97,7 @@ def _robust_policy(kernels, boxes, costs, policy):
         total += n_iter
         if np.isinf(U).any():
             if forcing is None:
+                kernel = _Poured(kernel.order, states * A + policy)
                 forcing = _goal_forcing(boxes)
             rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
             if rescue.any():
@@ -109,11 +113,28 @@ def _robust_policy(kernels, boxes, costs, policy):
                   | (np.isinf(current) & np.isfinite(q[states, best])))
         if not switch.any():
             message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
-            return U, policy, kernel, total, converged, message
+            return U, policy, _poured(kernels, boxes, kernel), total, converged, message
         policy = np.where(switch, best, policy)
         start = U
     message = _check_message("robust", int(infinite.sum()), dropped, r, total, False)
-    return U, policy, kernel, total, False, message
+    return U, policy, _poured(kernels, boxes, kernel), total, False, message
+
+
+@dataclass(frozen=True)
+class _Poured:
+    """An adversary's kernel kept as its pour order and rows while goal forcing runs
+    (:func:`_poured` pours it again)."""
+
+    order: np.ndarray
+    rows: np.ndarray
+
+
+def _poured(kernels, boxes, kernel):
+    """``kernel``, poured again along its order when it was kept as a :class:`_Poured`
+    (``pour_kernel`` reads its values only through their pour order: the same kernel)."""
+    if not isinstance(kernel, _Poured):
+        return kernel
+    return kernels.pour_kernel(boxes, kernel.rows, order_values(kernel.order, True), True)
 
 
 @NUMPY_KERNELS.bind

@@ -73,23 +73,49 @@ def pessimistic_inner(lo, hi, v):
 def _adversary_graph(boxes, rows):
     """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
 
-    Returns ``(blocks, h, tails, heads, spread)``: the rows' stored entries
-    (:class:`~reference.confidence.EntryBlocks`, which the searches read: the
-    graph holds no copy of them), their unseen upper ends, the explicit edges
-    between non-goal states (an entry with a positive lower end, or a positive
-    upper end in a row with free mass ``1 - sum lo``), and the rows that can
-    put mass on every unseen next state.
+    Returns an :class:`_AdversaryGraph`.
     """
-    S = boxes.n_states
-    lo, hi = boxes.lo, boxes.hi
-    blocks = EntryBlocks(boxes.indptr, rows)
-    free = np.empty(S, dtype=bool)
-    for s0, s1, local, entry in blocks:
-        free[s0:s1] = 1.0 - np.bincount(local, weights=lo[entry], minlength=s1 - s0) > 0
-    tails, heads = _edge_lists(boxes, blocks, lambda s0, local, entry: (
-        ((lo[entry] > 0) | (free[s0:][local] & (hi[entry] > 0))) & (boxes.indices[entry] < S)))
-    h = boxes.hi_unseen[rows]
-    return blocks, h, tails, heads, free & (h > 0)
+    return _AdversaryGraph(boxes, rows)
+
+
+class _AdversaryGraph:
+    """The adversary's graph of the policy rows ``rows`` (one per state) of ``boxes``.
+
+    Attributes
+    ----------
+    blocks : EntryBlocks
+        The rows' stored entries (:class:`~reference.confidence.EntryBlocks`),
+        which the searches read: the graph holds no copy of them.
+    h : ndarray of float64, shape (S,)
+        The rows' unseen upper ends.
+    spread : ndarray of bool, shape (S,)
+        The rows that can put mass on every unseen next state (free mass
+        ``1 - sum lo`` and ``h`` positive).
+    edges : tuple of ndarray of int64
+        ``(tails, heads)``, the explicit edges between non-goal states (an
+        entry with a positive lower end, or a positive upper end in a row with
+        free mass), tails ascending; listed when first read (the infinity
+        decision needs none when no state can be closed in), then kept.
+    """
+
+    def __init__(self, boxes, rows):
+        self.boxes, self.blocks = boxes, EntryBlocks(boxes.indptr, rows)
+        self.free = np.empty(boxes.n_states, dtype=bool)
+        for s0, s1, local, entry in self.blocks:
+            self.free[s0:s1] = 1.0 - np.bincount(local, weights=boxes.lo[entry],
+                                                 minlength=s1 - s0) > 0
+        self.h = boxes.hi_unseen[rows]
+        self.spread = self.free & (self.h > 0)
+        self._edges = None
+
+    @property
+    def edges(self):
+        if self._edges is None:
+            boxes, free = self.boxes, self.free
+            self._edges = _edge_lists(boxes, self.blocks, lambda s0, local, entry: (
+                ((boxes.lo[entry] > 0) | (free[s0:][local] & (boxes.hi[entry] > 0)))
+                & (boxes.indices[entry] < boxes.n_states)))
+        return self._edges
 
 
 def _edge_lists(boxes, blocks, select):
@@ -228,10 +254,11 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     S = boxes.n_states
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    blocks, h, tails, heads, spread = graph
+    blocks, h, spread = graph.blocks, graph.h, graph.spread
     alive = _closable(S, boxes, blocks, h, kernels.reaching)
     if not alive.any():
         return alive
+    tails, heads = graph.edges
     while True:
         labels = np.where(alive, _strong_components(tails, heads, spread, alive), -1)
         label_ext = np.append(labels, -1)
@@ -283,7 +310,7 @@ def _zero_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
         return np.zeros(S, dtype=bool)
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    tails, heads, spread = graph[2:]
+    (tails, heads), spread = graph.edges, graph.spread
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
     return ~kernels.reaching(t, hd, np.append(positive, positive.any()))[:S]
 
