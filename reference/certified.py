@@ -580,7 +580,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
             break
         _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
-        boxes = state = None  # freed before the store merges the new samples
+        boxes = state = cert = None  # freed before the store merges the new samples
     if theta is None and target == "value":
         cert = _with_policy_gap(kernels, boxes, costs, cert)
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"
