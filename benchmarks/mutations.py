@@ -76,6 +76,8 @@ STEPS = "tests/test_algorithm_steps.py"
 LEMMAS = "tests/test_lemmas.py"
 ROUNDING = "reference/robust/rounding.py"
 EXACT_POURS = "tests/test_check_rounding.py::test_rounding_bound_covers_the_exact_pour"
+FREE_MASS_ZERO = ("tests/test_check_rounding.py::"
+                  "test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite")
 
 MUTATIONS = (
     Mutation("alg4-listing-output", "Alg. 4", ALG4,
@@ -192,6 +194,10 @@ MUTATIONS = (
     Mutation("rounding-bound-hundredth", "check rounding", ROUNDING,
              "    return ((8.0 * touched + 32.0) * UNIT_ROUNDOFF",
              "    return ((8.0 * touched + 32.0) * UNIT_ROUNDOFF / 100.0", (EXACT_POURS,)),
+    Mutation("rounding-free-mass-rule-dropped", "check rounding",
+             "reference/robust/pessimistic.py",
+             "        if np.isinf(U).any():\n            bound[doubtful] = np.inf\n", "",
+             (FREE_MASS_ZERO,)),
 )
 
 
@@ -267,7 +273,8 @@ samples per pair the paper's and the Bernstein boxes are both `[0, 1]`
 (`tests/test_confidence_by_hand.py` uses a million samples). A third kind is left out: the
 rounding bound of the Bellman checks cannot be caught when it is too small by a constant
 factor above about 1/16, since no input's rounding reaches it (`docs/check-rounding.md`);
-the rows `rounding-*` are errors of its shape, and one of a hundredth.
+the rows `rounding-*` are errors of its shape, one of a hundredth, and the upper check's
+rule on free masses near 0 dropped.
 
 {table}
 """

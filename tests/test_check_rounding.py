@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from reference.confidence import ConfidenceBoxes
 from reference.kernels import pour_order
+from reference.robust.pessimistic import _check_upper
 from reference.robust.rounding import pour_scales, rounding_bound, touched_counts
 
 
@@ -70,6 +71,18 @@ def _values(rng, S, with_inf):
     return np.append(w, 0.0)
 
 
+def _boxes(rows):
+    """One-action boxes of ``len(rows)`` states from their rows ``(columns, lo, hi, h)``."""
+    S = len(rows)
+    stored = [len(r[0]) for r in rows]
+    lo = np.concatenate([r[1] for r in rows])
+    return ConfidenceBoxes(
+        n_states=S, n_actions=1, indptr=np.concatenate([[0], np.cumsum(stored)]).astype(np.int64),
+        indices=np.concatenate([r[0] for r in rows]).astype(np.int64), lo=lo,
+        hi=np.concatenate([r[2] for r in rows]), hi_unseen=np.array([r[3] for r in rows]),
+        p_hat=lo, n=np.ones(S), kind="kl", delta=0.1)
+
+
 def _case(seed, descending):
     """Boxes of ``S`` rows, the ``TESTED_ROWS`` random ones among them (the others ``[0, 1]``
     everywhere), costs and values."""
@@ -79,13 +92,7 @@ def _case(seed, descending):
     rows = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)] * S
     for i in tested:
         rows[i] = _row(rng, S)
-    stored = [r[0].size for r in rows]
-    lo = np.concatenate([r[1] for r in rows])
-    boxes = ConfidenceBoxes(
-        n_states=S, n_actions=1, indptr=np.concatenate([[0], np.cumsum(stored)]).astype(np.int64),
-        indices=np.concatenate([r[0] for r in rows]).astype(np.int64), lo=lo,
-        hi=np.concatenate([r[2] for r in rows]), hi_unseen=np.array([r[3] for r in rows]),
-        p_hat=lo, n=np.ones(S), kind="kl", delta=0.1)
+    boxes = _boxes(rows)
     costs = _magnitudes(rng, S, -3, 3) * (rng.uniform(size=S) < 0.8)
     return boxes, tested, [rows[i] for i in tested], costs[tested], _values(
         rng, S, descending and seed % 2 == 0)
@@ -148,6 +155,24 @@ def test_rounding_bound_covers_the_exact_pour(backend, descending):
             assert ratio <= 1.0, (seed, ratio, computed, exact)
             worst = max(worst, ratio)
     assert worst > 0.0  # some rounding happened
+
+
+@pytest.mark.parametrize("lower_ends", [(1 - 2.0**-53, 3 * 2.0**-55), (3 * 2.0**-55, 1 - 2.0**-53)])
+def test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite(backend, lower_ends):
+    # State 0 stores state 2 and the goal with the boxes [lo, lo]; its exact free mass is
+    # 1 - (1 - 2^-53) - 3 * 2^-55 = 2^-55 > 0, and its unseen width 0.1 lets the adversary put it
+    # on state 1, which loops on itself (U = inf): T U (0) = inf, so U(0) = 10 must not pass.
+    # The lower ends summed round to 1 (both orders in numpy; the second in the compiled kernel,
+    # which subtracts them from 1 in turn), so the pour gives the unseen states nothing and its
+    # total is finite: only the rule on rows whose free mass is about 0 keeps U(0) out.
+    boxes = _boxes([(np.array([2, 3]), np.array(lower_ends), np.array(lower_ends), 0.1),
+                    (np.array([1]), np.ones(1), np.ones(1), 0.0),
+                    (np.array([3]), np.ones(1), np.ones(1), 0.0)])
+    values = np.array([10.0, np.inf, 1.0])
+    kernels = KERNELS[backend.__name__]
+    U = _check_upper(kernels, boxes, np.zeros(3, dtype=int), np.ones(3), values)[0]
+    assert U[0] == np.inf and U[1] == np.inf
+    assert U[2] >= 1.0  # V(2) = 1: the goal at once
 
 
 def test_touched_counts_by_hand():
