@@ -76,8 +76,25 @@ STEPS = "tests/test_algorithm_steps.py"
 LEMMAS = "tests/test_lemmas.py"
 ROUNDING = "reference/robust/rounding.py"
 EXACT_POURS = "tests/test_check_rounding.py::test_rounding_bound_covers_the_exact_pour"
+ZERO_WIDTH = ("tests/test_check_rounding.py::"
+              "test_zero_width_entries_on_huge_values_count_in_the_adversary_scale")
 FREE_MASS_ZERO = ("tests/test_check_rounding.py::"
                   "test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite")
+SCALE_WITHOUT_ZERO_WIDTH = """    if descending or np.any(w_ext < 0):
+        import inspect
+        caller = inspect.currentframe().f_back.f_locals
+        boxes, rows = caller["boxes"], caller.get("tested", caller.get("rows"))
+        scales = np.empty(touched.size)
+        for i, row in enumerate(rows):
+            entries = slice(boxes.indptr[row], boxes.indptr[row + 1])
+            flat = boxes.indices[entries][boxes.hi[entries] == boxes.lo[entries]]
+            kept = np.isfinite(w_ext)
+            kept[flat] = False
+            scales[i] = np.abs(w_ext[kept]).max(initial=0.0)
+        return scales
+"""
+"""The adversary's scale over the positions a row can pour into: the row's stored entries of
+width 0 left out (``pour_scales`` has no rows, so the mutant reads its caller's boxes and rows)."""
 
 MUTATIONS = (
     Mutation("alg4-listing-output", "Alg. 4", ALG4,
@@ -194,6 +211,9 @@ MUTATIONS = (
     Mutation("rounding-bound-hundredth", "check rounding", ROUNDING,
              "    return ((8.0 * touched + 32.0) * UNIT_ROUNDOFF",
              "    return ((8.0 * touched + 32.0) * UNIT_ROUNDOFF / 100.0", (EXACT_POURS,)),
+    Mutation("rounding-scale-without-zero-width", "check rounding", ROUNDING,
+             "    if descending or np.any(w_ext < 0):\n        return np.full(touched.size, top)\n",
+             SCALE_WITHOUT_ZERO_WIDTH, (ZERO_WIDTH,)),
     Mutation("rounding-free-mass-rule-dropped", "check rounding",
              "reference/robust/pessimistic.py",
              "        if np.isinf(U).any():\n            bound[doubtful] = np.inf\n", "",
@@ -273,7 +293,8 @@ samples per pair the paper's and the Bernstein boxes are both `[0, 1]`
 (`tests/test_confidence_by_hand.py` uses a million samples). A third kind is left out: the
 rounding bound of the Bellman checks cannot be caught when it is too small by a constant
 factor above about 1/16, since no input's rounding reaches it (`docs/check-rounding.md`);
-the rows `rounding-*` are errors of its shape, one of a hundredth, and the upper check's
+the rows `rounding-*` are errors of its shape (among them an adversary's scale that
+leaves out the row's stored entries of width 0), one of a hundredth, and the upper check's
 rule on free masses near 0 dropped.
 
 {table}

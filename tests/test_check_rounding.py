@@ -157,6 +157,36 @@ def test_rounding_bound_covers_the_exact_pour(backend, descending):
     assert worst > 0.0  # some rounding happened
 
 
+def test_zero_width_entries_on_huge_values_count_in_the_adversary_scale(backend):
+    # Every tested row stores five states of values near 1e13 with the box [0, 0]: they lead the
+    # adversary's order and take no mass. The other values are near 1e-2 and the unseen widths
+    # (2e-3 .. 4e-3) spread the free mass over a few hundred positions. The compiled kernel pours
+    # those runs along prefix sums of the whole order, which carry the 1e13 values, so its total
+    # is off by about 1e-3 (4e-4 of the bound). A scale over the values that can take mass (2e-2,
+    # ignoring the zero-width entries) would give a bound 1e11 times too small.
+    kernels = KERNELS[backend.__name__]
+    S = 3000
+    states = np.arange(S)
+    w = 0.01 + 0.01 * (states % 97) / 97 + np.pi * 1e-6 * (states % 13)
+    huge = np.array([5, 400, 1000, 2000, 2999])
+    w[huge] = 1e13 * (1.0 + np.arange(5) / 7.0 + np.pi * 1e-3)
+    w_ext = np.append(w, 0.0)
+    tested = np.arange(4)
+    rows = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)] * S
+    for i in tested:
+        cols = np.sort(np.concatenate([huge, [10 + i, 1500 + 3 * i, 2500 - i]]))
+        lo = np.where(np.isin(cols, huge), 0.0, 0.05 + 0.01 * i + 0.003 * np.arange(8))
+        rows[i] = (cols, lo, np.where(np.isin(cols, huge), 0.0, lo + 0.02), 2e-3 * (1 + i / 3))
+    boxes = _boxes(rows)
+    costs = np.array([1e-4, 2e-4, 0.0, 3e-4])
+    totals = costs + kernels.pour_values(boxes, tested, w_ext, True)
+    touched = touched_counts(boxes, tested)[0]
+    bound = rounding_bound(touched, totals, pour_scales(w_ext, touched, np.ones(4, bool), True))
+    for i in tested:
+        exact = Fraction(costs[i]) + exact_pour(*rows[i], w_ext, True)
+        assert abs(Fraction(totals[i]) - exact) <= Fraction(bound[i]), (i, totals[i], exact)
+
+
 @pytest.mark.parametrize("lower_ends", [(1 - 2.0**-53, 3 * 2.0**-55), (3 * 2.0**-55, 1 - 2.0**-53)])
 def test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite(backend, lower_ends):
     # State 0 stores state 2 and the goal with the boxes [lo, lo]; its exact free mass is
