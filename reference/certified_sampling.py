@@ -97,13 +97,13 @@ def _policy_widths(kernels, boxes, rows, upper, kernel_l):
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the row of
     the optimistic kernel ``kernel_l`` (``(S, S+1)``); a pair that can reach
-    an infinite ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    an infinite ``upper`` (in either pour) gets ``inf``. Returns ``(width, p+ . U)``.
     """
     u_ext = np.append(upper, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
     with np.errstate(invalid="ignore"):
         width = worst - kernel_l @ u_ext
-    return np.where(np.isnan(width) | np.isinf(worst), np.inf, np.maximum(width, 0.0)), worst
+    return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
 
 
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,

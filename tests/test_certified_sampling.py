@@ -8,8 +8,10 @@ import scipy.sparse as sp
 
 from reference.box_kinds import box_kind
 from reference.certified_sampling import _policy_widths
+from reference.confidence import ConfidenceBoxes
 from reference.envs import exit_grid
 from reference.kernels import NUMPY_KERNELS, order_values
+from reference.robust import CHECK_MAX_SLACK, SWITCH_RTOL
 from reference.store_boxes import store_boxes
 from reference.theta_bounds import round_bounds
 
@@ -37,7 +39,31 @@ def test_visits_times_widths_bound_every_gap(backend, per_pair):
     assert np.isfinite(upper).all() and (upper - lower).max() > 0.1
     rows = np.arange(S) * A + policy
     kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
-    width = _policy_widths(kernels, boxes, rows, upper, kernel_l)[0]
-    bound = np.array([kernels.poured_chain_visits(kernel_l, np.eye(S)[s]) @ width
-                      for s in range(S)])
-    assert np.all(bound >= (upper - lower) - 1e-9 * upper.max())
+    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l)
+    visits = np.array([kernels.poured_chain_visits(kernel_l, np.eye(S)[s]) for s in range(S)])
+    bound, gap = visits @ width, upper - lower
+    # Up to the checks' scaling of U and L (each at most CHECK_MAX_SLACK, relative) and the
+    # switch tolerance of the two policy iterations at every visited step.
+    tol = (2.0 * CHECK_MAX_SLACK * upper.max()
+           + 2.0 * SWITCH_RTOL * max(1.0, upper.max()) * visits.sum(axis=1))
+    assert np.all(bound >= gap - tol)
+    # The other side: bound - gap is the sum over the visits of c + p+ . U - U, how much worse
+    # the optimist's action is than U under the adversary (0 where it is U's own action).
+    excess = np.maximum(ssp.costs[np.arange(S), policy] + worst - upper, 0.0)
+    assert np.all(bound <= gap + visits @ excess + tol)
+    assert np.any(bound > gap * (1.0 + 1e-3))  # the excess is not empty here
+
+
+def test_a_pair_whose_optimist_row_reaches_an_infinite_value_has_an_infinite_width(backend):
+    # State 0 goes to the goal in every kernel of its box (p+ . U = 0), state 1 loops on itself
+    # (U = inf). The optimist's row given for state 0 puts 2^-60 on state 1: (p+ - p-) . U is
+    # -inf, and the pair can reach an infinite U: its width is inf, not clipped to 0.
+    kernels = _kernels(backend)
+    boxes = ConfidenceBoxes(
+        n_states=2, n_actions=1, indptr=np.array([0, 1, 2]), indices=np.array([2, 1]),
+        lo=np.ones(2), hi=np.ones(2), hi_unseen=np.zeros(2), p_hat=np.ones(2), n=np.ones(2),
+        kind="kl", delta=0.1)
+    kernel_l = np.array([[0.0, 2.0**-60, 1.0], [0.0, 1.0, 0.0]])
+    width, worst = _policy_widths(kernels, boxes, np.arange(2), np.array([5.0, np.inf]), kernel_l)
+    assert worst.tolist() == [0.0, np.inf]
+    assert width.tolist() == [np.inf, np.inf]
