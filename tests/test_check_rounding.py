@@ -218,6 +218,21 @@ def test_touched_counts_by_hand():
     assert doubtful.tolist() == [False, True, False]
 
 
+def test_a_tiny_unseen_width_counts_every_next_state():
+    # Free mass 2^-44 (5.7e-14) over 100 states. Unseen width 5e-14, above 4 (S + 1) u = 4.5e-14:
+    # m' = 2^-44 + (4 * 101 + 2 + 8) u = 1.03e-13, floor(m' / h) + 3 = 5 unseen, N = 6. Width
+    # 2e-14, below: the sums of so small widths may round away, so all 101 next states count,
+    # and the optimist's scale is then the largest finite value.
+    S = 100
+    goal = (np.array([S]), np.full(1, 1 - 2.0**-44), np.full(1, 1 - 2.0**-44))
+    rows = [(*goal, 5e-14), (*goal, 2e-14)]
+    rows += [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)] * (S - 2)
+    touched = touched_counts(_boxes(rows), np.arange(2))[0]
+    assert touched.tolist() == [6.0, 101.0]
+    w_ext = np.append(np.arange(S, 0, -1.0), 0.0)
+    assert pour_scales(w_ext, touched, np.ones(2, bool), False).tolist() == [5.0, 100.0]
+
+
 def test_pour_scales_follow_the_order():
     w_ext = np.array([4.0, np.inf, 1.0, 9.0, 2.0, 0.0])
     spread = np.array([True, True, True, False])

@@ -41,7 +41,10 @@ def touched_counts(boxes, rows):
     touches its stored entries and at most ``floor(m' / h) + 2`` unseen ones,
     where ``m'`` is ``m`` computed here raised by ``(4 (S + 1) + 2 k + 8) u``
     (more than any pour's rounding adds to the mass it pours); one more covers
-    the rounding of the division. None when ``h = 0``.
+    the rounding of the division. None when ``h = 0``. A row with
+    ``0 < h < 4 (S + 1) u`` counts every next state: the rounding of numpy's
+    prefix sums of so small widths can leave the rest of the mass to a stored
+    entry anywhere in the order.
 
     Parameters
     ----------
@@ -53,8 +56,8 @@ def touched_counts(boxes, rows):
     Returns
     -------
     touched : ndarray of float64, shape (n,)
-        ``N_i = k + min(S + 1 - k, floor(m' / h) + 3)`` (``k`` when ``h = 0``),
-        at most ``S + 1``.
+        ``N_i = k + min(S + 1 - k, floor(m' / h) + 3)`` (``k`` when ``h = 0``,
+        ``S + 1`` when ``0 < h < 4 (S + 1) u``), at most ``S + 1``.
     doubtful : ndarray of bool, shape (n,)
         Rows whose computed free mass is at most ``(2 k + 2) u``: a kernel may
         pour nothing where the exact pour pours a little (which only matters
@@ -69,6 +72,10 @@ def touched_counts(boxes, rows):
     >>> touched, doubtful = touched_counts(boxes, np.array([0]))
     >>> touched.tolist(), doubtful.tolist()
     ([9.0], [False])
+    >>> tiny = SimpleNamespace(n_states=100, indptr=np.array([0, 1, 2]),
+    ...                        lo=np.full(2, 1 - 2**-44), hi_unseen=np.array([5e-14, 2e-14]))
+    >>> touched_counts(tiny, np.array([0, 1]))[0].tolist()
+    [6.0, 101.0]
     """
     n_next = boxes.n_states + 1
     stored = np.diff(boxes.indptr)[rows]
@@ -83,6 +90,8 @@ def touched_counts(boxes, rows):
     raised = np.maximum(free + (4.0 * n_next + 2.0 * k + 8.0) * UNIT_ROUNDOFF, 0.0)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         unseen = np.where(h > 0, np.minimum(n_next - k, np.floor(raised / h) + 3.0), 0.0)
+    tiny = (h > 0) & (h < 4.0 * n_next * UNIT_ROUNDOFF)
+    unseen[tiny] = n_next - k[tiny]
     return k + unseen, free <= (2.0 * k + 2.0) * UNIT_ROUNDOFF
 
 
