@@ -22,17 +22,18 @@ import reference
 from reference.chains import explicit
 
 CASES = {
-    "10000-zeros": (10_000, 0, None),
-    "100000-zeros": (100_000, 0, None),
-    "100000-random": (100_000, 0, 1),
+    "10000-zeros": (10_000, 5, 0, None),
+    "100000-zeros": (100_000, 5, 0, None),
+    "100000-random": (100_000, 5, 0, 1),
+    "100000-b3-seed2": (100_000, 3, 2, None),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_exact_values(benchmark, monkeypatch, case):
     benchmark.group = "exact"
-    S, seed, policy_seed = CASES[case]
-    ssp = reference.garnet(S, 4, 5, seed=seed, sparse=True)
+    S, branching, seed, policy_seed = CASES[case]
+    ssp = reference.garnet(S, 4, branching, seed=seed, sparse=True)
     policy = (np.zeros(S, dtype=np.int64) if policy_seed is None
               else np.random.default_rng(policy_seed).integers(0, 4, S))
     eliminated = []

@@ -1,9 +1,9 @@
 """Peak memory of ``fast.solve_certified`` on a sparse garnet, round by round, against the store.
 
-Usage: ``python benchmarks/memory_certified.py [ROUNDS] [S] [BACKEND]`` (defaults: 8
-rounds, S = 10^5, ``fast``). Runs ``solve_certified`` on
-``reference.garnet(S, 4, 5, sparse=True)`` (relative ``eps = 0.5``, ``delta = 0.1``,
-seed 0) in this process and after every round prints:
+Usage: ``python benchmarks/memory_certified.py [ROUNDS] [S] [BACKEND] [SEED]`` (defaults:
+8 rounds, S = 10^5, ``fast``, seed 0). Runs ``solve_certified`` on
+``reference.garnet(S, 4, 5, sparse=True, seed=SEED)`` (relative ``eps = 0.5``,
+``delta = 0.1``, sampling seed ``SEED``) in this process and after every round prints:
 
 - the calls so far and the bytes of the sample store (its CSR counts: int64
   data, the indices and ``indptr`` as the store keeps them);
@@ -45,8 +45,8 @@ def store_bytes(csr):
     return csr.data.nbytes + csr.indices.nbytes + csr.indptr.nbytes
 
 
-def measured_run(module, ssp, eps, rounds=None, **options):
-    """Run ``module.solve_certified(ssp, relative eps, delta 0.1, seed 0)`` printing one line a
+def measured_run(module, ssp, eps, rounds=None, seed=0, **options):
+    """Run ``module.solve_certified(ssp, relative eps, delta 0.1, seed)`` printing one line a
     round (the columns of this module's docstring); stop after ``rounds`` rounds if given.
     Returns the result, or ``None`` when stopped."""
     model = module.TabularGenerativeModel(ssp)
@@ -84,7 +84,7 @@ def measured_run(module, ssp, eps, rounds=None, **options):
 
     tracemalloc.start()
     try:
-        return module.solve_certified(model, ssp.costs, eps, 0.1, relative=True, seed=0,
+        return module.solve_certified(model, ssp.costs, eps, 0.1, relative=True, seed=seed,
                                       callback=callback, **options)
     except _Stop:
         return None
@@ -93,11 +93,12 @@ def measured_run(module, ssp, eps, rounds=None, **options):
         samples.SampleStore.counts_csr = original
 
 
-def main(rounds=8, n_states=100_000, backend="fast"):
+def main(rounds=8, n_states=100_000, backend="fast", seed=0):
     module = {"fast": fast, "reference": reference}[backend]
-    measured_run(module, reference.garnet(n_states, 4, 5, seed=0, sparse=True), 0.5, rounds)
+    measured_run(module, reference.garnet(n_states, 4, 5, seed=seed, sparse=True), 0.5, rounds,
+                 seed)
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(*(int(x) for x in args[:2]), *args[2:3])
+    main(*(int(x) for x in args[:2]), *args[2:3], *(int(x) for x in args[3:4]))

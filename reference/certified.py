@@ -496,7 +496,8 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     every pair the same count. ``"adaptive"`` aims the pairs of the optimistic
     policy at counts proportional to :math:`(\nu w \sqrt{n})^{2/3}`, with
     ``nu`` its expected visits from the states whose gap is still too large
-    and ``w`` the pair's width term :math:`(p^+ - \hat p) U + (\hat p - p^-) L`;
+    and ``w`` the pair's width term :math:`(p^+ - p^-) \cdot U` (adversary's pour
+    against ``U`` minus optimist's against ``L``, both read at ``U``);
     every pair whose optimistic Q-value does not exceed ``U`` keeps a floor of
     :data:`~reference.certified_sampling.FLOOR_SHARE` of the mean count.
     While ``U`` is infinite, the width of the pairs leading there counts as
@@ -579,7 +580,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
             break
         _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
-        boxes = state = None  # freed before the store merges the new samples
+        boxes = state = cert = None  # freed before the store merges the new samples
     if theta is None and target == "value":
         cert = _with_policy_gap(kernels, boxes, costs, cert)
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"

@@ -11,6 +11,9 @@ import math
 
 import numpy as np
 
+from .confidence import EntryBlocks
+from .kernels import order_values
+
 
 GROWTH = 1.05
 """Factor by which :func:`~reference.certified.solve_certified` grows the total number of calls
@@ -28,20 +31,21 @@ empirical Q-value may fall short of the bracket's top and still be sampled."""
 FLOOR_SHARE = 0.02
 """Adaptive sampling: every pair not yet ruled out is kept at this share of the mean count."""
 
-def _means(boxes, rows, *vectors):
-    """``p_hat . v`` of every pair in ``rows``, for each ``v`` of ``vectors`` (each ``(S+1,)``);
-    ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose frequencies are read at the
-    entries of ``rows`` only."""
-    stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + np.arange(int(stored.sum())) - np.repeat(
-        np.cumsum(stored) - stored, stored)
-    owner = np.repeat(np.arange(rows.size), stored)
-    p_hat, cols = boxes.counts[entry] / np.repeat(boxes.n[rows], stored), boxes.indices[entry]
-    return tuple(np.bincount(owner, weights=p_hat * v[cols], minlength=rows.size)
-                 for v in vectors)
+def _means(boxes, rows, n, *vectors):
+    """``p_hat . v`` of every pair in ``rows`` (``n`` their samples), for each ``v`` of
+    ``vectors`` (each ``(S+1,)``); ``boxes`` of :func:`~reference.store_boxes.store_boxes`, whose
+    frequencies are read at the entries of ``rows`` only, a block at a time
+    (:class:`~reference.confidence.EntryBlocks`)."""
+    means = tuple(np.empty(rows.size) for _ in vectors)
+    for i0, i1, local, entry in EntryBlocks(boxes.indptr, rows):
+        p_hat = boxes.counts[entry] / n[i0:i1][local]
+        cols = boxes.indices[entry]
+        for mean, v in zip(means, vectors):
+            mean[i0:i1] = np.bincount(local, weights=p_hat * v[cols], minlength=i1 - i0)
+    return means
 
 
-def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
+def _rivals(boxes, costs, q_low, policy, lower, upper, q_up, n):
     r"""Per state, the rival of ``policy``'s action and whether sampling it could separate them.
 
     The rival of ``s`` is the other action of least optimistic Q-value
@@ -53,7 +57,7 @@ def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
     action, ``r`` = :data:`RIVAL_REACH`: separation is then within reach of the
     rival's samples and a share ``r`` of the policy's bracket. ``q_up`` is
     :math:`\bar Q(s, \pi(s))` (shape ``(S,)``: the cost plus the adversary's pour
-    against ``upper``). Returns ``(rows, open)``: the rival's row of every state
+    against ``upper``) and ``n`` the samples of every pair. Returns ``(rows, open)``: the rival's row of every state
     and the mask of those worth sampling.
     """
     S, A = boxes.n_states, boxes.n_actions
@@ -62,47 +66,70 @@ def _rivals(boxes, costs, q_low, policy, lower, upper, q_up):
     other[states, policy] = np.inf
     rival = np.argmin(other, axis=1)
     rows = states * A + rival
-    q_hat = costs[states, rival] + _means(boxes, rows, np.append(lower, 0.0))[0]
+    q_hat = costs[states, rival] + _means(boxes, rows, n[rows], np.append(lower, 0.0))[0]
     with np.errstate(invalid="ignore"):
         middle = q_up - RIVAL_REACH * (q_up - q_low[states, policy])
         open_ = (A > 1) & (other[states, rival] <= upper) & (q_hat > middle)
     return rows, open_
 
 
-def _widths(kernels, boxes, rows, upper, lower, best):
-    r"""Width term of every pair in ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
+def _widths(kernels, boxes, rows, n, upper, lower, best):
+    r"""Width term of the rival pairs ``rows``: :math:`(p^+ - \hat p) U + (\hat p - p^-) L`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the
     optimist's against ``lower``, whose values ``p- . L`` the caller has
-    (``best``, shape of ``rows``); a pair that can reach an infinite
-    ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    (``best``, shape of ``rows``) and ``n`` their samples; a pair that can
+    reach an infinite ``upper`` gets ``inf``. Returns ``(width, p+ . U)``. A rival is
+    separated when its optimistic Q-value rises above ``U``, so its own
+    term reads ``L`` on the optimist's side.
     """
     u_ext, l_ext = np.append(upper, 0.0), np.append(lower, 0.0)
     worst = kernels.pour_values(boxes, rows, u_ext, True)
-    n = boxes.n[rows]
-    mean_u, mean_l = _means(boxes, rows, u_ext, l_ext)
+    mean_u, mean_l = _means(boxes, rows, n, u_ext, l_ext)
     with np.errstate(invalid="ignore"):
         width = (worst - np.where(n > 0, mean_u, 0.0)) + (mean_l - best)
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
 
 
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel_l, upper,
+def _policy_widths(kernels, boxes, rows, upper, kernel_l):
+    r"""Width term of the optimistic policy's pairs ``rows`` (one a state):
+    :math:`(p^+ - p^-) \cdot U`.
+
+    ``p+`` is the adversary's pour against ``upper`` and ``p-`` the row of
+    the optimistic kernel ``kernel_l`` (``(S, S+1)``); a pair that can reach
+    an infinite ``upper`` gets ``inf``. Returns ``(width, p+ . U)``.
+    """
+    u_ext = np.append(upper, 0.0)
+    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    with np.errstate(invalid="ignore"):
+        width = worst - kernel_l @ u_ext
+    return np.where(np.isnan(width) | np.isinf(worst), np.inf, np.maximum(width, 0.0)), worst
+
+
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
-    kernel ``poured_chain_visits``) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_widths`) and ``n`` their counts, the pairs of
+    kernel ``poured_chain_visits``; the kernel is poured again along its pour order
+    ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
-    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`; pairs
+    :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
+    bounds the gaps it aims at: with ``P-`` the optimistic kernel (``kernel_l``)
+    and ``P+`` the adversary's pours of the same pairs against ``U``,
+    :math:`U - L \le (P^+ - P^-) U + P^- (U - L)`, so
+    :math:`U - L \le (I - P^-)^{-1} (P^+ - P^-) U`, up to the tolerances of the
+    policy iterations (docs/certificates.md). Pairs
     whose optimistic Q-value does not already exceed ``upper`` are kept at
     :data:`FLOOR_SHARE` of the mean count. Infinite widths count as the
     largest finite one (at least 1). With ``rivals`` (the stop on the
     policy's certificate), the rival of each visited state that
     :func:`_rivals` finds worth sampling gets the same score with its own
-    width, at its state's visits. The optimist's pour of every pair against
-    ``lower`` is made once (the Q-values and the widths read it), and the
+    width (:func:`_widths`), at its state's visits. The optimist's pour of
+    every pair against ``lower`` is made once (the Q-values and the rivals'
+    widths read it; the policy's widths read ``kernel_l``), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
     and the rivals' brackets).
     """
@@ -110,32 +137,42 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, kernel
     states = np.arange(S)
     gaps = np.where(np.isinf(upper), np.inf, upper - lower)
     start = (gaps > goal_gap).astype(float)
-    visits = kernels.poured_chain_visits(kernel_l, start)
     rows = states * A + policy_l
-    best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
-    width, worst = _widths(kernels, boxes, rows, upper, lower, best[rows])
+    kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
+    visits = kernels.poured_chain_visits(kernel_l, start)
+    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l)
+    del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     n = boxes.n
-    score = np.zeros(S * A)
-    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
+    best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
     q_low = costs + best.reshape(S, A)
     if rivals:
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
-                               costs[states, policy_l] + worst)
+                               costs[states, policy_l] + worst, n)
         open_ &= visits > 0
         rival = rival[open_]
-        rival_width = _widths(kernels, boxes, rival, upper, lower, best[rival])[0]
+        rival_width = _widths(kernels, boxes, rival, n[rival], upper, lower, best[rival])[0]
         rival_width = np.where(np.isfinite(rival_width), rival_width,
                                max(1.0, float(finite.max(initial=0.0))))
-        score[rival] += (visits[open_] * rival_width
-                         * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
-    target = np.zeros(S * A)
-    if score.sum() > 0:
-        target = (1.0 - FLOOR_SHARE * 4) * target_total * score / score.sum()
+        rival_score = (visits[open_] * rival_width
+                       * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
+    del best
     alive = (q_low <= upper[:, None]).ravel()
-    target = np.maximum(target, np.where(alive, FLOOR_SHARE * target_total / (S * A), 0.0))
-    return np.maximum(target - n, 0.0)
+    del q_low
+    score = np.zeros(S * A)
+    score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
+    if rivals:
+        score[rival] += rival_score
+    target, total_score = score, score.sum()
+    if total_score > 0:
+        target *= (1.0 - FLOOR_SHARE * 4) * target_total
+        target /= total_score
+    else:
+        target.fill(0.0)
+    np.maximum(target, FLOOR_SHARE * target_total / (S * A), out=target, where=alive)
+    target -= n
+    return np.maximum(target, 0.0, out=target)
 
 
 def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
@@ -152,8 +189,12 @@ def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, 
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
         total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
-    share = np.round(more * (total / more.sum()) * SHARE_GRID) / SHARE_GRID
+    share = more
+    share *= total / more.sum()
+    share *= SHARE_GRID
+    np.round(share, out=share)
+    share /= SHARE_GRID
     draws = np.floor(share).astype(np.int64)
     spare = total - int(draws.sum())
-    draws[np.argsort(draws - share, kind="stable")[:spare]] += 1
+    draws[np.argsort(np.subtract(draws, share, out=share), kind="stable")[:spare]] += 1
     return draws

@@ -27,7 +27,7 @@ from ._checks import check_real, check_real_dtype
 from .box_kinds import BOX_KINDS, box_kind
 from .counts import Counts
 from .errors import NumericRangeError, ParameterError, ShapeError
-from .kernels import NUMPY_KERNELS
+from .kernels import NUMPY_KERNELS, segment_positions
 
 __all__ = [
     "BOX_KINDS",
@@ -124,12 +124,13 @@ class ConfidenceBoxes(BoxLayout):
     delta: float
 
 
-def refuse_missed_simplex(hi_sum, n, n_actions, delta):
-    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row,
-    ``(S*A,)``) sum below 1: its box misses the simplex (``n``: the rows' sample sizes)."""
+def refuse_missed_simplex(hi_sum, n, n_actions, delta, first_row=0):
+    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row, the
+    rows from ``first_row``) sum below 1: its box misses the simplex (``n``: the rows'
+    sample sizes)."""
     short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
     if short.size:
-        s, a = divmod(int(short[0]), n_actions)
+        s, a = divmod(first_row + int(short[0]), n_actions)
         raise ParameterError(
             f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
             f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
@@ -424,23 +425,145 @@ def _confidence_boxes(kernels, counts, delta, record):
     ConfidenceBoxes
     """
     csr, S, A = counts.csr(), counts.n_states, counts.n_actions
-    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
-    check_level(record.name, n.max(), S, A, delta)
-    stored = np.diff(csr.indptr)
-    n_entry = np.repeat(n, stored)
-    p_hat = csr.data / n_entry
-    level = record.level(np.maximum(n, 1.0), S, A, delta)
-    lo, hi = record.interval(kernels, p_hat, n_entry, np.repeat(level, stored))
-    # An unseen entry's interval depends on its row's sample size only: one per distinct size.
-    sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
-    hi_unseen = record.interval(kernels, np.zeros_like(sizes), sizes, level[first])[1][row_size]
-    if record.time_uniform:
-        hi_unseen = np.where(n > 0, hi_unseen, 1.0)
-    rows = np.repeat(np.arange(S * A), stored)
-    hi_sum = np.bincount(rows, weights=hi, minlength=S * A) + (S + 1 - stored) * hi_unseen
-    refuse_missed_simplex(hi_sum, n, A, delta)
+    n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record)
     return ConfidenceBoxes(
         n_states=S, n_actions=A, indptr=csr.indptr.astype(np.int64),
         indices=csr.indices.astype(np.int64), lo=lo, hi=hi, hi_unseen=hi_unseen,
-        p_hat=p_hat, n=n, kind=record.name, delta=delta,
+        p_hat=csr.data / np.repeat(n, np.diff(csr.indptr)), n=n, kind=record.name,
+        delta=delta,
     )
+
+
+BLOCK_ENTRIES = 1 << 16
+"""Stored entries a block of :func:`row_blocks` holds (whole rows)."""
+
+
+def row_blocks(indptr, block=None):
+    """Blocks of whole rows of a CSR layout, each of about ``block`` stored entries
+    (:data:`BLOCK_ENTRIES` by default, at least one row).
+
+    Parameters
+    ----------
+    indptr : ndarray of int, shape (n_rows + 1,)
+    block : int, optional
+        Entries a block.
+
+    Yields
+    ------
+    r0, r1, e0, e1 : int
+        The rows ``r0:r1`` and their stored entries ``e0:e1``.
+    local : ndarray of int64, shape (e1 - e0,)
+        The row of every entry, from 0 (``r - r0``): the bins of ``np.bincount``.
+    """
+    block = BLOCK_ENTRIES if block is None else block
+    n_rows = indptr.size - 1
+    r0 = 0
+    while r0 < n_rows:
+        r1 = max(r0 + 1, int(np.searchsorted(indptr, indptr[r0] + block, side="right")) - 1)
+        r1 = min(r1, n_rows)
+        yield (r0, r1, int(indptr[r0]), int(indptr[r1]),
+               np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1])))
+        r0 = r1
+
+
+class EntryBlocks:
+    """The stored entries of the rows ``rows`` of a CSR layout, a block of them at a time.
+
+    Iterating yields ``(i0, i1, local, entry)``: the rows ``rows[i0:i1]``, the
+    position in it of the row of every stored entry (from 0, the bins of
+    ``np.bincount``) and the entries' positions in the layout, in the order of
+    the rows and of their entries; :func:`row_blocks` sizes the blocks. It can
+    be iterated again: the blocks are computed anew each time, unless the
+    entries fit in one block, which is then kept (:attr:`single`).
+
+    Parameters
+    ----------
+    indptr : ndarray of int, shape (n_rows + 1,)
+    rows : ndarray of int64, shape (m,)
+
+    Attributes
+    ----------
+    single : tuple or None
+        The one block, when the entries fit in one.
+    """
+
+    def __init__(self, indptr, rows):
+        self.indptr, self.rows = indptr, rows
+        self.single = None
+        stored = np.diff(indptr)[rows]
+        if int(stored.sum()) <= BLOCK_ENTRIES:
+            self.single = (0, rows.size, np.repeat(np.arange(rows.size), stored),
+                           np.repeat(indptr[rows], stored) + segment_positions(stored))
+
+    def __iter__(self):
+        if self.single is not None:
+            return iter([self.single])
+        return self._blocks()
+
+    def _blocks(self):
+        stored = np.diff(self.indptr)[self.rows]
+        starts = self.indptr[self.rows]
+        for i0, i1, _, _, local in row_blocks(np.concatenate([[0], np.cumsum(stored)])):
+            yield i0, i1, local, np.repeat(starts[i0:i1], stored[i0:i1]) + segment_positions(
+                stored[i0:i1])
+
+
+def box_ends(kernels, csr, delta, record):
+    r"""The sample sizes and interval ends of the boxes of ``record`` on CSR counts ``csr``.
+
+    Row ``i`` of ``N`` samples has the log term ``l = level(max(N, 1))`` of the
+    kind; each stored entry gets ``interval(p_hat, N, l)`` and every unseen
+    next state of the row ``[0, interval(0, N, l)[1]]`` (``[0, 1]`` for a
+    time-uniform kind while ``N = 0``). The levels and intervals are
+    elementwise, so they are computed a block of whole rows at a time
+    (:func:`row_blocks`), which changes no float and needs no array of the size
+    of the counts besides the two ends, and no array of the pairs besides
+    ``n``, ``hi_unseen`` and their row lengths.
+
+    Parameters
+    ----------
+    kernels : KernelSet
+        Computes the intervals (``kernels.kl_interval`` for the Chernoff kinds).
+    csr : scipy.sparse.csr_array, shape (S*A, S+1)
+        Canonical counts, ``>= 0``.
+    delta : float in (0, 1)
+    record : BoxKind
+
+    Returns
+    -------
+    n, hi_unseen : ndarray of float64, shape (S*A,)
+        ``N(s, a)`` and the upper end of every unseen next state.
+    lo, hi : ndarray of float64, shape (nnz,)
+        The ends of the stored entries.
+
+    Raises
+    ------
+    NumericRangeError
+        If the log term overflows (:func:`check_level`).
+    ParameterError
+        If a pair's box misses the simplex (only ``"paper"``,
+        :func:`refuse_missed_simplex`).
+    """
+    n_rows, width = csr.shape
+    S = width - 1
+    A = n_rows // S
+    stored = np.diff(csr.indptr)
+    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    check_level(record.name, n.max(), S, A, delta)
+    # An unseen entry's interval depends on its row's sample size only: one per distinct size.
+    sizes = np.unique(n)
+    hi_size = record.interval(kernels, np.zeros_like(sizes), sizes,
+                              record.level(np.maximum(sizes, 1.0), S, A, delta))[1]
+    lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n_rows)
+    for r0, r1, e0, e1, local in row_blocks(csr.indptr):
+        n_row, n_entry = n[r0:r1], np.repeat(n[r0:r1], stored[r0:r1])
+        hi_unseen[r0:r1] = hi_size[np.searchsorted(sizes, n_row)]
+        if record.time_uniform:
+            hi_unseen[r0:r1] = np.where(n_row > 0, hi_unseen[r0:r1], 1.0)
+        level = record.level(np.maximum(n_row, 1.0), S, A, delta)
+        lo[e0:e1], hi[e0:e1] = record.interval(kernels, csr.data[e0:e1] / n_entry, n_entry,
+                                               np.repeat(level, stored[r0:r1]))
+        refuse_missed_simplex((S + 1 - stored[r0:r1]) * hi_unseen[r0:r1]
+                              + np.bincount(local, weights=hi[e0:e1], minlength=r1 - r0),
+                              n_row, A, delta, r0)
+    return n, lo, hi, hi_unseen

@@ -282,6 +282,21 @@ def pour_order(v_ext, descending):
     return np.append(S, np.lexsort((np.arange(S), v_ext[:S])))
 
 
+def order_values(order, descending):
+    """Values whose :func:`pour_order` in the direction ``descending`` is ``order``.
+
+    ``order`` is a pour order, ``(S+1,)`` (the goal last when ``descending``,
+    first otherwise); the values are distinct along it, ``v[order[i]] = i``
+    (increasing) or ``S - i`` (decreasing), so no tie is broken. A kernel
+    ``pour_kernel`` reads its values only through their pour order, so these
+    values pour it again.
+    """
+    ranks = np.arange(order.size, dtype=np.float64)
+    values = np.empty(order.size)
+    values[order] = ranks[::-1] if descending else ranks
+    return values
+
+
 def filled_before(row, gap, n_rows):
     """Within each row (entries contiguous, in pour order), the sum of the gaps before each entry.
 

@@ -6,8 +6,8 @@ counts of a :class:`~reference.generative.SampleStore`, as the certified solver
 builds them every round. They take no copy of the counts: the row pointers,
 the next states and the counts are the store's own arrays, and the empirical
 frequencies are computed when asked (:attr:`StoreBoxes.p_hat`). What they add
-to the store is the interval ends, two floats a stored entry, and three
-numbers a pair. The intervals are computed a block of rows at a time, so the
+to the store is the interval ends, two floats a stored entry, and one
+number a pair (the sample sizes are summed from the counts when asked). The intervals are computed a block of rows at a time, so the
 build needs no array of the size of the counts beyond the two it keeps.
 
 Per stored entry, with the store's int64 counts and indices (16 bytes), the
@@ -20,12 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .confidence import BoxLayout, check_level, refuse_missed_simplex
+from .confidence import BoxLayout, box_ends, row_blocks
 
 __all__ = []
-
-BLOCK_ENTRIES = 1 << 16
-"""Stored entries whose intervals :func:`store_boxes` computes at once (whole rows)."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -38,7 +35,7 @@ class StoreBoxes(BoxLayout):
 
     Attributes
     ----------
-    n_states, n_actions, indptr, indices, lo, hi, hi_unseen, n, kind, delta
+    n_states, n_actions, indptr, indices, lo, hi, hi_unseen, kind, delta
         As in :class:`~reference.confidence.ConfidenceBoxes`; ``indptr`` and
         ``indices`` are the store's arrays.
     counts : ndarray of int64, shape (nnz,)
@@ -46,9 +43,16 @@ class StoreBoxes(BoxLayout):
     """
 
     counts: np.ndarray
-    n: np.ndarray
     kind: str
     delta: float
+
+    @property
+    def n(self):
+        """Samples ``N(s, a)`` of every pair, float64 ``(S*A,)``, summed from the counts at
+        every access (:func:`row_sums`: the floats of
+        :attr:`ConfidenceBoxes.n <reference.confidence.ConfidenceBoxes>` while every
+        ``N(s, a)`` is below ``2^53``)."""
+        return row_sums(self.indptr, lambda e0, e1: self.counts[e0:e1])
 
     @property
     def p_hat(self):
@@ -58,26 +62,13 @@ class StoreBoxes(BoxLayout):
         return self.counts / np.repeat(self.n, np.diff(self.indptr))
 
 
-def _blocks(indptr, block):
-    """Row ranges ``(r0, r1)`` covering every row, each of about ``block`` stored entries (at
-    least one row)."""
-    n_rows = indptr.size - 1
-    r0 = 0
-    while r0 < n_rows:
-        r1 = max(r0 + 1, int(np.searchsorted(indptr, indptr[r0] + block, side="right")) - 1)
-        r1 = min(r1, n_rows)
-        yield r0, r1
-        r0 = r1
-
-
 def row_sums(indptr, weights, block=None):
     """Per row, the sum of ``weights(e0, e1)`` (the weights of the stored entries ``e0:e1``)
     over its entries, a block of rows at a time.
 
     The same floats as ``np.bincount(rows, weights=w, minlength=n_rows)`` of the whole
     weights ``w`` (each row is summed in the order of its entries, from 0), with the
-    weights and row numbers of one block (:data:`BLOCK_ENTRIES` entries by default) in
-    memory at once.
+    weights and row numbers of one block (:func:`row_blocks`) in memory at once.
 
     Parameters
     ----------
@@ -92,10 +83,8 @@ def row_sums(indptr, weights, block=None):
     ndarray of float64, shape (n_rows,)
     """
     sums = np.empty(indptr.size - 1)
-    for r0, r1 in _blocks(indptr, BLOCK_ENTRIES if block is None else block):
-        local = np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1]))
-        sums[r0:r1] = np.bincount(local, weights=weights(indptr[r0], indptr[r1]),
-                                  minlength=r1 - r0)
+    for r0, r1, e0, e1, local in row_blocks(indptr, block):
+        sums[r0:r1] = np.bincount(local, weights=weights(e0, e1), minlength=r1 - r0)
     return sums
 
 
@@ -131,13 +120,8 @@ def store_boxes(kernels, csr, delta, record):
 
     Notes
     -----
-    Row ``i`` of ``N`` samples has the log term ``l = level(max(N, 1))`` of the
-    kind; each stored entry gets ``interval(p_hat, N, l)`` and every unseen
-    next state of the row ``[0, interval(0, N, l)[1]]`` (``[0, 1]`` for a
-    time-uniform kind while ``N = 0``), as in
-    :func:`reference.confidence.confidence_boxes`. The intervals are
-    elementwise, so computing them a block of whole rows at a time
-    (:data:`BLOCK_ENTRIES` entries) changes no float.
+    The sizes and ends are those of :func:`reference.confidence.box_ends`, which
+    :func:`reference.confidence.confidence_boxes` reads too.
 
     Examples
     --------
@@ -151,29 +135,10 @@ def store_boxes(kernels, csr, delta, record):
     >>> bool(np.array_equal(boxes.lo, same.lo) and np.array_equal(boxes.p_hat, same.p_hat))
     True
     """
-    n_rows, width = csr.shape
-    S = width - 1
-    A = n_rows // S
-    indptr = csr.indptr.astype(np.int64, copy=False)
-    indices = csr.indices.astype(np.int64, copy=False)
-    data = csr.data.astype(np.int64, copy=False)
-    stored = np.diff(indptr)
-    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
-    check_level(record.name, n.max(), S, A, delta)
-    level = record.level(np.maximum(n, 1.0), S, A, delta)
-    sizes, first, row_size = np.unique(n, return_index=True, return_inverse=True)
-    hi_unseen = record.interval(kernels, np.zeros_like(sizes), sizes, level[first])[1][row_size]
-    if record.time_uniform:
-        hi_unseen = np.where(n > 0, hi_unseen, 1.0)
-    lo, hi = np.empty(data.size), np.empty(data.size)
-    hi_sum = (S + 1 - stored) * hi_unseen
-    for r0, r1 in _blocks(indptr, BLOCK_ENTRIES):
-        e0, e1 = indptr[r0], indptr[r1]
-        n_entry = np.repeat(n[r0:r1], stored[r0:r1])
-        lo[e0:e1], hi[e0:e1] = record.interval(kernels, data[e0:e1] / n_entry, n_entry,
-                                               np.repeat(level[r0:r1], stored[r0:r1]))
-        rows = np.repeat(np.arange(r1 - r0), stored[r0:r1])
-        hi_sum[r0:r1] += np.bincount(rows, weights=hi[e0:e1], minlength=r1 - r0)
-    refuse_missed_simplex(hi_sum, n, A, delta)
-    return StoreBoxes(n_states=S, n_actions=A, indptr=indptr, indices=indices, counts=data,
-                      lo=lo, hi=hi, hi_unseen=hi_unseen, n=n, kind=record.name, delta=delta)
+    S = csr.shape[1] - 1
+    _, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record)
+    return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S,
+                      indptr=csr.indptr.astype(np.int64, copy=False),
+                      indices=csr.indices.astype(np.int64, copy=False),
+                      counts=csr.data.astype(np.int64, copy=False), lo=lo, hi=hi,
+                      hi_unseen=hi_unseen, kind=record.name, delta=delta)

@@ -47,7 +47,8 @@ def hitting_bound(kernels, boxes, policy=None):
     r"""``(H, pi, optimist, converged)``: ``H(s) >= D_s`` on the event.
 
     ``policy`` starts the optimist's policy iteration on unit costs (zeros
-    by default; ``optimist`` is its output tuple), whose policy starts the
+    by default; ``optimist`` is its output tuple, with the pour order of its
+    kernel in place of the kernel, :func:`round_bounds`), whose policy starts the
     robust policy iteration; ``H`` is the checked robust unit-cost value of
     the policy ``pi`` it ends with, so
     :math:`H(s) \ge \mathbb E[\tau_\pi(s)] \ge D_s` in the true kernel on the
@@ -57,6 +58,7 @@ def hitting_bound(kernels, boxes, policy=None):
     unit = np.ones((S, A))
     start = np.zeros(S, dtype=np.int64) if policy is None else policy
     low = _optimistic(kernels, boxes, unit, start)
+    low = (*low[:2], low[2].order, *low[3:])
     robust = _robust_policy(kernels, boxes, unit, low[1])
     return robust[0], robust[1], low, low[4] and robust[4]
 
@@ -103,25 +105,31 @@ def perturbation_binds(upper, lower, lower_perturbed, eps):
 
 
 def round_bounds(kernels, boxes, costs, policies):
-    """Optimist and adversary on positive ``costs``: ``((L, pi_L, kernel_L, U), parts)``.
+    """Optimist and adversary on positive ``costs``: ``((L, pi_L, order_L, U), parts)``.
 
-    ``parts`` are the arguments of the certificate of ``pi_U`` after the boxes
-    (``reference.certified._certificate``).
+    ``order_L`` is the pour order of the optimist's last kernel, which is all
+    of it the sampling needs: the kernel ``pour_kernel`` reads its values only
+    through their pour order, so the kernel is built again from it
+    (:func:`reference.certified_sampling._adaptive_draws`) and not held while
+    the adversary runs. ``parts`` are the arguments of the certificate of
+    ``pi_U`` after the boxes (``reference.certified._certificate``).
     """
     start = policies.get("lower", np.argmin(costs, axis=1))
     lower, policy_l, kernel_l, _, lower_converged, lower_message = _optimistic(
         kernels, boxes, costs, start)
+    order_l = kernel_l.order
+    del kernel_l
     policies["lower"] = policy_l
     upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
     parts = (policy_u, lower, upper, lower_message, lower_converged and upper_converged,
              bool(np.isfinite(upper).all()))
-    return (lower, policy_l, kernel_l, upper), parts
+    return (lower, policy_l, order_l, upper), parts
 
 
 def theta_round(kernels, boxes, costs, eps, theta, relative, policies):
     r"""One round of :func:`~reference.certified.solve_certified` with ``theta``.
 
-    Returns ``(costs', (L', pi_L, kernel_L, U'), parts, D_hat, nu)`` with
+    Returns ``(costs', (L', pi_L, order_L, U'), parts, D_hat, nu)`` with
     ``parts`` the certificate's arguments after the boxes: ``pi_U`` with the
     bounds :func:`theta_bounds` (``lower <= V*_theta``, ``upper >= V^pi`` of
     ``costs``), and the other bounds those of ``costs' = max(costs, nu)``,

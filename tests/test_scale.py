@@ -5,6 +5,7 @@ import importlib
 import numpy as np
 import pytest
 
+from reference import confidence
 from reference import store_boxes as store_boxes_module
 from reference.box_kinds import KINDS, box_kind
 from reference.generative import SampleStore
@@ -28,7 +29,7 @@ def test_store_boxes_are_the_confidence_boxes_bit_for_bit(backend, kind, monkeyp
         per_pair = np.maximum(per_pair, 1)
     csr = _store(backend, ssp, per_pair, seed=3).counts_csr()
     expected = backend.confidence_boxes(csr, 0.1, kind=kind)
-    monkeypatch.setattr(store_boxes_module, "BLOCK_ENTRIES", 17)
+    monkeypatch.setattr(confidence, "BLOCK_ENTRIES", 17)
     boxes = _built(backend, csr, kind)
     for name in ("indptr", "indices", "lo", "hi", "hi_unseen", "p_hat", "n"):
         np.testing.assert_array_equal(getattr(boxes, name), getattr(expected, name), err_msg=name)

@@ -212,7 +212,7 @@ def _row_sums(Q):
     return np.asarray(Q.sum(axis=1)).ravel()
 
 
-def _certified(Q, exits, rhs, values, times):
+def _certified(Q, exits, rhs, values, times, exit_terms=1):
     r"""Which entries of ``values`` are certified to :data:`CERTIFIED_RTOL` relative error.
 
     Parameters
@@ -225,6 +225,8 @@ def _certified(Q, exits, rhs, values, times):
         Costs, ``> 0`` somewhere downstream of every state.
     values, times : ndarray of float64, shape (n,)
         Candidate solutions of :math:`M V = c` and :math:`M \tau = 1`.
+    exit_terms : int or array_like of int, shape (n,), default 1
+        Terms of each exit mass (:func:`reference.chains.monotone.exit_terms`).
 
     Returns
     -------
@@ -237,8 +239,11 @@ def _certified(Q, exits, rhs, values, times):
     :math:`|\hat V - V| \le M^{-1} R \le \|R\|_\infty \tau`, where :math:`R`
     bounds the true residual: the computed one plus the rounding of computing
     it (and of :math:`d`), at most :math:`\gamma (c + d |\hat V| + Q |\hat V|)`
-    with :math:`\gamma = (2k + 8) u` for rows of ``k`` nonzero entries (a zero
-    entry of a dense ``Q`` contributes exact zeros, no rounding). Applied to
+    with :math:`\gamma = (2k + 8) u` for a row of ``k`` nonzero entries (a zero
+    entry of a dense ``Q`` contributes exact zeros, no rounding), plus
+    :math:`2 (j - 1) u\, e |\hat V|` for an exit mass summed from ``j`` stored
+    probabilities (:func:`reference.chains.monotone.sum_slack`: the system is
+    that of the exact sums). Applied to
     :math:`\hat\tau` itself, :math:`\tau \le \hat\tau / (1 - \rho)` with
     :math:`\rho = \|R_\tau\|_\infty < 1`. A state is certified when
 
@@ -246,25 +251,21 @@ def _certified(Q, exits, rhs, values, times):
 
         b(s) = \frac{\|R\|_\infty\, \hat\tau(s)}{1 - \rho}, \qquad
         b(s) \le \mathrm{CERTIFIED\_RTOL} \cdot (\hat V(s) - b(s)).
-
-    The bound is relative to the exit masses as summed in floating point; the
-    exact sums differ from them by a relative ``k u``, which moves every value
-    by a relative ``O(n k u)`` at most (a componentwise perturbation of a
-    non-negative chain, the argument behind :func:`_gth`).
     """
     n = rhs.size
     if not (np.all(values > 0) and np.all(times > 0)
             and np.isfinite(values.max()) and np.isfinite(times.max())):
         return np.zeros(n, dtype=bool)
-    width = np.diff(Q.indptr).max() if sp.issparse(Q) else np.count_nonzero(Q, axis=1).max()
-    gamma = (2 * int(width) + 8) * UNIT_ROUNDOFF
+    gamma = (2 * monotone.row_lengths(Q) + 8) * UNIT_ROUNDOFF
+    exit_slack = monotone.sum_slack(exit_terms) * exits
     d = exits + _row_sums(Q)
 
     def bound(target, candidate):
         stay = d * candidate
         flow = Q @ candidate
         residual = np.abs(target - stay + flow)
-        return float((residual + gamma * (target + stay + flow)).max())
+        margin = gamma * (target + stay + flow) + exit_slack * candidate
+        return float((residual + margin).max())
 
     rho = bound(np.ones(n), times)
     if not rho < 1.0:
@@ -306,22 +307,22 @@ def _bicgstab(system, diagonal, rhs, enough=0.0):
     return values
 
 
-def _krylov_correction(Q, exits):
-    """BiCGSTAB as a map from a residual (float64 ``(n,)``) to a correction, ``None`` on failure."""
-    diagonal = exits + _row_sums(Q)
-    system = (sp.diags_array(diagonal) - Q).tocsr()
-    return lambda residual: _bicgstab(system, diagonal, residual)
+def _krylov(Q, exits, rhs):
+    """BiCGSTAB on :math:`M`, built once: the candidates and the correction map.
 
-
-def _krylov_values(Q, exits, rhs):
-    """BiCGSTAB solutions of :math:`M V = c` and :math:`M \\tau = 1`; ``None`` on failure."""
+    Returns
+    -------
+    candidate : tuple of ndarray of float64, shape (n,), or None
+        The solutions of :math:`M V = c` and :math:`M \\tau = 1`, ``None`` on failure.
+    correct : callable
+        ``correct(r)``: the solution of :math:`M z = r` (float64 ``(n,)``), ``None`` on failure.
+    """
     diagonal = exits + _row_sums(Q)
     system = (sp.diags_array(diagonal) - Q).tocsr()
     values = _bicgstab(system, diagonal, rhs)
     times = None if values is None else _bicgstab(system, diagonal, np.ones(rhs.size))
-    if times is None:
-        return None
-    return values, times
+    candidate = None if times is None else (values, times)
+    return candidate, lambda residual: _bicgstab(system, diagonal, residual)
 
 
 def _hash_order(ids):
@@ -515,9 +516,9 @@ def transient_values(Q, exits, rhs, states, exit_terms=1):
         Costs; every state reaches a positive one.
     states : ndarray of int, shape (n,)
         The chain's names of the states, for messages.
-    exit_terms : int, default 1
-        Each exit mass is a float64 sum of at most this many stored
-        probabilities (``1``: exact as given).
+    exit_terms : int or array_like of int, shape (n,), default 1
+        Stored probabilities summed into each exit mass (an int bounds them all;
+        ``1``: exact as given), :func:`reference.chains.monotone.exit_terms`.
 
     Returns
     -------
@@ -549,11 +550,10 @@ def transient_values(Q, exits, rhs, states, exit_terms=1):
     if not sp.issparse(Q) and n > DENSE_MAX_STATES:
         Q = sp.csr_array(Q)
     if sp.issparse(Q) and n >= ITERATIVE_MIN_STATES:
-        candidate = _krylov_values(Q, exits, rhs)
-        correct = _krylov_correction(Q, exits)
+        candidate, correct = _krylov(Q, exits, rhs)
     elif n <= DENSE_MAX_STATES:
         candidate = _lu_values(Q.toarray() if sp.issparse(Q) else Q, exits, rhs)
-    if candidate is not None and _certified(Q, exits, rhs, *candidate).all():
+    if candidate is not None and _certified(Q, exits, rhs, *candidate, exit_terms).all():
         values = candidate[0]
     elif candidate is not None:
         values = monotone.refined_values(
@@ -596,5 +596,5 @@ def chain_values(chain, costs):
     if states.size:
         Q, exits = _restricted(chain, states)
         values[states] = transient_values(Q, exits, costs[states], states,
-                                          monotone.exit_terms(chain))
+                                          monotone.exit_terms(chain, states))
     return values

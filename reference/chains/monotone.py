@@ -35,25 +35,25 @@ class Chain:
     Parameters
     ----------
     Q : CSR or ndarray, shape (n, n)
-        Off-diagonal block, non-negative (float64, kept exactly).
+        Off-diagonal block, non-negative (float64, kept exactly; a CSR block
+        stores no zeros).
     exits : ndarray of float64, shape (n,)
-        Exit mass of each state, each a float64 sum of at most ``exit_terms``
-        non-negative stored probabilities (``1``: stored as is).
+        Exit mass of each state, each a float64 sum of non-negative stored
+        probabilities.
     rhs : ndarray of float64, shape (n,)
         Costs, ``>= 0``.
-    exit_terms : int
-        Bound on the number of terms of each exit mass.
+    exit_terms : int or array_like of int, shape (n,)
+        The number of terms of each exit mass, or a bound on all of them
+        (``1``: stored as is, exact).
     """
 
     def __init__(self, Q, exits, rhs, exit_terms):
         work = np.longdouble
         self.Q = Q.astype(work) if sp.issparse(Q) else np.asarray(Q, dtype=work)
-        width = np.diff(Q.indptr).max(initial=0) if sp.issparse(Q) else (
-            np.count_nonzero(Q, axis=1).max(initial=0))
-        self.gamma = 2.0 * (2 * int(width) + 8) * WORKING_ROUNDOFF
+        self.gamma = 2.0 * (2 * row_lengths(Q) + 8) * WORKING_ROUNDOFF
         self.exits = np.asarray(exits, dtype=work)
         self.rhs = np.asarray(rhs, dtype=work)
-        self.exit_slack = 2.0 * max(int(exit_terms), 1) * DOUBLE_ROUNDOFF
+        self.exit_slack = sum_slack(exit_terms)
         self.leave = self.exits + np.asarray(self.Q.sum(axis=1), dtype=work).ravel()
 
     def residual(self, W, rhs=None):
@@ -190,11 +190,74 @@ def certified_values(chain, values, times, rtol):
     return None
 
 
-def exit_terms(chain):
-    """Most stored entries in a row of ``chain`` (CSR or dense): terms of an exit mass."""
+def row_lengths(Q):
+    """Stored entries of each row of ``Q`` (CSR storing no zeros, or dense: its nonzeros).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The ``k`` of each row in the rounding bounds of :class:`Chain` and of
+        ``reference.chains.explicit._certified``.
+    """
+    if sp.issparse(Q):
+        return np.diff(sp.csr_array(Q).indptr).astype(np.int64)
+    return np.count_nonzero(Q, axis=1).astype(np.int64)
+
+
+def sum_slack(terms):
+    r"""Relative error bound of a float64 sum of ``terms`` non-negative numbers.
+
+    A sum of :math:`k` non-negative numbers computed in any order rounds at most
+    :math:`k - 1` partial sums, each no larger than the exact total, so it is
+    within :math:`\gamma_{k-1} = (k-1) u / (1 - (k-1) u) \le 2 (k-1) u` of it,
+    relatively; a single term (or none) is exact.
+
+    Parameters
+    ----------
+    terms : int or array_like of int
+
+    Returns
+    -------
+    float or ndarray of float64
+        ``2 max(terms - 1, 0) u`` with ``u`` the float64 unit roundoff.
+
+    Examples
+    --------
+    >>> from reference.chains import monotone
+    >>> monotone.sum_slack([0, 1, 3]).tolist() == [0.0, 0.0, 4 * 2.0**-53]
+    True
+    """
+    return 2.0 * np.maximum(np.asarray(terms, dtype=np.int64) - 1, 0) * DOUBLE_ROUNDOFF
+
+
+def exit_terms(chain, states):
+    """Terms of each exit mass: the stored entries of a row of ``chain`` outside ``states``.
+
+    Parameters
+    ----------
+    chain : CSR or ndarray, shape (S, S+1)
+        The chain (goal last).
+    states : ndarray of int, shape (n,)
+        The transient states, sorted.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        For each of ``states``, how many stored (CSR) or nonzero (dense)
+        probabilities of its row go to the goal or to a state not in
+        ``states``: the terms ``reference.chains.explicit._restricted`` sums
+        into its exit mass. With every state transient only the goal entry
+        is outside, and the exit masses are exact.
+    """
+    S = chain.shape[0]
+    outside = np.ones(S + 1, dtype=bool)
+    outside[states] = False
     if sp.issparse(chain):
-        return int(np.diff(sp.csr_array(chain).indptr).max(initial=1))
-    return int(np.count_nonzero(chain, axis=1).max(initial=1))
+        chain = sp.csr_array(chain)
+        counts = np.diff(chain.indptr)
+        rows = np.repeat(np.arange(S), counts)[outside[chain.indices]]
+        return np.bincount(rows, minlength=S)[states].astype(np.int64)
+    return np.count_nonzero(chain[states][:, outside], axis=1).astype(np.int64)
 
 
 def refined_values(chain, values, times, rtol, correct=None, steps=0):

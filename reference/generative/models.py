@@ -20,6 +20,10 @@ from ..model import DENSE_LIMIT_BYTES, SSP
 
 __all__ = ["GenerativeModel", "TabularGenerativeModel", "SimulatorGenerativeModel"]
 
+DRAW_PAIRS = 1 << 14
+"""Pairs whose draws :meth:`TabularGenerativeModel.sample_pairs` lays out at once (unless the
+layout is kept for the next call, as the top-ups of a sample store ask)."""
+
 
 @runtime_checkable
 class GenerativeModel(Protocol):
@@ -300,27 +304,46 @@ class TabularGenerativeModel(_CountingModel):
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
         return self._sample_checked(pairs, n, rng)
 
-    def _sample_checked(self, pairs, n, rng):
+    def _sample_checked(self, pairs, n, rng, keep=False):
         """:meth:`sample_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them.
 
         Its answer needs no check: the next states of every pair are the stored
         entries of its row of the (checked, canonical) kernel that were drawn, so
         they ascend in ``0..S``, with positive int64 counts summing to ``n[i]``.
         When every next state was drawn, the answer is the layout's (copied).
+        With ``keep`` the layout of all the pairs is kept for the next call
+        (:meth:`_layout`); otherwise the pairs are laid out and drawn
+        :data:`DRAW_PAIRS` at a time. The draws are made row after row, so the
+        chunks change none of them.
         """
-        offsets, next_states, pvals, run_starts = self._layout(pairs)
+        if keep:
+            parts = [self._drawn(*self._layout(pairs, keep=True), n, rng)]
+        else:
+            parts = [self._drawn(*self._layout(pairs[i:i + DRAW_PAIRS]), n[i:i + DRAW_PAIRS],
+                                 rng) for i in range(0, max(pairs.size, 1), DRAW_PAIRS)]
+        np.add.at(self.calls.reshape(-1), pairs, n)
+        if len(parts) == 1:
+            return parts[0]
+        ends = np.cumsum([part[0][-1] for part in parts])
+        indptr = np.concatenate([[0]] + [part[0][1:] + end - part[0][-1]
+                                         for part, end in zip(parts, ends)])
+        return (indptr, *(np.concatenate([part[i] for part in parts]) for i in (1, 2)))
+
+    @staticmethod
+    def _drawn(offsets, next_states, pvals, run_starts, n, rng):
+        """The answer of :meth:`sample_pairs` for the pairs of a layout (:meth:`_layout`) and
+        their samples ``n``."""
         draws = np.empty(offsets[-1], dtype=np.int64)
         for lo, hi in zip(run_starts.tolist(), run_starts[1:].tolist()):
             block = pvals[offsets[lo]:offsets[hi]].reshape(hi - lo, -1)
             draws[offsets[lo]:offsets[hi]] = rng.multinomial(n[lo:hi], block).ravel()
-        np.add.at(self.calls.reshape(-1), pairs, n)
         keep = draws > 0
         if keep.all():
             return offsets.copy(), next_states.copy(), draws
         indptr = np.concatenate([[0], np.cumsum(keep)])[offsets]
         return indptr, next_states[keep], draws[keep]
 
-    def _layout(self, pairs):
+    def _layout(self, pairs, keep=False):
         """Where the supports of ``pairs`` lie in the draws of :meth:`sample_pairs`.
 
         ``(offsets, next_states, pvals, run_starts)``: the draws of ``pairs[i]``
@@ -328,12 +351,12 @@ class TabularGenerativeModel(_CountingModel):
         ``next_states`` (int64) with the probabilities ``pvals``, normalised in
         every run ``pairs[lo:hi]`` of supports of one length ``k`` (``lo, hi``
         consecutive entries of ``run_starts``, which ends with ``pairs.size``;
-        the run's entries are one ``(hi - lo, k)`` block). The layout of the last
-        ``pairs`` is kept (read-only) and reused when the next ones are the same:
-        SEARCH asks for every pair at every top-up.
+        the run's entries are one ``(hi - lo, k)`` block). With ``keep``, the
+        layout is kept (read-only) and reused when the next ``pairs`` are the
+        same: SEARCH tops up every pair again and again.
         """
         last = self._last_layout
-        if last is not None and np.array_equal(last[0], pairs):
+        if keep and last is not None and np.array_equal(last[0], pairs):
             return last[1]
         kernel = self._kernel
         starts = kernel.indptr[pairs].astype(np.int64)
@@ -346,9 +369,10 @@ class TabularGenerativeModel(_CountingModel):
             block = probs[offsets[lo]:offsets[hi]].reshape(hi - lo, lengths[lo])
             block /= block.sum(axis=1, keepdims=True)
         layout = (offsets, kernel.indices[entries].astype(np.int64), probs, run_starts)
-        for array in layout:
-            array.flags.writeable = False
-        self._last_layout = (pairs.copy(), layout)
+        if keep:
+            for array in layout:
+                array.flags.writeable = False
+            self._last_layout = (pairs.copy(), layout)
         return layout
 
 

@@ -243,16 +243,17 @@ class SampleStore:
         pairs, n = _check_pairs(pairs, n, self.n_states, self.n_actions)
         self._draw(model, pairs, n, exact_sum(n), rng)
 
-    def _draw(self, model, pairs, n, total, rng):
+    def _draw(self, model, pairs, n, total, rng, keep_layout=False):
         """:meth:`draw_pairs` of ``pairs`` and ``n`` as :func:`_check_pairs` returns them,
-        ``total`` samples in all."""
+        ``total`` samples in all; ``keep_layout``: a :class:`TabularGenerativeModel` keeps the
+        layout of the pairs for the next draw (:meth:`TabularGenerativeModel._sample_checked`)."""
         if total == 0:
             return
         made = check_call_budget(self._calls_made, total)
         self._record_calls(made)
         sample_pairs = getattr(model, "sample_pairs", None)
         if getattr(sample_pairs, "__func__", None) is TabularGenerativeModel.sample_pairs:
-            self._draw_tabular(model, pairs, n, rng)
+            self._draw_tabular(model, pairs, n, rng, keep_layout)
             return
         if sample_pairs is not None:
             self._draw_batched(sample_pairs, pairs, n, rng)
@@ -274,13 +275,13 @@ class SampleStore:
                             np.concatenate(next_states), np.concatenate(counts),
                             np.array(totals, dtype=np.int64))
 
-    def _draw_tabular(self, model, pairs, n, rng):
+    def _draw_tabular(self, model, pairs, n, rng, keep_layout):
         """:meth:`_draw_batched` of the ``sample_pairs`` of a :class:`TabularGenerativeModel`
         (not overridden), whose answer the model makes correct (see
         :meth:`TabularGenerativeModel._sample_checked`): it is merged unchecked, and in
         canonical order when ``pairs`` ascend."""
         try:
-            indptr, next_states, counts = model._sample_checked(pairs, n, rng)
+            indptr, next_states, counts = model._sample_checked(pairs, n, rng, keep_layout)
         except Exception as exc:
             raise self._model_raised(exc, f"sampling {self._batch(pairs)}") from exc
         self._merge(pairs.copy(), np.diff(indptr), next_states, counts, n,
@@ -401,7 +402,7 @@ class SampleStore:
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)
         pairs = np.flatnonzero(below)
-        self._draw(model, pairs, target - held[pairs], need_total, rng)
+        self._draw(model, pairs, target - held[pairs], need_total, rng, keep_layout=True)
         return need_total
 
     def track_calls(self, path):

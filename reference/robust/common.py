@@ -10,7 +10,7 @@ from ..confidence import confidence_boxes
 from ..errors import ParameterError
 from ..robust_checks import CHECK_MAX_SLACK
 from ..robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
-from ..poured import PouredKernel, segment_positions
+from ..poured import PouredKernel
 from ..results import Result
 
 __all__ = ["CHECK_MAX_SLACK", "ROBUST_MAX_ITER", "RobustValuesResult"]
@@ -58,16 +58,6 @@ class RobustValuesResult(Result):
 
 def _policy_rows(boxes, policy):
     return np.arange(boxes.n_states) * boxes.n_actions + policy
-
-
-def _row_entries(boxes, rows):
-    """Stored entries of ``rows``: ``(row position, column, lo, hi)``."""
-    stored = np.diff(boxes.indptr)[rows]
-    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
-    return (np.repeat(np.arange(rows.size), stored), boxes.indices[entry], boxes.lo[entry],
-            boxes.hi[entry])
-
-
 
 
 def _how(converged, n_iter):

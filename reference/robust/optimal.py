@@ -1,11 +1,12 @@
 """The best policy against the adversary: :func:`robust_optimal_values`."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._checks import check_policy
-from ..confidence import SIMPLEX_SLACK
-from ..kernels import NUMPY_KERNELS
-from ..store_boxes import row_sums
+from ..confidence import SIMPLEX_SLACK, row_blocks
+from ..kernels import NUMPY_KERNELS, order_values
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
@@ -31,35 +32,47 @@ def _goal_forcing(boxes):
     ``(W, action)`` with ``action[s]`` the first safe and progressing action
     found for ``s`` in ``W`` (0 elsewhere); following it from ``W``, every
     adversary reaches the goal with probability 1.
+
+    Each test reads the boxes a block of rows at a time
+    (:func:`~reference.confidence.row_blocks`): besides the boxes, it holds
+    two masks of the pairs and the sums of one block.
     """
     S, A = boxes.n_states, boxes.n_actions
-    indptr, col, lo, hi = boxes.indptr, boxes.indices, boxes.lo, boxes.hi
+    indptr, col, lo, hi, h = boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen
     stored = np.diff(indptr)
-    free = 1.0 - row_sums(indptr, lambda e0, e1: lo[e0:e1])
-    h = boxes.hi_unseen
-    possible = (lo > 0) | (np.repeat(free > 0, stored) & (hi > 0))
-    spread = (free > 0) & (h > 0)
+    free = np.empty(S * A, dtype=bool)
+    for r0, r1, e0, e1, local in row_blocks(indptr):
+        free[r0:r1] = 1.0 - np.bincount(local, weights=lo[e0:e1], minlength=r1 - r0) > 0
+    spread = free & (h > 0)
     action = np.zeros(S, dtype=np.int64)
     W = np.ones(S, dtype=bool)
+    safe, good = np.empty(S * A, dtype=bool), np.empty(S * A, dtype=bool)
     while True:
         w_ext = np.append(W, True)
-        outside = ~w_ext[col]
-        n_out = row_sums(indptr, lambda e0, e1: outside[e0:e1])
-        unseen_out = (S - int(W.sum())) - n_out
-        safe = (row_sums(indptr, lambda e0, e1: possible[e0:e1] & outside[e0:e1]) == 0) & ~(
-            spread & (unseen_out > 0))
+        n_w = int(W.sum())
+        for r0, r1, e0, e1, local in row_blocks(indptr):
+            outside = ~w_ext[col[e0:e1]]
+            possible = (lo[e0:e1] > 0) | (np.repeat(free[r0:r1], stored[r0:r1]) & (hi[e0:e1] > 0))
+            unseen_out = (S - n_w) - np.bincount(local, weights=outside, minlength=r1 - r0)
+            safe[r0:r1] = (np.bincount(local, weights=possible & outside, minlength=r1 - r0)
+                           == 0) & ~(spread[r0:r1] & (unseen_out > 0))
         R = np.append(np.zeros(S, dtype=bool), True)
         while True:
-            in_r = R[col]
-            lo_r = row_sums(indptr, lambda e0, e1: np.where(in_r[e0:e1], lo[e0:e1], 0.0))
-            hi_out = (row_sums(indptr, lambda e0, e1: np.where(in_r[e0:e1], 0.0, hi[e0:e1]))
-                      + (S + 1 - int(R.sum()) - (stored - row_sums(
-                          indptr, lambda e0, e1: in_r[e0:e1]))) * h)
-            good = (safe & ((lo_r > 0) | (hi_out < 1.0 - SIMPLEX_SLACK))).reshape(S, A)
-            new = W & good.any(axis=1) & ~R[:S]
+            n_r = int(R.sum())
+            for r0, r1, e0, e1, local in row_blocks(indptr):
+                in_r = R[col[e0:e1]]
+                lo_r = np.bincount(local, weights=np.where(in_r, lo[e0:e1], 0.0),
+                                   minlength=r1 - r0)
+                hi_out = (np.bincount(local, weights=np.where(in_r, 0.0, hi[e0:e1]),
+                                      minlength=r1 - r0)
+                          + (S + 1 - n_r - (stored[r0:r1] - np.bincount(
+                              local, weights=in_r, minlength=r1 - r0))) * h[r0:r1])
+                good[r0:r1] = safe[r0:r1] & ((lo_r > 0) | (hi_out < 1.0 - SIMPLEX_SLACK))
+            progress = good.reshape(S, A)
+            new = W & progress.any(axis=1) & ~R[:S]
             if not new.any():
                 break
-            action[new] = np.argmax(good[new], axis=1)
+            action[new] = np.argmax(progress[new], axis=1)
             R[:S] |= new
         if np.array_equal(R[:S], W):
             return W, np.where(W, action, 0)
@@ -73,7 +86,7 @@ def _robust_policy(kernels, boxes, costs, policy):
     switch to the goal-forcing action of :func:`_goal_forcing`.
     """
     S, A = boxes.n_states, boxes.n_actions
-    states, all_rows = np.arange(S), np.arange(S * A)
+    states = np.arange(S)
     policy = policy.copy()
     U, total, start, forcing = None, 0, None, None
     for _ in range(ROBUST_MAX_ITER):
@@ -84,13 +97,15 @@ def _robust_policy(kernels, boxes, costs, policy):
         total += n_iter
         if np.isinf(U).any():
             if forcing is None:
+                kernel = _Poured(kernel.order, states * A + policy)
                 forcing = _goal_forcing(boxes)
             rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
             if rescue.any():
                 policy = np.where(rescue, forcing[1], policy)
                 start = np.where(np.isfinite(U), U, 0.0)
                 continue
-        q = costs + kernels.pour_values(boxes, all_rows, np.append(U, 0.0), True).reshape(S, A)
+        q = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(U, 0.0),
+                                        True).reshape(S, A)
         best = np.argmin(q, axis=1)
         current = q[states, policy]
         tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
@@ -98,11 +113,28 @@ def _robust_policy(kernels, boxes, costs, policy):
                   | (np.isinf(current) & np.isfinite(q[states, best])))
         if not switch.any():
             message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
-            return U, policy, kernel, total, converged, message
+            return U, policy, _poured(kernels, boxes, kernel), total, converged, message
         policy = np.where(switch, best, policy)
         start = U
     message = _check_message("robust", int(infinite.sum()), dropped, r, total, False)
-    return U, policy, kernel, total, False, message
+    return U, policy, _poured(kernels, boxes, kernel), total, False, message
+
+
+@dataclass(frozen=True)
+class _Poured:
+    """An adversary's kernel kept as its pour order and rows while goal forcing runs
+    (:func:`_poured` pours it again)."""
+
+    order: np.ndarray
+    rows: np.ndarray
+
+
+def _poured(kernels, boxes, kernel):
+    """``kernel``, poured again along its order when it was kept as a :class:`_Poured`
+    (``pour_kernel`` reads its values only through their pour order: the same kernel)."""
+    if not isinstance(kernel, _Poured):
+        return kernel
+    return kernels.pour_kernel(boxes, kernel.rows, order_values(kernel.order, True), True)
 
 
 @NUMPY_KERNELS.bind

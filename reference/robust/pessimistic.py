@@ -7,7 +7,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
 from ..chains.explicit import _reaching
-from ..confidence import SIMPLEX_SLACK
+from ..confidence import SIMPLEX_SLACK, EntryBlocks
 from ..errors import ParameterError
 from ..evi import checked_box
 from ..kernels import NUMPY_KERNELS, pour, pour_order
@@ -15,7 +15,6 @@ from .common import (
     RobustValuesResult,
     _check_message,
     _policy_rows,
-    _row_entries,
     checked_inputs,
 )
 
@@ -68,19 +67,69 @@ def pessimistic_inner(lo, hi, v):
 def _adversary_graph(boxes, rows):
     """Edges the adversary can give positive mass, for the policy rows ``rows`` (one per state).
 
-    Returns ``(row, col, lo, hi, free, h, tails, heads, spread)``: the stored
-    entries, the free mass ``1 - sum lo`` and unseen upper end of every row,
-    the explicit edges between non-goal states, and the rows that can put
-    mass on every unseen next state.
+    Returns an :class:`_AdversaryGraph`.
     """
-    S = boxes.n_states
-    row, col, lo, hi = _row_entries(boxes, rows)
-    free = 1.0 - np.bincount(row, weights=lo, minlength=S)
-    h = boxes.hi_unseen[rows]
-    edge = (lo > 0) | ((free[row] > 0) & (hi > 0))
-    inner = edge & (col < S)
-    spread = (free > 0) & (h > 0)
-    return row, col, lo, hi, free, h, row[inner], col[inner], spread
+    return _AdversaryGraph(boxes, rows)
+
+
+class _AdversaryGraph:
+    """The adversary's graph of the policy rows ``rows`` (one per state) of ``boxes``.
+
+    Attributes
+    ----------
+    blocks : EntryBlocks
+        The rows' stored entries (:class:`~reference.confidence.EntryBlocks`),
+        which the searches read: the graph holds no copy of them.
+    h : ndarray of float64, shape (S,)
+        The rows' unseen upper ends.
+    spread : ndarray of bool, shape (S,)
+        The rows that can put mass on every unseen next state (free mass
+        ``1 - sum lo`` and ``h`` positive).
+    edges : tuple of ndarray of int64
+        ``(tails, heads)``, the explicit edges between non-goal states (an
+        entry with a positive lower end, or a positive upper end in a row with
+        free mass), tails ascending; listed when first read (the infinity
+        decision needs none when no state can be closed in), then kept.
+    """
+
+    def __init__(self, boxes, rows):
+        self.boxes, self.blocks = boxes, EntryBlocks(boxes.indptr, rows)
+        self.free = np.empty(boxes.n_states, dtype=bool)
+        for s0, s1, local, entry in self.blocks:
+            self.free[s0:s1] = 1.0 - np.bincount(local, weights=boxes.lo[entry],
+                                                 minlength=s1 - s0) > 0
+        self.h = boxes.hi_unseen[rows]
+        self.spread = self.free & (self.h > 0)
+        self._edges = None
+
+    @property
+    def edges(self):
+        if self._edges is None:
+            boxes, free = self.boxes, self.free
+            self._edges = _edge_lists(boxes, self.blocks, lambda s0, local, entry: (
+                ((boxes.lo[entry] > 0) | (free[s0:][local] & (boxes.hi[entry] > 0)))
+                & (boxes.indices[entry] < boxes.n_states)))
+        return self._edges
+
+
+def _edge_lists(boxes, blocks, select):
+    """``(tails, heads)``: the states and next states of the stored entries of ``blocks`` (the
+    rows of the states, :class:`~reference.confidence.EntryBlocks`) that
+    ``select(s0, local, entry)`` keeps (a mask of the entries of a block of states from
+    ``s0``), tails ascending. Over several blocks, two passes, so the lists are written once
+    in arrays of their size."""
+    if blocks.single is not None:
+        s0, _, local, entry = blocks.single
+        edge = select(s0, local, entry)
+        return s0 + local[edge], boxes.indices[entry[edge]]
+    ends = [0]
+    for s0, _, local, entry in blocks:
+        ends.append(ends[-1] + int(np.count_nonzero(select(s0, local, entry))))
+    tails, heads = np.empty(ends[-1], dtype=np.int64), np.empty(ends[-1], dtype=np.int64)
+    for (s0, _, local, entry), e0, e1 in zip(blocks, ends, ends[1:]):
+        edge = select(s0, local, entry)
+        tails[e0:e1], heads[e0:e1] = s0 + local[edge], boxes.indices[entry[edge]]
+    return tails, heads
 
 
 def _with_hub(tails, heads, spread, members):
@@ -92,15 +141,65 @@ def _with_hub(tails, heads, spread, members):
             np.concatenate([heads, np.full(hub_in.size, S), hub_out]))
 
 
-def _closable(n_states, row, col, lo, hi, h, reaching=_reaching):
+def _strong_components(tails, heads, spread, alive):
+    """Component labels, ``(S,)``, of the strongly connected components of the edges between
+    ``alive`` states with the hub of :func:`_with_hub`.
+
+    The adjacency is the CSR matrix scipy builds from the edge lists of
+    :func:`_with_hub` (every row's edges in their order, then its hub edge),
+    written in place from ``tails`` (ascending, as :func:`_adversary_graph`
+    gives them) without copying the lists.
+    """
+    S = alive.size
+    keep = alive[tails] & alive[heads]
+    kept_tails = tails[keep]
+    hub_in = spread & alive
+    index = np.int32 if kept_tails.size + hub_in.sum() + S < 2**31 else np.int64
+    indptr = np.zeros(S + 2, dtype=index)
+    np.cumsum(np.bincount(kept_tails, minlength=S) + hub_in, out=indptr[1:S + 1])
+    indptr[S + 1] = indptr[S] + np.count_nonzero(alive)
+    indices = np.empty(int(indptr[-1]), dtype=index)
+    rank = np.arange(kept_tails.size) - np.searchsorted(kept_tails, kept_tails)
+    indices[indptr[kept_tails] + rank] = heads[keep]
+    del kept_tails, rank
+    indices[indptr[1:S + 1][hub_in] - 1] = S
+    indices[indptr[S]:] = np.flatnonzero(alive)
+    adjacency = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(S + 1, S + 1))
+    return connected_components(adjacency, directed=True, connection="strong")[1][:S]
+
+
+def _staying(boxes, blocks, h, alive, inside, size):
+    r"""The states of ``alive`` whose rows can keep the chain in their own set, by sums.
+
+    A state stays when none of its lower ends lies outside its set and its
+    upper ends inside it (``h`` for each of the ``size`` unseen states of it)
+    sum to at least ``1 - SIMPLEX_SLACK``. ``inside(s0, s1, local, col)``
+    tells, for the stored entries of the states ``s0:s1`` (a block of
+    ``blocks``, :class:`~reference.confidence.EntryBlocks`) and their next
+    states ``col``, whether each lies in its state's set; ``size`` is the size
+    of every state's set, shape ``(S,)``.
+    """
+    keep = np.empty(alive.size, dtype=bool)
+    col, lo, hi = boxes.indices, boxes.lo, boxes.hi
+    for s0, s1, local, entry in blocks:
+        into = inside(s0, s1, local, col[entry])
+        leaks = np.bincount(local, weights=(lo[entry] > 0) & ~into, minlength=s1 - s0) > 0
+        room = (np.bincount(local, weights=np.where(into, hi[entry], 0.0), minlength=s1 - s0)
+                + (size[s0:s1] - np.bincount(local, weights=into, minlength=s1 - s0)) * h[s0:s1])
+        keep[s0:s1] = alive[s0:s1] & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+    return keep
+
+
+def _closable(n_states, boxes, blocks, h, reaching=_reaching):
     r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
 
     A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
     goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
     state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
-    are removed until none is. ``row, col, lo, hi`` are the stored entries of
-    the policy's rows and ``h`` their unseen upper ends
-    (:func:`_adversary_graph`). Each component that :func:`_infinite_states`
+    are removed until none is (:func:`_staying`). ``blocks`` are the entries
+    of the policy's rows and ``h`` their unseen upper ends
+    (:func:`_adversary_graph`). Each
+    component that :func:`_infinite_states`
     keeps passes these tests inside itself, so inside any ``X`` containing it
     (the rounded sums of non-negative terms only grow with the set): the
     result contains every one, and the splitting into components can start
@@ -113,15 +212,14 @@ def _closable(n_states, row, col, lo, hi, h, reaching=_reaching):
     the same largest set from any start that contains it. ``reaching`` is the
     kernel ``reaching`` that searches.
     """
-    forced = lo > 0
+    tails, heads = _edge_lists(boxes, blocks, lambda s0, local, entry: boxes.lo[entry] > 0)
     goal = np.append(np.zeros(n_states, dtype=bool), True)
-    alive = ~reaching(row[forced], col[forced], goal)[:n_states]
+    alive = ~reaching(tails, heads, goal)[:n_states]
+    del tails, heads
     while alive.any():
-        inside = np.append(alive, False)[col]
-        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=n_states) > 0
-        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=n_states)
-                + (int(alive.sum()) - np.bincount(row, weights=inside, minlength=n_states)) * h)
-        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        alive_ext = np.append(alive, False)
+        keep = _staying(boxes, blocks, h, alive, lambda s0, s1, local, col: alive_ext[col],
+                        np.full(n_states, int(alive.sum())))
         if np.array_equal(keep, alive):
             return alive
         alive = keep
@@ -139,7 +237,7 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     connected sets of that kind (the maximal end components of the
     adversary's choices), found by alternately splitting into strongly
     connected components and removing the states that cannot stay in their
-    component. The answer is every state with a path into one holding a
+    component (:func:`_staying`). The answer is every state with a path into one holding a
     positive cost. With every cost positive this is the largest set whose
     lower ends put no mass outside it, and the states reaching it. The
     splitting starts from :func:`_closable`, which holds every such set (no
@@ -150,24 +248,19 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     S = boxes.n_states
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    row, col, lo, hi, free, h, tails, heads, spread = graph
-    alive = _closable(S, row, col, lo, hi, h, kernels.reaching)
+    blocks, h, spread = graph.blocks, graph.h, graph.spread
+    alive = _closable(S, boxes, blocks, h, kernels.reaching)
     if not alive.any():
         return alive
+    tails, heads = graph.edges
     while True:
-        edge_ok = alive[tails] & alive[heads]
-        t, hd = _with_hub(tails[edge_ok], heads[edge_ok], spread, alive)
-        adjacency = sp.csr_array((np.ones(t.size), (t, hd)), shape=(S + 1, S + 1))
-        labels = connected_components(adjacency, directed=True, connection="strong")[1][:S]
-        labels = np.where(alive, labels, -1)
+        labels = np.where(alive, _strong_components(tails, heads, spread, alive), -1)
         label_ext = np.append(labels, -1)
-        inside = (label_ext[col] == labels[row]) & (labels[row] >= 0)
-        leaks = np.bincount(row, weights=(lo > 0) & ~inside, minlength=S) > 0
         size = np.bincount(labels[alive], minlength=S + 1)
-        n_inside = np.bincount(row, weights=inside, minlength=S)
-        room = (np.bincount(row, weights=np.where(inside, hi, 0.0), minlength=S)
-                + (np.where(alive, size[np.maximum(labels, 0)], 0) - n_inside) * h)
-        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        keep = _staying(boxes, blocks, h, alive,
+                        lambda s0, s1, local, col: ((label_ext[col] == labels[s0:s1][local])
+                                                    & (labels[s0:s1][local] >= 0)),
+                        np.where(alive, size[np.maximum(labels, 0)], 0))
         if np.array_equal(keep, alive):
             break
         alive = keep
@@ -187,7 +280,7 @@ def _zero_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
         return np.zeros(S, dtype=bool)
     if graph is None:
         graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    tails, heads, spread = graph[6:]
+    (tails, heads), spread = graph.edges, graph.spread
     t, hd = _with_hub(tails, heads, spread, np.ones(S, dtype=bool))
     return ~kernels.reaching(t, hd, np.append(positive, positive.any()))[:S]
 
@@ -221,7 +314,8 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     rows = _policy_rows(boxes, policy)
     graph = _adversary_graph(boxes, rows)
     infinite = _infinite_states(boxes, policy, costs_pi, graph, kernels)
-    graph = (None,) * 6 + graph[6:]  # the check needs the edges only: the entries are freed
+    if (costs_pi > 0).all():
+        graph = None  # the check needs no search then (_zero_states): the edges are freed
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = kernels.adversary_iteration(boxes, rows, costs_pi,
                                                                     infinite, start)
