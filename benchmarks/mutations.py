@@ -74,7 +74,7 @@ class Mutation:
 ALG4 = "reference/diameter_estimate.py"
 STEPS = "tests/test_algorithm_steps.py"
 LEMMAS = "tests/test_lemmas.py"
-ROUNDING = "reference/robust/rounding.py"
+ROUNDING = "reference/check_rounding.py"
 EXACT_POURS = "tests/test_check_rounding.py::test_rounding_bound_covers_the_exact_pour"
 ZERO_WIDTH = ("tests/test_check_rounding.py::"
               "test_zero_width_entries_on_huge_values_count_in_the_adversary_scale")
@@ -214,8 +214,7 @@ MUTATIONS = (
     Mutation("rounding-scale-without-zero-width", "check rounding", ROUNDING,
              "    if descending or np.any(w_ext < 0):\n        return np.full(touched.size, top)\n",
              SCALE_WITHOUT_ZERO_WIDTH, (ZERO_WIDTH,)),
-    Mutation("rounding-free-mass-rule-dropped", "check rounding",
-             "reference/robust/pessimistic.py",
+    Mutation("rounding-free-mass-rule-dropped", "check rounding", "reference/robust_checks.py",
              "        if np.isinf(U).any():\n            bound[doubtful] = np.inf\n", "",
              (FREE_MASS_ZERO,)),
 )
