@@ -217,6 +217,9 @@ MUTATIONS = (
     Mutation("rounding-free-mass-rule-dropped", "check rounding", "reference/robust_checks.py",
              "        if np.isinf(U).any():\n            bound[doubtful] = np.inf\n", "",
              (FREE_MASS_ZERO,)),
+    Mutation("rounding-free-mass-rule-dropped-compiled", "check rounding", "fast/_checks.pyx",
+             "        if any_inf and doubtful[i]:\n            bound = INFINITY\n", "",
+             (FREE_MASS_ZERO,)),
 )
 
 

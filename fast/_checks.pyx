@@ -23,7 +23,8 @@ cdef void _touched(const int64_t[::1] indptr, const double[::1] lo, const double
                    const int64_t[::1] rows, double n_next, double unit, double[::1] touched,
                    unsigned char[::1] doubtful) noexcept nogil:
     """``reference.check_rounding.touched_counts`` of ``rows``: each row's ``lo`` added in
-    index order from 0, then the same elementwise operations."""
+    index order from 0, then the same elementwise operations (all ``S + 1`` next states when
+    ``0 < h < 4 (S + 1) u``)."""
     cdef Py_ssize_t i
     cdef int64_t row, j
     cdef double total, free, k, h, raised, unseen, fill
@@ -42,7 +43,7 @@ cdef void _touched(const int64_t[::1] indptr, const double[::1] lo, const double
         if h > 0:
             fill = floor(raised / h) + 3.0
             unseen = n_next - k
-            if fill < unseen or isnan(fill):
+            if (fill < unseen or isnan(fill)) and not h < 4.0 * n_next * unit:
                 unseen = fill
         touched[i] = k + unseen
         doubtful[i] = free <= (2.0 * k + 2.0) * unit

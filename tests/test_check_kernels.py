@@ -77,3 +77,28 @@ def test_lower_check_kernels_agree(seed):
             _same(COMPILED_KERNELS.lower_check(boxes, costs, candidate, q_values), ref)
             checked += ref[1] > 0
     assert checked > 0
+
+
+def test_check_kernels_agree_on_a_tiny_unseen_width():
+    # State 0 keeps all but 2^-44 of its mass on the goal and spreads the rest with the unseen
+    # width 2e-14, below 4 (S + 1) u: its rounding bound counts all S + 1 next states (51, against
+    # 8 from m / h), and with its small cost it sets the slack of both checks.
+    S = 50
+    indptr = np.arange(S + 1)
+    lo = np.append(1 - 2.0**-44, np.ones(S - 1))
+    hi_unseen = np.append(2e-14, np.zeros(S - 1))
+    boxes = reference.confidence.ConfidenceBoxes(
+        n_states=S, n_actions=1, indptr=indptr, indices=np.full(S, S), lo=lo, hi=lo.copy(),
+        hi_unseen=hi_unseen, p_hat=lo, n=np.ones(S), kind="kl", delta=0.1)
+    costs = np.append(0.01, np.ones(S - 1))
+    rows = np.arange(S)
+    fixed = NUMPY_KERNELS.adversary_iteration(boxes, rows, costs, np.zeros(S, bool),
+                                              np.zeros(S))[0]
+    ref = NUMPY_KERNELS.upper_check(boxes, rows, costs, fixed.copy(), np.zeros(S, bool))
+    _same(COMPILED_KERNELS.upper_check(boxes, rows, costs, fixed.copy(), np.zeros(S, bool)), ref)
+    assert ref[2] > 8e-12  # 2 (8 * 51 + 32) u / 0.01: the count of every next state
+    low = NUMPY_KERNELS.optimist_iteration(boxes, costs[:, None], np.zeros(S, int),
+                                           np.zeros(S))[0]
+    ref = NUMPY_KERNELS.lower_check(boxes, costs[:, None], low, None)
+    _same(COMPILED_KERNELS.lower_check(boxes, costs[:, None], low, None), ref)
+    assert ref[2] > 8e-12
