@@ -215,10 +215,12 @@ MUTATIONS = (
              "    if descending or np.any(w_ext < 0):\n        return np.full(touched.size, top)\n",
              SCALE_WITHOUT_ZERO_WIDTH, (ZERO_WIDTH,)),
     Mutation("rounding-free-mass-rule-dropped", "check rounding", "reference/robust_checks.py",
-             "        if np.isinf(U).any():\n            bound[doubtful] = np.inf\n", "",
+             "        if np.isinf(U).any() and doubtful.any():\n"
+             "            bound[doubtful] = np.where(meets_infinite(boxes, rows[doubtful], U), "
+             "np.inf,\n                                       bound[doubtful])\n", "",
              (FREE_MASS_ZERO,)),
     Mutation("rounding-free-mass-rule-dropped-compiled", "check rounding", "fast/_checks.pyx",
-             "        if any_inf and doubtful[i]:\n            bound = INFINITY\n", "",
+             "            bound = INFINITY\n", "",
              (FREE_MASS_ZERO,)),
 )
 

@@ -122,29 +122,48 @@ cdef object _extended(const double[::1] values):
     return out
 
 
+cdef bint _meets_infinite(const int64_t[::1] indptr, const int64_t[::1] indices,
+                          const double[::1] lo, const double[::1] hi,
+                          const double[::1] hi_unseen, int64_t row, const double[::1] U,
+                          Py_ssize_t n_infinite) noexcept nogil:
+    """``reference.robust_checks.meets_infinite`` of one row."""
+    cdef int64_t j, col
+    cdef Py_ssize_t on_infinite = 0
+    for j in range(indptr[row], indptr[row + 1]):
+        col = indices[j]
+        if col < U.shape[0] and isinf(U[col]):
+            on_infinite += 1
+            if hi[j] > lo[j]:
+                return True
+    return hi_unseen[row] > 0 and on_infinite < n_infinite
+
+
 cdef void _upper_bellman(pour, const double[::1] U, const double[::1] costs_pi,
                          const double[::1] touched, const unsigned char[::1] doubtful,
+                         const int64_t[::1] indptr, const int64_t[::1] indices,
+                         const double[::1] lo, const double[::1] hi,
+                         const double[::1] hi_unseen, const int64_t[::1] rows,
                          double unit, double subnormal, double[::1] out):
-    """``T U`` plus each row's rounding bound (infinite on the doubtful rows while some
-    ``U`` is infinite)."""
-    cdef Py_ssize_t i, S = U.shape[0]
+    """``T U`` plus each row's rounding bound (infinite on the doubtful rows that give a
+    state of infinite ``U`` a positive width)."""
+    cdef Py_ssize_t i, S = U.shape[0], n_infinite = 0
     u_ext = _extended(U)
     cdef const double[::1] poured = pour(u_ext)
     cdef double top = _top(u_ext), total, bound
-    cdef bint any_inf = False
     for i in range(S):
         if isinf(U[i]):
-            any_inf = True
-            break
+            n_infinite += 1
     for i in range(S):
         total = costs_pi[i] + poured[i]
         bound = _bound(touched[i], total, top, unit, subnormal)
-        if any_inf and doubtful[i]:
+        if n_infinite and doubtful[i] and _meets_infinite(indptr, indices, lo, hi, hi_unseen,
+                                                          rows[i], U, n_infinite):
             bound = INFINITY
         out[i] = total + bound
 
 
-def upper_check(pour, const int64_t[::1] indptr, const double[::1] lo,
+def upper_check(pour, const int64_t[::1] indptr, const int64_t[::1] indices,
+                const double[::1] lo, const double[::1] hi,
                 const double[::1] hi_unseen, const int64_t[::1] rows,
                 const double[::1] costs_pi, const double[::1] values,
                 const unsigned char[::1] exact_zero, double unit, double subnormal,
@@ -170,7 +189,8 @@ def upper_check(pour, const int64_t[::1] indptr, const double[::1] lo,
     for i in range(S):
         U[i] = 0.0 if exact_zero[i] else values[i]
         finite[i] = isfinite(U[i]) and not exact_zero[i]
-    _upper_bellman(pour, U, costs_pi, touched, doubtful, unit, subnormal, T)
+    _upper_bellman(pour, U, costs_pi, touched, doubtful, indptr, indices, lo, hi, hi_unseen,
+                   rows, unit, subnormal, T)
     for i in range(S):
         if finite[i]:
             gap[i] = _positive_part(T[i] - U[i])
@@ -183,7 +203,8 @@ def upper_check(pour, const int64_t[::1] indptr, const double[::1] lo,
             U[i] = 0.0 if exact_zero[i] else INFINITY
             dropped += finite[i]
     while True:
-        _upper_bellman(pour, U, costs_pi, touched, doubtful, unit, subnormal, T)
+        _upper_bellman(pour, U, costs_pi, touched, doubtful, indptr, indices, lo, hi,
+                       hi_unseen, rows, unit, subnormal, T)
         failing = 0
         for i in range(S):
             if isfinite(U[i]) and not exact_zero[i] and not (T[i] <= U[i] and U[i] >= 0):

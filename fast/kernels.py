@@ -357,8 +357,9 @@ def upper_check(boxes, rows, costs_pi, values, exact_zero):
     :func:`fast._checks.upper_check`, each pour by :func:`pour_values`."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     return _checks.upper_check(
-        lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.lo,
-        boxes.hi_unseen, rows, np.ascontiguousarray(costs_pi, dtype=np.float64),
+        lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.indices,
+        boxes.lo, boxes.hi, boxes.hi_unseen, rows,
+        np.ascontiguousarray(costs_pi, dtype=np.float64),
         np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(exact_zero, dtype=bool).view(np.uint8), UNIT_ROUNDOFF,
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .chains import UNIT_ROUNDOFF
 from .check_rounding import pour_scales, rounding_bound, touched_counts
+from .poured import segment_positions
 
 __all__ = []
 
@@ -45,6 +46,33 @@ def slack(gap, values, costs):
     return float(need[~hopeless].max(initial=0.0)), hopeless
 
 
+def meets_infinite(boxes, rows, U):
+    r"""Rows of ``rows`` that give a state of infinite ``U`` a positive width.
+
+    That is a stored entry with ``hi > lo`` on such a state, or an unseen width
+    ``h > 0`` while some such state is not stored in the row. Only these rows can
+    put free mass on an infinite value; the others give those states their lower
+    ends, which every pour sees.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> boxes = SimpleNamespace(indptr=np.array([0, 1, 2, 3]), indices=np.array([1, 2, 1]),
+    ...                         lo=np.array([0.5, 1.0, 0.5]), hi=np.array([0.5, 1.0, 0.7]),
+    ...                         hi_unseen=np.array([0.0, 0.1, 0.0]))
+    >>> meets_infinite(boxes, np.arange(3), np.array([1.0, np.inf])).tolist()
+    [False, True, True]
+    """
+    stored = np.diff(boxes.indptr)[rows]
+    entry = np.repeat(boxes.indptr[rows], stored) + segment_positions(stored)
+    owner = np.repeat(np.arange(rows.size), stored)
+    infinite = np.isinf(np.append(U, 0.0)[boxes.indices[entry]])
+    on_infinite = np.bincount(owner, weights=infinite, minlength=rows.size)
+    wide = np.bincount(owner, weights=infinite & (boxes.hi[entry] > boxes.lo[entry]),
+                       minlength=rows.size)
+    return (wide > 0) | ((boxes.hi_unseen[rows] > 0) & (on_infinite < np.isinf(U).sum()))
+
+
 def upper_check(pour_values, boxes, rows, costs_pi, values, exact_zero):
     r"""The upper check of :func:`reference.robust.pessimistic._check_upper` on the policy's
     ``rows``, the states ``exact_zero`` kept at 0: ``(U, dropped, r)``.
@@ -60,8 +88,9 @@ def upper_check(pour_values, boxes, rows, costs_pi, values, exact_zero):
         u_ext = np.append(U, 0.0)
         T = costs_pi + pour_values(boxes, rows, u_ext, True)
         bound = rounding_bound(touched, T, pour_scales(u_ext, touched, spread, True))
-        if np.isinf(U).any():
-            bound[doubtful] = np.inf
+        if np.isinf(U).any() and doubtful.any():
+            bound[doubtful] = np.where(meets_infinite(boxes, rows[doubtful], U), np.inf,
+                                       bound[doubtful])
         return T + bound
 
     U = np.where(exact_zero, 0.0, values)

@@ -102,3 +102,21 @@ def test_check_kernels_agree_on_a_tiny_unseen_width():
     ref = NUMPY_KERNELS.lower_check(boxes, costs[:, None], low, None)
     _same(COMPILED_KERNELS.lower_check(boxes, costs[:, None], low, None), ref)
     assert ref[2] > 8e-12
+
+
+def test_upper_check_kernels_agree_on_free_masses_near_zero():
+    # Rows whose lower ends sum to 1 when rounded, with state 1 looping on itself (U = inf).
+    # State 0: exact free mass 2^-55 and unseen width 0.1, so its exact pour meets state 1: it
+    # fails. State 2: the goal at once, no width on state 1: it passes. State 3: free mass 0,
+    # but a stored width on state 1: the check cannot tell, so it fails.
+    a, b = 3 * 2.0**-55, 1 - 2.0**-53
+    boxes = reference.confidence.ConfidenceBoxes(
+        n_states=4, n_actions=1, indptr=np.array([0, 2, 3, 4, 6]),
+        indices=np.array([0, 4, 1, 4, 1, 4]), lo=np.array([a, b, 1.0, 1.0, 0.0, 1.0]),
+        hi=np.array([a, b, 1.0, 1.0, 0.1, 1.0]), hi_unseen=np.array([0.1, 0.0, 0.0, 0.0]),
+        p_hat=np.zeros(6), n=np.ones(4), kind="kl", delta=0.1)
+    args = (boxes, np.arange(4), np.ones(4), np.array([10.0, np.inf, 1.0, 5.0]),
+            np.zeros(4, bool))
+    ref = NUMPY_KERNELS.upper_check(*args)
+    _same(COMPILED_KERNELS.upper_check(*args), ref)
+    assert np.isinf(ref[0]).tolist() == [True, True, False, True]

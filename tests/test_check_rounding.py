@@ -202,7 +202,9 @@ def test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite(backend, lo
     kernels = KERNELS[backend.__name__]
     U = _check_upper(kernels, boxes, np.zeros(3, dtype=int), np.ones(3), values)[0]
     assert U[0] == np.inf and U[1] == np.inf
-    assert U[2] >= 1.0  # V(2) = 1: the goal at once
+    # State 2 goes to the goal at once (V = 1): its free mass is 0 too, but it gives state 1 no
+    # width, so its exact pour cannot meet the infinite value and it passes.
+    assert 1.0 <= U[2] <= 1.0 + 1e-12
 
 
 def test_touched_counts_by_hand():

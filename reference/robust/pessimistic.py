@@ -292,9 +292,10 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
     :math:`T_\pi U` plus the bound of its row
     (:func:`~reference.check_rounding.rounding_bound`) is at most ``U``, or
     when no kernel leads it to a positive cost (:func:`_zero_states`, where
-    ``U = 0`` is exact). A row whose free mass rounds to about 0 fails while
-    some ``U`` is infinite (the exact pour might put a little mass there). ``U`` is first
-    inflated by the smallest relative factor ``1 + r``
+    ``U = 0`` is exact). A row whose free mass rounds to about 0 fails when it
+    gives a state of infinite ``U`` a positive width
+    (:func:`reference.robust_checks.meets_infinite`: the exact pour might put a
+    little mass there). ``U`` is first inflated by the smallest relative factor ``1 + r``
     (:func:`reference.robust_checks.slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
     the solver's residual and that rounding; states needing more, and states
     where the check still fails, are set to ``+inf``, which can make their
