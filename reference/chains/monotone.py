@@ -207,10 +207,19 @@ def row_lengths(Q):
 def sum_slack(terms):
     r"""Relative error bound of a float64 sum of ``terms`` non-negative numbers.
 
-    A sum of :math:`k` non-negative numbers computed in any order rounds at most
-    :math:`k - 1` partial sums, each no larger than the exact total, so it is
-    within :math:`\gamma_{k-1} = (k-1) u / (1 - (k-1) u) \le 2 (k-1) u` of it,
-    relatively; a single term (or none) is exact.
+    In a sum of :math:`k` non-negative numbers computed in any order each term
+    passes through at most :math:`k - 1` roundings, so the computed sum
+    :math:`\hat e` is within :math:`\gamma_{k-1} e` of the exact one :math:`e`,
+    :math:`\gamma_{k-1} = (k-1) u / (1 - (k-1) u)`. Relative to the computed
+    sum, :math:`\hat e \ge (1 - \gamma_{k-1}) e` gives
+
+    .. math::
+
+        |\hat e - e| \le \frac{\gamma_{k-1}}{1 - \gamma_{k-1}} \hat e
+        \le 2 (k-1) u \, \hat e \quad \text{when } (k-1) u \le 1/4,
+
+    since then :math:`\gamma_{k-1} \le \tfrac43 (k-1) u \le \tfrac13` (any
+    :math:`k < 2^{51}`); a single term (or none) is exact.
 
     Parameters
     ----------
