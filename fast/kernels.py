@@ -316,13 +316,13 @@ def kl_interval(p_hat, n, level):
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
     pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
-    :data:`REPAIR_MOVES`), :func:`poured_chain_values` and its solve's limits, the threads of
-    :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
+    :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's limits,
+    the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
-        poured_chain_values, CompiledPouredKernel.along, ConvergenceError,
+        poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along, ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
         poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),

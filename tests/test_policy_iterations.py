@@ -125,6 +125,7 @@ def test_compiled_iterations_on_failed_solves(problem, monkeypatch):
 
     monkeypatch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
     monkeypatch.setattr(fast_kernels, "poured_chain_values", fails)
+    monkeypatch.setattr(poured_chains, "poured_values", fails)
     boxes, costs, policy, start = problem
     got = COMPILED_KERNELS.adversary_iteration(*_adversary_args(boxes, costs, policy, start))
     assert np.isinf(got[0]).all() and got[2:] == (1, False)
