@@ -139,17 +139,6 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
-cdef object _emptied(tuple pieces, infinite):
-    """The pieces with the rows of the mask ``infinite`` put to 0 (no stored entry, width 0)."""
-    indptr, indices, data, width, reach, partial = pieces
-    stored = np.diff(indptr)
-    kept = ~infinite
-    entries = np.repeat(kept, stored)
-    return (np.concatenate([[0], np.cumsum(np.where(infinite, 0, stored))]), indices[entries],
-            data[entries], np.where(kept, width, 0.0), np.where(kept, reach, 0),
-            np.where(kept, partial, 0.0))
-
-
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
                      bint any_infinite, start, active):
     """``(values, residual)`` of the kernel: the kernel ``poured_chain_values`` on it, its rows
@@ -181,8 +170,9 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
             return t.fallback(t.make_kernel(order, rank, pieces, descending), costs_pi, start)
         except t.failure:
             return np.full(S, np.inf), np.inf
-    chain = t.make_kernel(order, rank, _emptied(pieces, infinite) if any_infinite else pieces,
-                          descending)
+    chain = t.make_kernel(order, rank, pieces, descending)
+    if any_infinite:
+        chain = chain.emptied(infinite)
     try:
         values, residual = t.chain_values(chain, costs_pi, start)
     except t.failure:
