@@ -20,7 +20,7 @@ from fast.kernels import COMPILED_KERNELS
 from reference import robust_loops
 from reference import robust as reference_robust
 from reference.chains import poured as poured_chains
-from reference.errors import ConvergenceError
+from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.kernels import NUMPY_KERNELS
 
 EXAMPLES = 120
@@ -154,3 +154,24 @@ def test_iterations_agree_with_the_numpy_kernel_set():
     assert upper[3] and want[3]
     np.testing.assert_allclose(upper[0], want[0], rtol=1e-9)
     assert np.all(upper[0] >= lower[0] * (1 - 1e-9))
+
+
+def test_compiled_iterations_refuse_bad_shapes_and_rows():
+    # The compiled loops index these arrays without bounds checks: their wrappers check.
+    boxes, costs = reference_robust.checked_inputs(
+        NUMPY_KERNELS, np.ones((3, 2, 4)), np.full((3, 2), 0.5), 0.1, "kl")
+    policy, start = np.zeros(3, dtype=np.int64), np.zeros(3)
+    adversary = _adversary_args(boxes, costs, policy, start)
+    for i, bad in ((1, np.arange(2)), (2, np.ones(4)), (3, np.zeros(2, dtype=bool)),
+                   (4, np.zeros((3, 1)))):
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.adversary_iteration(*adversary[:i], bad, *adversary[i + 1:])
+    with pytest.raises(ParameterError, match="`rows`"):
+        COMPILED_KERNELS.adversary_iteration(boxes, np.array([0, 2, 6]), *adversary[2:])
+    for i, bad in ((1, costs[:, :1]), (2, np.zeros(4, dtype=np.int64)), (3, np.zeros(2))):
+        args = [boxes, costs, policy, start]
+        args[i] = bad
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.optimist_iteration(*args)
+    with pytest.raises(ParameterError, match="`policy`"):
+        COMPILED_KERNELS.optimist_iteration(boxes, costs, np.array([0, -1, 1]), start)
