@@ -239,36 +239,6 @@ def sum_slack(terms):
     return 2.0 * np.maximum(np.asarray(terms, dtype=np.int64) - 1, 0) * DOUBLE_ROUNDOFF
 
 
-def exit_terms(chain, states):
-    """Terms of each exit mass: the stored entries of a row of ``chain`` outside ``states``.
-
-    Parameters
-    ----------
-    chain : CSR or ndarray, shape (S, S+1)
-        The chain (goal last).
-    states : ndarray of int, shape (n,)
-        The transient states, sorted.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        For each of ``states``, how many stored (CSR) or nonzero (dense)
-        probabilities of its row go to the goal or to a state not in
-        ``states``: the terms ``reference.chains.explicit._restricted`` sums
-        into its exit mass. With every state transient only the goal entry
-        is outside, and the exit masses are exact.
-    """
-    S = chain.shape[0]
-    outside = np.ones(S + 1, dtype=bool)
-    outside[states] = False
-    if sp.issparse(chain):
-        chain = sp.csr_array(chain)
-        counts = np.diff(chain.indptr)
-        rows = np.repeat(np.arange(S), counts)[outside[chain.indices]]
-        return np.bincount(rows, minlength=S)[states].astype(np.int64)
-    return np.count_nonzero(chain[states][:, outside], axis=1).astype(np.int64)
-
-
 def refined_values(chain, values, times, rtol, correct=None, steps=0):
     r""":func:`certified_values` of ``values``, corrected up to ``steps`` times if needed.
 
