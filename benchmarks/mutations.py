@@ -74,7 +74,7 @@ class Mutation:
 ALG4 = "reference/diameter_estimate.py"
 STEPS = "tests/test_algorithm_steps.py"
 LEMMAS = "tests/test_lemmas.py"
-ROUNDING = "reference/robust/rounding.py"
+ROUNDING = "reference/check_rounding.py"
 EXACT_POURS = "tests/test_check_rounding.py::test_rounding_bound_covers_the_exact_pour"
 
 MUTATIONS = (

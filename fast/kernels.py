@@ -28,12 +28,15 @@ from reference import box_kinds
 from reference.chains import explicit as explicit_chains
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
+from reference.chains import UNIT_ROUNDOFF
+from reference.check_rounding import SUBNORMAL_UNIT
 from reference.kernels import goal_first_order, pour_order
 from reference.errors import ConvergenceError, ParameterError, ShapeError
+from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
-from . import _boxes, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi
+from . import _boxes, _checks, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -368,6 +371,31 @@ def optimist_iteration(boxes, costs, policy, start):
         _checked("start", start, np.float64, (S,)))
 
 
+def upper_check(boxes, rows, costs_pi, values, exact_zero):
+    """Kernel ``upper_check``: the whole check in one call of
+    :func:`fast._checks.upper_check`, each pour by :func:`pour_values`."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return _checks.upper_check(
+        lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.lo,
+        boxes.hi_unseen, rows, np.ascontiguousarray(costs_pi, dtype=np.float64),
+        np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(exact_zero, dtype=bool).view(np.uint8), UNIT_ROUNDOFF,
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
+
+
+def lower_check(boxes, costs, values, q_values):
+    """Kernel ``lower_check``: the whole check in one call of
+    :func:`fast._checks.lower_check`, each pour of every pair by :func:`pour_values`."""
+    rows = np.arange(boxes.n_states * boxes.n_actions, dtype=np.int64)
+    if q_values is not None:
+        q_values = np.ascontiguousarray(q_values, dtype=np.float64).ravel()
+    return _checks.lower_check(
+        lambda v_ext: pour_values(boxes, rows, v_ext, False), boxes.indptr, boxes.lo,
+        boxes.hi_unseen, np.ascontiguousarray(costs, dtype=np.float64).ravel(),
+        np.ascontiguousarray(values, dtype=np.float64), q_values, UNIT_ROUNDOFF,
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -385,5 +413,7 @@ COMPILED_KERNELS = KernelSet(
     reaching=reaching,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    upper_check=upper_check,
+    lower_check=lower_check,
 )
 """The kernel set of the ``fast`` backend."""

@@ -69,6 +69,10 @@ KERNEL_GROUPS = {
         "Policy iterations", ("adversary_iteration", "optimist_iteration"),
         "reference.robust: the adversary's values of a policy (_robust_values) and the "
         "optimist's values (_optimistic), in the certificates and solve_certified"),
+    "checks": KernelGroup(
+        "Bellman checks", ("upper_check", "lower_check"),
+        "reference.robust: the checks of the adversary's values (_check_upper) and of the "
+        "optimist's values (_check_lower), after each policy iteration"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -83,8 +87,9 @@ class KernelSet:
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
-    graph searches (``reaching``) and policy iterations
-    (``adversary_iteration``, ``optimist_iteration``).
+    graph searches (``reaching``), policy iterations
+    (``adversary_iteration``, ``optimist_iteration``) and Bellman checks
+    (``upper_check``, ``lower_check``).
 
     Attributes
     ----------
@@ -191,6 +196,19 @@ class KernelSet:
         the last values (None when its solve failed); bit-identical to that
         loop run on the same kernel set's steps, and across kernel sets equal
         up to the rounding of the chain solve (``poured_chain_values``).
+    upper_check : callable
+        ``upper_check(boxes, rows, costs_pi, values, exact_zero) -> (U, dropped,
+        r)``: the adversary's Bellman check of
+        :func:`reference.robust_checks.upper_check` on the policy's rows
+        (int64 ``(S,)``), costs float64 ``(S,)``, candidate ``values``
+        (float64 ``(S,)``) and ``exact_zero`` (bool ``(S,)``); the same floats
+        in every kernel set.
+    lower_check : callable
+        ``lower_check(boxes, costs, values, q_values) -> (L, dropped, r)``: the
+        optimist's Bellman check of :func:`reference.robust_checks.lower_check`
+        with costs float64 ``(S, A)``, candidate ``values`` (float64 ``(S,)``)
+        and their Q-values ``q_values`` (``(S, A)`` or None); the same floats
+        in every kernel set.
     """
 
     name: str
@@ -209,6 +227,8 @@ class KernelSet:
     reaching: Callable
     adversary_iteration: Callable
     optimist_iteration: Callable
+    upper_check: Callable
+    lower_check: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -16,6 +16,8 @@ from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
 from .chains.explicit import _reaching
+from .robust_checks import lower_check as _lower_check
+from .robust_checks import upper_check as _upper_check
 from .robust_loops import adversary_loop, optimist_loop
 from .poured import PouredKernel, segment_positions
 
@@ -409,6 +411,18 @@ def optimist_iteration(boxes, costs, policy, start):
     return optimist_loop(pour_kernel, pour_values, poured_values, boxes, costs, policy, start)
 
 
+def upper_check(boxes, rows, costs_pi, values, exact_zero):
+    """Kernel ``upper_check``: :func:`reference.robust_checks.upper_check` on
+    :func:`pour_values`."""
+    return _upper_check(pour_values, boxes, rows, costs_pi, values, exact_zero)
+
+
+def lower_check(boxes, costs, values, q_values):
+    """Kernel ``lower_check``: :func:`reference.robust_checks.lower_check` on
+    :func:`pour_values`."""
+    return _lower_check(pour_values, boxes, costs, values, q_values)
+
+
 def bernoulli_kl(p, q):
     """Bernoulli KL divergence ``kl(p, q)`` (``0 log 0 = 0``) and a bound on its rounding error.
 
@@ -527,5 +541,7 @@ NUMPY_KERNELS = KernelSet(
     reaching=_reaching,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    upper_check=upper_check,
+    lower_check=lower_check,
 )
 """The kernel set of the ``reference`` backend."""

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from reference.check_rounding import pour_scales, rounding_bound, touched_counts
 from reference.confidence import ConfidenceBoxes
 from reference.kernels import pour_order
-from reference.robust.rounding import pour_scales, rounding_bound, touched_counts
 
 
 def _kernel_sets():

@@ -6,17 +6,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_float_array
-from ..chains import UNIT_ROUNDOFF
 from ..confidence import confidence_boxes
 from ..errors import ParameterError
+from ..robust_checks import CHECK_MAX_SLACK
 from ..robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from ..poured import PouredKernel
 from ..results import Result
 
-__all__ = ["ROBUST_MAX_ITER", "RobustValuesResult"]
-
-CHECK_MAX_SLACK = 1e-6
-"""Largest relative inflation (upper bound) or deflation (lower bound) of the Bellman check."""
+__all__ = ["CHECK_MAX_SLACK", "ROBUST_MAX_ITER", "RobustValuesResult"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,27 +58,6 @@ class RobustValuesResult(Result):
 
 def _policy_rows(boxes, policy):
     return np.arange(boxes.n_states) * boxes.n_actions + policy
-
-
-def _slack(gap, values, costs):
-    r"""Relative slack ``r`` of the Bellman check and the states no slack can save.
-
-    ``gap`` is how far the rounded-safe check misses (``T U + rounding - U``
-    for the upper bound, ``L - (T L - rounding)`` for the lower one, the
-    rounding that of :func:`reference.robust.rounding.rounding_bound`, clipped
-    at 0) and ``costs`` the smallest cost of each state. Scaling ``U`` by
-    ``1 + r`` adds ``r c`` to the room of the check and scales the rest by
-    ``1 + r``, so ``r = 2 (gap + 4 u |U|) / c`` covers ``gap``, and the
-    rounding of the scaling and of the comparison. Returns ``(r, hopeless)``
-    with ``r`` the largest need at most :data:`CHECK_MAX_SLACK` and
-    ``hopeless`` the states whose need exceeds it (``c = 0`` with a positive
-    need among them): the check would decide those by rounding, so they fail.
-    """
-    margin = 2.0 * (gap + 4.0 * UNIT_ROUNDOFF * np.abs(values))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(gap > 0, margin / costs, 0.0)
-    hopeless = need > CHECK_MAX_SLACK
-    return float(need[~hopeless].max(initial=0.0)), hopeless
 
 
 def _how(converged, n_iter):

@@ -8,10 +8,8 @@ from ..kernels import NUMPY_KERNELS
 from .common import (
     RobustValuesResult,
     _how,
-    _slack,
     checked_inputs,
 )
-from .rounding import pour_scales, rounding_bound, touched_counts
 
 __all__ = ["optimistic_values"]
 
@@ -21,40 +19,16 @@ def _check_lower(kernels, boxes, costs, values, q_values=None):
 
     The check is made safe from rounding: each computed Q-value counts for
     itself less the bound of its row
-    (:func:`~reference.robust.rounding.rounding_bound`). ``L`` is deflated by the
-    smallest relative factor ``1 - r`` (:func:`_slack`, ``r <=
+    (:func:`~reference.check_rounding.rounding_bound`). ``L`` is deflated by the
+    smallest relative factor ``1 - r`` (:func:`reference.robust_checks.slack`, ``r <=
     CHECK_MAX_SLACK``) absorbing the solver's residual and that rounding;
     states needing more, and states still failing, are set to 0 until the
     check holds (``L = 0`` passes it). ``q_values``, when given, are the Q-values
     ``c + min_p p V`` of ``values`` (shape ``(S, A)``, the caller's last pour of
     every pair): the first check reuses them when ``L`` is ``values`` to the bit.
-    Returns ``(L, number of states set to 0, r)``.
+    The check is the kernel ``lower_check``. Returns ``(L, number of states set to 0, r)``.
     """
-    S, A = boxes.n_states, boxes.n_actions
-    all_rows = np.arange(S * A)
-    touched = touched_counts(boxes, all_rows)[0]
-    spread = boxes.hi_unseen > 0
-
-    def lower_bellman(L, q=None):
-        l_ext = np.append(L, 0.0)
-        if q is None:
-            q = costs + kernels.pour_values(boxes, all_rows, l_ext, False).reshape(S, A)
-        bound = rounding_bound(touched, q.ravel(), pour_scales(l_ext, touched, spread, False))
-        return (q - bound.reshape(S, A)).min(axis=1)
-
-    L = np.where(np.isfinite(values), np.maximum(values, 0.0), 0.0)
-    same = q_values is not None and np.array_equal(L.view(np.uint64), values.view(np.uint64))
-    shortfall = np.maximum(L - lower_bellman(L, q_values if same else None), 0.0)
-    r, hopeless = _slack(shortfall, L, costs.min(axis=1))
-    hopeless &= L > 0
-    L = np.where(hopeless, 0.0, L * (1.0 - r))
-    dropped = int(hopeless.sum())
-    while True:
-        fail = ~(lower_bellman(L) >= L) & (L > 0)
-        if not fail.any():
-            return L, dropped, r
-        dropped += int(fail.sum())
-        L[fail] = 0.0
+    return kernels.lower_check(boxes, costs, values, q_values)
 
 
 def _optimistic(kernels, boxes, costs, policy, start=None):
@@ -130,7 +104,7 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
         \min_{p \in B(s, a)} \sum_{s'} p(s') L(s') \Big\}
 
     with every computed Q-value lowered by a bound on its rounding
-    (:func:`~reference.robust.rounding.rounding_bound`), after a relative deflation of at most
+    (:func:`~reference.check_rounding.rounding_bound`), after a relative deflation of at most
     ``CHECK_MAX_SLACK``; failing states, and those needing a larger
     deflation, are set to 0. On the event, for any proper policy ``pi`` with true
     kernel ``P_pi``, :math:`L \le \tilde T^n L \le \sum_{t<n} P_\pi^t c_\pi +

@@ -15,10 +15,8 @@ from .common import (
     RobustValuesResult,
     _check_message,
     _policy_rows,
-    _slack,
     checked_inputs,
 )
-from .rounding import pour_scales, rounding_bound, touched_counts
 
 __all__ = ["pessimistic_inner", "robust_policy_values"]
 
@@ -292,44 +290,21 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
 
     The check is made safe from rounding: a state passes when the computed
     :math:`T_\pi U` plus the bound of its row
-    (:func:`~reference.robust.rounding.rounding_bound`) is at most ``U``, or
+    (:func:`~reference.check_rounding.rounding_bound`) is at most ``U``, or
     when no kernel leads it to a positive cost (:func:`_zero_states`, where
     ``U = 0`` is exact). A row whose free mass rounds to about 0 fails while
-    some ``U`` is infinite (the exact pour might put a little mass there). ``U`` is first inflated by the smallest relative
-    factor ``1 + r`` (:func:`_slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
+    some ``U`` is infinite (the exact pour might put a little mass there). ``U`` is first
+    inflated by the smallest relative factor ``1 + r``
+    (:func:`reference.robust_checks.slack`, ``r <= CHECK_MAX_SLACK``) that absorbs
     the solver's residual and that rounding; states needing more, and states
     where the check still fails, are set to ``+inf``, which can make their
     predecessors fail, until the check holds everywhere. ``graph`` is
-    :func:`_adversary_graph` of the policy's rows when the caller has it.
-    Returns ``(U, number of states set to inf by the check, r)``.
+    :func:`_adversary_graph` of the policy's rows when the caller has it. The
+    check is the kernel ``upper_check``. Returns ``(U, number of states set to inf by
+    the check, r)``.
     """
-    S = boxes.n_states
-    rows = _policy_rows(boxes, policy)
     exact_zero = _zero_states(boxes, policy, costs_pi, graph, kernels)
-    touched, doubtful = touched_counts(boxes, rows)
-    spread = boxes.hi_unseen[rows] > 0
-
-    def upper_bellman(U):
-        u_ext = np.append(U, 0.0)
-        T = costs_pi + kernels.pour_values(boxes, rows, u_ext, True)
-        bound = rounding_bound(touched, T, pour_scales(u_ext, touched, spread, True))
-        if np.isinf(U).any():
-            bound[doubtful] = np.inf
-        return T + bound
-
-    U = np.where(exact_zero, 0.0, values)
-    finite = np.isfinite(U) & ~exact_zero
-    gap = np.zeros(S)
-    gap[finite] = np.maximum(upper_bellman(U)[finite] - U[finite], 0.0)
-    r, hopeless = _slack(gap, np.where(finite, U, 0.0), costs_pi)
-    U = np.where(finite & ~hopeless, U * (1.0 + r), np.where(exact_zero, 0.0, np.inf))
-    dropped = int((finite & hopeless).sum())
-    while True:
-        fail = np.isfinite(U) & ~exact_zero & ~((upper_bellman(U) <= U) & (U >= 0))
-        if not fail.any():
-            return U, dropped, r
-        dropped += int(fail.sum())
-        U[fail] = np.inf
+    return kernels.upper_check(boxes, _policy_rows(boxes, policy), costs_pi, values, exact_zero)
 
 
 def _robust_values(kernels, boxes, costs_pi, policy, start=None):
@@ -412,7 +387,7 @@ def robust_policy_values(kernels, counts, costs, policy, delta, kind="kl"):
            U \ge 0 \quad\text{and}\quad T_\pi U \le U
 
        with the computed :math:`T_\pi U` raised by a bound on its rounding
-       (:func:`~reference.robust.rounding.rounding_bound`, about ``8 N u``
+       (:func:`~reference.check_rounding.rounding_bound`, about ``8 N u``
        of ``T U + max U`` for a row whose pour can touch ``N <= S + 1``
        next states), after a
        relative inflation of at most ``CHECK_MAX_SLACK`` that absorbs the

@@ -18,8 +18,8 @@ and which kernels it covers, is ``docs/check-rounding.md``.
 
 import numpy as np
 
-from ..chains import UNIT_ROUNDOFF
-from ..poured import segment_positions
+from .chains import UNIT_ROUNDOFF
+from .poured import segment_positions
 
 __all__ = []
 
