@@ -325,7 +325,8 @@ def _iteration_tools(boxes):
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
-        poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along, ConvergenceError,
+        poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along,
+        ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
         poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
