@@ -63,7 +63,7 @@ def _policy(ssp, name, seed=11):
 def _lu_error(chain, costs, values):
     """Largest relative error of ``values`` against sparse LU with extended-precision refinement."""
     T = np.flatnonzero(np.isfinite(values) & (values > 0))
-    Q, e = explicit._restricted(sp.csr_array(chain), T)
+    Q, e, _ = explicit._restricted(sp.csr_array(chain), T)
     Q = sp.csr_array(Q)
     lu = sla.splu((sp.diags_array(e + np.asarray(Q.sum(axis=1)).ravel()) - Q).tocsc())
     Qw = Q.astype(np.longdouble)

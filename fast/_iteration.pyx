@@ -11,8 +11,9 @@ after ``fast._poured.reaches_goal``) and the compiled product (``fast._poured.po
 on the kernels' pieces directly, and does the tolerances, comparisons, argmins and switches
 in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
 the common path does not cover (a cost of 0, an infinite state, a state that may not reach
-the goal, a solve whose backward error is too large, an infinite value), which go through
-the kernel ``poured_chain_values`` and the kernel's own product as in the numpy loop.
+the goal, an infinite value), which go through the kernel ``poured_chain_values`` and the
+kernel's own product as in the numpy loop; a solve whose backward error is too large goes
+to the fallback of ``poured_chain_values`` (``reference.chains.poured_values``) directly.
 """
 
 import numpy as np
@@ -30,7 +31,8 @@ cdef class Tools:
     ``walk(v_ext, descending) -> (order, rank, cum_v, cum_inf)`` gives the pour order
     of a vector and its prefix sums; ``chain_values(kernel, costs, start)`` is the
     kernel ``poured_chain_values`` (raising ``failure`` when no candidate is
-    acceptable); ``make_kernel(order, rank, pieces, descending)`` builds a
+    acceptable) and ``fallback(kernel, costs, start)`` its answer when its compiled solve
+    is rejected; ``make_kernel(order, rank, pieces, descending)`` builds a
     ``PouredKernel`` from pieces. ``pieces_threads`` and ``values_threads`` are the
     threads of ``pour_pieces`` (``S`` rows) and of ``pour_values`` (``S*A`` rows);
     ``rtol``, ``rounds``, ``maxiter`` and ``accept`` those of the chain solve and of its
@@ -38,17 +40,19 @@ cdef class Tools:
     ``repair_moves`` the moves per next state the repair of an order may make.
     """
 
-    cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel, failure
+    cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback, make_kernel
+    cdef object failure
     cdef int pieces_threads, values_threads, rounds, maxiter, max_iter
     cdef double rtol, accept, switch_rtol
     cdef int64_t repair_moves
 
-    def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, make_kernel,
-                 failure, int pieces_threads, int values_threads, double rtol, int rounds,
-                 int maxiter, double accept, int max_iter, double switch_rtol,
+    def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback,
+                 make_kernel, failure, int pieces_threads, int values_threads, double rtol,
+                 int rounds, int maxiter, double accept, int max_iter, double switch_rtol,
                  int64_t repair_moves):
         self.indptr, self.cols, self.lo, self.hi, self.hi_unseen = indptr, cols, lo, hi, hi_unseen
         self.walk, self.chain_values, self.make_kernel = walk, chain_values, make_kernel
+        self.fallback = fallback
         self.failure = failure
         self.pieces_threads, self.values_threads = pieces_threads, values_threads
         self.rtol, self.rounds, self.maxiter, self.accept = rtol, rounds, maxiter, accept
@@ -135,23 +139,14 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
-cdef object _emptied(tuple pieces, infinite):
-    """The pieces with the rows of the mask ``infinite`` put to 0 (no stored entry, width 0)."""
-    indptr, indices, data, width, reach, partial = pieces
-    stored = np.diff(indptr)
-    kept = ~infinite
-    entries = np.repeat(kept, stored)
-    return (np.concatenate([[0], np.cumsum(np.where(infinite, 0, stored))]), indices[entries],
-            data[entries], np.where(kept, width, 0.0), np.where(kept, reach, 0),
-            np.where(kept, partial, 0.0))
-
-
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
                      bint any_infinite, start, active):
     """``(values, residual)`` of the kernel: the kernel ``poured_chain_values`` on it, its rows
     of ``infinite`` emptied and their values ``+inf`` (``+inf`` everywhere, residual ``+inf``,
     when no candidate is acceptable). With every cost positive, no infinite state and a path
-    to the goal from every state, the compiled solve from ``start`` directly."""
+    to the goal from every state, the compiled solve from ``start`` directly, and when its
+    backward error is too large the fallback of ``poured_chain_values`` (the same floats:
+    that kernel would run the same solve first)."""
     cdef const double[::1] c = costs_pi
     cdef const double[::1] s0 = start
     cdef Py_ssize_t S = c.shape[0], i
@@ -171,8 +166,13 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
                                                t.rtol, t.rounds, t.maxiter, False)
         if omega <= t.accept:
             return np.maximum(x, 0.0), residual
-    chain = t.make_kernel(order, rank, _emptied(pieces, infinite) if any_infinite else pieces,
-                          descending)
+        try:
+            return t.fallback(t.make_kernel(order, rank, pieces, descending), costs_pi, start)
+        except t.failure:
+            return np.full(S, np.inf), np.inf
+    chain = t.make_kernel(order, rank, pieces, descending)
+    if any_infinite:
+        chain = chain.emptied(infinite)
     try:
         values, residual = t.chain_values(chain, costs_pi, start)
     except t.failure:

@@ -43,6 +43,33 @@ cdef struct Chain:
     bint transposed             # products by M^T (y -> d y - y Q) instead of M
 
 
+cdef inline double _magnitude(double v) noexcept nogil:
+    return v if v >= 0.0 else -v
+
+
+cdef inline double _row_product(const Chain* c, const double* x, const double* cum, int64_t i,
+                                bint absolute) noexcept nogil:
+    """``(Q x)[i]`` of an active row ``i``, or with ``absolute`` ``(Q |x|)[i]``, ``cum`` the
+    prefix sums of ``x`` (``|x|``) along the order: its stored entries in order, then the
+    width times the unseen run before its reach (less the row's own state), then the
+    partial. The one row product of the forward products (:func:`_system_and_flow`,
+    :func:`_system_dots`, :func:`_flow`)."""
+    cdef int64_t S = c.S, k, j
+    cdef double acc = 0.0, unseen
+    for k in range(c.indptr[i], c.indptr[i + 1]):
+        j = c.indices[k]
+        if j < S:
+            acc = acc + c.weight[k] * (_magnitude(x[j]) if absolute else x[j])
+    unseen = cum[c.reach[i]]
+    if c.self_before[i]:
+        unseen = unseen - (_magnitude(x[i]) if absolute else x[i])
+    acc = acc + c.width[i] * unseen
+    j = c.partial_to[i]
+    if j >= 0:
+        acc = acc + c.partial[i] * (_magnitude(x[j]) if absolute else x[j])
+    return acc
+
+
 cdef void _system(const Chain* c, const double* x, double* out, double* flow,
                   double* offdiagonal) noexcept nogil:
     """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
@@ -62,8 +89,8 @@ cdef void _system_and_flow(const Chain* c, const double* x, double* out,
     """``out = M x`` and ``flow = Q |x|`` (forward products) in one pass over the rows: each
     output with the operations of :func:`_system_dots` or :func:`_flow`, in their order, so
     the same floats. The prefix sums of ``|x|`` take the second half of ``c.cum``."""
-    cdef int64_t S = c.S, i, k, j, t
-    cdef double acc, acc_abs, unseen, unseen_abs, ax
+    cdef int64_t S = c.S, i, j, t
+    cdef double ax
     cdef double* cum = c.cum
     cdef double* cum_abs = c.cum + S + 2
     cum[0] = 0.0
@@ -78,26 +105,8 @@ cdef void _system_and_flow(const Chain* c, const double* x, double* out,
             out[i] = x[i]
             flow[i] = 0.0
             continue
-        acc = 0.0
-        acc_abs = 0.0
-        for k in range(c.indptr[i], c.indptr[i + 1]):
-            j = c.indices[k]
-            if j < S:
-                acc = acc + c.weight[k] * x[j]
-                acc_abs = acc_abs + c.weight[k] * (x[j] if x[j] >= 0.0 else -x[j])
-        unseen = cum[c.reach[i]]
-        unseen_abs = cum_abs[c.reach[i]]
-        if c.self_before[i]:
-            unseen = unseen - x[i]
-            unseen_abs = unseen_abs - (x[i] if x[i] >= 0.0 else -x[i])
-        acc = acc + c.width[i] * unseen
-        acc_abs = acc_abs + c.width[i] * unseen_abs
-        j = c.partial_to[i]
-        if j >= 0:
-            acc = acc + c.partial[i] * x[j]
-            acc_abs = acc_abs + c.partial[i] * (x[j] if x[j] >= 0.0 else -x[j])
-        out[i] = c.diagonal[i] * x[i] - acc
-        flow[i] = acc_abs
+        out[i] = c.diagonal[i] * x[i] - _row_product(c, x, cum, i, False)
+        flow[i] = _row_product(c, x, cum_abs, i, True)
 
 
 cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
@@ -109,8 +118,8 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
     operations of :func:`_dot`, so the same floats while their additions overlap the
     product's. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`) and the dots after
     it."""
-    cdef int64_t S = c.S, i, k, j, t
-    cdef double acc, unseen, u_acc = 0.0, w_acc = 0.0
+    cdef int64_t S = c.S, i, j, t
+    cdef double acc, u_acc = 0.0, w_acc = 0.0
     cdef double* cum = c.cum
     if c.transposed:
         _transposed(c, x, out, False)
@@ -130,18 +139,7 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
         if not c.active[i]:
             out[i] = x[i]
         else:
-            acc = 0.0
-            for k in range(c.indptr[i], c.indptr[i + 1]):
-                j = c.indices[k]
-                if j < S:
-                    acc = acc + c.weight[k] * x[j]
-            unseen = cum[c.reach[i]]
-            if c.self_before[i]:
-                unseen = unseen - x[i]
-            acc = acc + c.width[i] * unseen
-            j = c.partial_to[i]
-            if j >= 0:
-                acc = acc + c.partial[i] * x[j]
+            acc = _row_product(c, x, cum, i, False)
             out[i] = c.diagonal[i] * x[i] - acc
             if offdiagonal != NULL:
                 offdiagonal[i] = acc
@@ -202,8 +200,8 @@ cdef void _transposed(const Chain* c, const double* x, double* out, bint flow) n
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
     """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`; with
     ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
-    cdef int64_t S = c.S, i, k, j, t
-    cdef double acc, ax, unseen
+    cdef int64_t S = c.S, i, j, t
+    cdef double ax
     cdef double* cum = c.cum
     if c.transposed:
         _transposed(c, x, flow, True)
@@ -217,19 +215,7 @@ cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
         if not c.active[i]:
             flow[i] = 0.0
             continue
-        acc = 0.0
-        for k in range(c.indptr[i], c.indptr[i + 1]):
-            j = c.indices[k]
-            if j < S:
-                acc = acc + c.weight[k] * (x[j] if x[j] >= 0.0 else -x[j])
-        unseen = cum[c.reach[i]]
-        if c.self_before[i]:
-            unseen = unseen - (x[i] if x[i] >= 0.0 else -x[i])
-        acc = acc + c.width[i] * unseen
-        j = c.partial_to[i]
-        if j >= 0:
-            acc = acc + c.partial[i] * (x[j] if x[j] >= 0.0 else -x[j])
-        flow[i] = acc
+        flow[i] = _row_product(c, x, cum, i, True)
 
 
 cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,

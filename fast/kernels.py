@@ -31,7 +31,7 @@ from reference.backend import KernelSet
 from reference.chains import UNIT_ROUNDOFF
 from reference.check_rounding import SUBNORMAL_UNIT
 from reference.kernels import goal_first_order, pour_order
-from reference.errors import ConvergenceError
+from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
@@ -319,13 +319,14 @@ def kl_interval(p_hat, n, level):
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
     pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
-    :data:`REPAIR_MOVES`), :func:`poured_chain_values` and its solve's limits, the threads of
-    :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
+    :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's limits,
+    the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
-        poured_chain_values, CompiledPouredKernel.along, ConvergenceError,
+        poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along,
+        ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
         poured_chains.POURED_RTOL,
         poured_chains.POURED_ROUNDS * (1 + explicit_chains.REFINEMENT_STEPS),
@@ -333,23 +334,42 @@ def _iteration_tools(boxes):
         ROBUST_MAX_ITER, SWITCH_RTOL, REPAIR_MOVES)
 
 
+def _checked(name, array, dtype, shape, high=None, form=None):
+    """``array`` as a C-contiguous ``dtype`` array, checked to have ``shape`` (and, with
+    ``high``, every entry in ``[0, high)``): the compiled iterations index with it unchecked.
+    Raises :class:`~reference.errors.ShapeError` or
+    :class:`~reference.errors.ParameterError` naming ``name``."""
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if array.shape != shape:
+        raise ShapeError(f"`{name}` must have shape {shape}; got {array.shape}.")
+    if high is not None and array.size and not (array.min() >= 0 and array.max() < high):
+        raise ParameterError(f"`{name}` must hold {form} in [0, {high}); got entries from "
+                             f"{array.min()} to {array.max()}.")
+    return array
+
+
 def adversary_iteration(boxes, rows, costs_pi, infinite, start):
     """Kernel ``adversary_iteration``: the whole loop in one call of
     :func:`fast._iteration.adversary_iteration` (compiled pours, solves and products on the
-    kernels' pieces)."""
+    kernels' pieces), after checking the shapes (``(S,)`` each) and that ``rows`` lie in
+    ``[0, S*A)``."""
+    S, A = boxes.n_states, boxes.n_actions
     return _iteration.adversary_iteration(
-        _iteration_tools(boxes), np.ascontiguousarray(rows, dtype=np.int64),
-        np.ascontiguousarray(costs_pi, dtype=np.float64),
-        np.ascontiguousarray(infinite, dtype=bool), np.ascontiguousarray(start, dtype=np.float64))
+        _iteration_tools(boxes), _checked("rows", rows, np.int64, (S,), S * A, "rows"),
+        _checked("costs_pi", costs_pi, np.float64, (S,)),
+        _checked("infinite", infinite, bool, (S,)), _checked("start", start, np.float64, (S,)))
 
 
 def optimist_iteration(boxes, costs, policy, start):
     """Kernel ``optimist_iteration``: the whole loop in one call of
     :func:`fast._iteration.optimist_iteration` (one ``(S, A)`` array of Q-values, filled in
-    place)."""
+    place), after checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that
+    ``policy`` lies in ``[0, A)``."""
+    S, A = boxes.n_states, boxes.n_actions
     return _iteration.optimist_iteration(
-        _iteration_tools(boxes), np.ascontiguousarray(costs, dtype=np.float64),
-        np.ascontiguousarray(policy, dtype=np.int64), np.ascontiguousarray(start, dtype=np.float64))
+        _iteration_tools(boxes), _checked("costs", costs, np.float64, (S, A)),
+        _checked("policy", policy, np.int64, (S,), A, "actions"),
+        _checked("start", start, np.float64, (S,)))
 
 
 def upper_check(boxes, rows, costs_pi, values, exact_zero):

@@ -184,15 +184,18 @@ class KernelSet:
         rows ``rows`` (int64 ``(S,)``) of
         :class:`~reference.confidence.ConfidenceBoxes`, with costs float64
         ``(S,)``, the graph test's ``infinite`` (bool ``(S,)``) and finite
-        ``start`` (float64 ``(S,)``); the same floats in every kernel set.
+        ``start`` (float64 ``(S,)``); bit-identical to that loop run on the
+        same kernel set's steps, and across kernel sets equal up to the
+        rounding of the chain solve (``poured_chain_values``).
     optimist_iteration : callable
         ``optimist_iteration(boxes, costs, policy, start) -> (values, policy,
         kernel, n_iter, converged, q)``: the optimist's policy iteration of
         :func:`reference.robust_loops.optimist_loop` from ``policy``
         (int64 ``(S,)``, not modified) and finite ``start`` (float64
         ``(S,)``), costs float64 ``(S, A)``; ``q`` the Q-values ``(S, A)`` of
-        the last values (None when its solve failed); the same floats in
-        every kernel set.
+        the last values (None when its solve failed); bit-identical to that
+        loop run on the same kernel set's steps, and across kernel sets equal
+        up to the rounding of the chain solve (``poured_chain_values``).
     upper_check : callable
         ``upper_check(boxes, rows, costs_pi, values, exact_zero) -> (U, dropped,
         r)``: the adversary's Bellman check of

@@ -421,6 +421,18 @@ class PouredKernel:
                            weights=(self.partial * y)[at_reach], minlength=n_next)
         return out + np.bincount(self.indices, weights=self.data * y[rows], minlength=n_next)
 
+    def emptied(self, rows):
+        """This kernel with the rows of the mask ``rows`` (bool ``(n,)``) put to 0: no stored
+        entry, width 0 (an instance of the same class, along the same order)."""
+        lengths = np.where(rows, 0, np.diff(self.indptr))
+        entry = np.repeat(self.indptr[:-1], lengths) + segment_positions(lengths)
+        kept = ~rows
+        return type(self).along(
+            self.order, self.rank,
+            (np.concatenate([[0], np.cumsum(lengths)]), self.indices[entry], self.data[entry],
+             np.where(kept, self.width, 0.0), np.where(kept, self.reach, 0),
+             np.where(kept, self.partial, 0.0)), self.descending)
+
     def finite_product(self, x, positive=False):
         """``kernel @ x`` for finite ``x``; with ``positive``, count the positive entries'
         weights as 1 instead (how many of them meet a nonzero ``x``)."""

@@ -12,7 +12,6 @@ their answers are candidates, which the Bellman checks of :mod:`reference.robust
 import numpy as np
 
 from .errors import ConvergenceError
-from .poured import PouredKernel, segment_positions
 
 __all__ = []
 
@@ -36,17 +35,6 @@ def _switch_tolerance(values, residual):
     return max(SWITCH_RTOL * scale, residual)
 
 
-def _emptied(kernel, rows):
-    """``kernel`` with the rows of the mask ``rows`` put to 0 (no stored entry, width 0)."""
-    lengths = np.where(rows, 0, np.diff(kernel.indptr))
-    entry = np.repeat(kernel.indptr[:-1], lengths) + segment_positions(lengths)
-    kept = ~rows
-    return PouredKernel(kernel.order, np.concatenate([[0], np.cumsum(lengths)]),
-                        kernel.indices[entry], kernel.data[entry],
-                        np.where(kept, kernel.width, 0.0), np.where(kept, kernel.reach, 0),
-                        np.where(kept, kernel.partial, 0.0), kernel.descending, check=False)
-
-
 def _evaluate(chain_values, kernel, costs_pi, infinite, start):
     """Values of ``kernel`` (``(S, S+1)``) and the solve's residual, ``+inf`` on ``infinite``
     (``chain_values``, the kernel ``poured_chain_values``, warm-started from ``start``).
@@ -66,7 +54,7 @@ def _evaluate(chain_values, kernel, costs_pi, infinite, start):
     optimist's sets the lower bound to 0 where its values are infinite.
     """
     if infinite.any():
-        kernel = _emptied(kernel, infinite)
+        kernel = kernel.emptied(infinite)
     try:
         values, residual = chain_values(kernel, costs_pi, start)
     except ConvergenceError:

@@ -71,7 +71,7 @@ def test_restricted_block_is_dense_below_the_iterative_size_and_keeps_the_exits(
     # The dense and the sparse restriction of a block agree entry for entry, exits included.
     chain = _sparse_chain(40, 7, branching=4)
     states = np.arange(3, 40, 2)
-    Q, exits = chains.explicit._restricted(chain, states)
+    Q, exits, _ = chains.explicit._restricted(chain, states)
     assert isinstance(Q, np.ndarray)
     dense = chain.toarray()
     expected_q = dense[np.ix_(states, states)]
@@ -85,7 +85,7 @@ def test_dense_and_sparse_blocks_certify_alike():
     # The rounding allowance of a dense block counts its nonzero entries per row, as for CSR.
     chain = _sparse_chain(60, 3)
     states = np.arange(60)
-    Q, exits = chains.explicit._restricted(chain, states)
+    Q, exits, _ = chains.explicit._restricted(chain, states)
     costs = np.linspace(0.2, 1.0, 60)
     values, times = chains.explicit._lu_values(Q.copy(), exits, costs)
     dense = chains.explicit._certified(Q, exits, costs, values, times)

@@ -52,10 +52,10 @@ def test_exit_terms_count_the_entries_leaving_the_block(seed):
     P /= P.sum(axis=1, keepdims=True)
     for states in (np.arange(S), np.sort(rng.choice(S, 7, replace=False))):
         expected = _counted(P, states)
-        assert monotone.exit_terms(P, states).tolist() == expected
-        assert monotone.exit_terms(sp.csr_array(P), states).tolist() == expected
+        assert explicit._restricted(P, states)[2].tolist() == expected
+        assert explicit._restricted(sp.csr_array(P), states)[2].tolist() == expected
     # With every state in the block only the goal entry leaves: exact exit masses.
-    assert monotone.exit_terms(P, np.arange(S)).max() == 1
+    assert explicit._restricted(P, np.arange(S))[2].max() == 1
 
 
 def _slow_pairs(n_pairs, q):
@@ -94,25 +94,62 @@ def _refuse_elimination(*args, **kwargs):
     raise AssertionError("the elimination ran")
 
 
-def test_summed_exits_keep_the_bounds_sound():
-    # A block whose exit masses sum several stored entries (its states lead to a state
-    # outside it and to the goal): the bounds built with the counted terms bracket the
-    # exact values of the exact sums.
-    chain, _ = _slow_pairs(3, 1e-3)
-    chain = chain.toarray()
-    chain[:, 5] += chain[:, 6] * 0.25
-    chain[:, 6] *= 0.75
-    states = np.arange(5)
-    Q, exits = explicit._restricted(sp.csr_array(chain), states)
-    terms = monotone.exit_terms(chain, states)
-    assert terms.max() >= 2
-    Q = Q.toarray() if sp.issparse(Q) else Q
-    exact_exits = [sum(Fraction(float(p)) for p in chain[s, 5:]) for s in states]
-    x, times = explicit._lu_values(Q.copy(), exits, np.ones(5))
-    L, U = monotone.bracket(monotone.Chain(Q, exits, np.ones(5), terms), x, times)
-    exact = _solve_exactly(Q, exact_exits)
-    for lo, v, hi in zip(L, exact, U):
+def _rounded_exit_chain():
+    """States 0, 1 transient, 2 outside, goal 3: 0 leaves to the goal w.p. 0.1 and to 2 w.p.
+    0.2, whose float64 sum 0.30000000000000004 is not the exact sum of the two stored
+    numbers; 1 returns to 0 w.p. 1e-6, else stays."""
+    chain = np.zeros((3, 4))
+    chain[0, 3], chain[0, 2], chain[0, 1] = 0.1, 0.2, 0.5
+    chain[1, 0], chain[1, 1] = 1e-6, 1.0 - 1e-6
+    chain[2, 3] = 1.0
+    Q, exits, terms = explicit._restricted(sp.csr_array(chain), np.arange(2))
+    exact_exits = [Fraction(0.1) + Fraction(0.2), Fraction(0)]
+    return (Q.toarray() if sp.issparse(Q) else Q), exits, terms, exact_exits
+
+
+def test_residual_bound_holds_with_a_rounded_exit():
+    # The exact c + Q W - (e + Q 1) W, with e the exact sum of the stored exits, lies in
+    # [r - m, r + m]; with the exit taken as exact (one term) it does not: its rounding,
+    # 2^-55, times W = 1e6 exceeds the margin of the working-precision residual.
+    Q, exits, terms, exact_exits = _rounded_exit_chain()
+    assert Fraction(float(exits[0])) != exact_exits[0] and terms.tolist() == [2, 0]
+    W = np.full(2, 1e6, dtype=np.longdouble)
+    exact_w = [Fraction(*w.as_integer_ratio()) for w in W]
+
+    def contains(chain):
+        r, m = chain.residual(W)
+        held = []
+        for i in range(2):
+            d = exact_exits[i] + sum(Fraction(float(Q[i, j])) for j in range(2))
+            true = 1 + sum(Fraction(float(Q[i, j])) * exact_w[j] for j in range(2)) \
+                - d * exact_w[i]
+            lo, hi = (Fraction(*x.as_integer_ratio()) for x in (r[i] - m[i], r[i] + m[i]))
+            held.append(lo <= true <= hi)
+        return held
+
+    assert contains(monotone.Chain(Q, exits, np.ones(2), terms)) == [True, True]
+    assert contains(monotone.Chain(Q, exits, np.ones(2), 1)) == [False, True]
+    x, times = explicit._lu_values(Q.copy(), exits, np.ones(2))
+    L, U = monotone.bracket(monotone.Chain(Q, exits, np.ones(2), terms), x, times)
+    for lo, v, hi in zip(L, _solve_exactly(Q, exact_exits), U):
         assert Fraction(*lo.as_integer_ratio()) <= v <= Fraction(*hi.as_integer_ratio())
+
+
+@pytest.mark.parametrize("k", [2, 5, 50])
+def test_sum_slack_is_needed_when_every_rounding_goes_up(k):
+    # 1 and k - 1 terms just above half an ulp of every partial sum (in [1, 2)): each
+    # addition rounds up by almost u, so the error nears (k - 1) u, relatively; within
+    # sum_slack(k) = 2 (k - 1) u, not within a tenth of it.
+    t = 2.0**-53 * (1 + 2.0**-52)
+    terms = np.array([1.0] + [t] * (k - 1))
+    exact = sum(Fraction(x) for x in terms)
+    running = 0.0
+    for x in terms:
+        running += x
+    for total in (running, np.bincount(np.zeros(k, int), weights=terms)[0]):
+        error = abs(Fraction(total) - exact)
+        assert error <= Fraction(monotone.sum_slack(k)) * Fraction(total)
+        assert error > Fraction(monotone.sum_slack(k)) / 10 * Fraction(total)
 
 
 def _solve_exactly(Q, exits):

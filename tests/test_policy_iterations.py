@@ -20,7 +20,7 @@ from fast.kernels import COMPILED_KERNELS
 from reference import robust_loops
 from reference import robust as reference_robust
 from reference.chains import poured as poured_chains
-from reference.errors import ConvergenceError
+from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.kernels import NUMPY_KERNELS
 
 EXAMPLES = 120
@@ -94,19 +94,45 @@ def _check_both(problem):
     _same(COMPILED_KERNELS.optimist_iteration(*args), _steps_loop("optimist")(*args))
 
 
+def _garnet_problem():
+    """Boxes of a sampled garnet on which both iterations switch: from the zero policy and
+    values, the optimist's makes 5 evaluations and the adversary's 3."""
+    ssp = reference.garnet(40, 3, 4, seed=5)
+    store = reference.SampleStore(ssp.n_states, ssp.n_actions)
+    store.top_up(reference.TabularGenerativeModel(ssp), 300, np.random.default_rng(1))
+    boxes, costs = reference_robust.checked_inputs(NUMPY_KERNELS, store.counts_csr(),
+                                                   ssp.costs, 0.1, "mixture")
+    return boxes, costs, np.zeros(boxes.n_states, dtype=np.int64), np.zeros(boxes.n_states)
+
+
+@pytest.mark.parametrize("repair_moves", [16, 0])
 @settings(max_examples=EXAMPLES, **SETTINGS)
 @given(problem=problems())
-def test_compiled_iterations_are_the_loop_on_compiled_steps(problem):
+def test_compiled_iterations_are_the_loop_on_compiled_steps(problem, repair_moves,
+                                                            monkeypatch):
+    # With no repair move allowed, every order after the first is sorted afresh.
+    monkeypatch.setattr(fast_kernels, "REPAIR_MOVES", repair_moves)
     _check_both(problem)
 
 
 @pytest.mark.parametrize("limit", [1, 2])
-@settings(max_examples=EXAMPLES // 4, **SETTINGS)
-@given(problem=problems())
-def test_compiled_iterations_stop_at_the_limit_as_the_loop(problem, limit, monkeypatch):
+def test_compiled_iterations_stop_at_the_limit_as_the_loop(limit, monkeypatch):
     monkeypatch.setattr(robust_loops, "ROBUST_MAX_ITER", limit)
     monkeypatch.setattr(fast_kernels, "ROBUST_MAX_ITER", limit)
-    _check_both(problem)
+    at_limit = []
+
+    def check(problem):
+        _check_both(problem)
+        boxes, costs, policy, start = problem
+        got = COMPILED_KERNELS.adversary_iteration(*_adversary_args(boxes, costs, policy,
+                                                                    start))
+        at_limit.append(got[2:] == (limit, False))
+        got = COMPILED_KERNELS.optimist_iteration(boxes, costs, policy, start)
+        at_limit.append(got[3:5] == (limit, False))
+
+    check(_garnet_problem())
+    assert at_limit == [True, True]
+    settings(max_examples=EXAMPLES // 4, **SETTINGS)(given(problem=problems())(check))()
 
 
 @settings(max_examples=EXAMPLES // 4, **SETTINGS)
@@ -125,6 +151,7 @@ def test_compiled_iterations_on_failed_solves(problem, monkeypatch):
 
     monkeypatch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
     monkeypatch.setattr(fast_kernels, "poured_chain_values", fails)
+    monkeypatch.setattr(poured_chains, "poured_values", fails)
     boxes, costs, policy, start = problem
     got = COMPILED_KERNELS.adversary_iteration(*_adversary_args(boxes, costs, policy, start))
     assert np.isinf(got[0]).all() and got[2:] == (1, False)
@@ -134,14 +161,45 @@ def test_compiled_iterations_on_failed_solves(problem, monkeypatch):
     _check_both(problem)
 
 
+@pytest.mark.parametrize("fail_at", [2, 3])
+def test_compiled_iterations_on_a_solve_failing_after_switches(fail_at):
+    # Every compiled candidate is rejected, so each evaluation calls poured_values once;
+    # its fail_at-th call fails, after fail_at - 1 evaluations (and their switches).
+    real, calls, failed = poured_chains.poured_values, [0], []
+
+    def fails_late(kernel, costs, start):
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise ConvergenceError("no acceptable candidate")
+        return real(kernel, costs, start)
+
+    def check(problem):
+        boxes, costs, policy, start = problem
+        runs = (("adversary", COMPILED_KERNELS.adversary_iteration,
+                 _adversary_args(boxes, costs, policy, start)),
+                ("optimist", COMPILED_KERNELS.optimist_iteration, (boxes, costs, policy, start)))
+        for name, compiled, args in runs:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
+                patch.setattr(poured_chains, "poured_values", fails_late)
+                calls[0] = 0
+                got = compiled(*args)
+                compiled_calls, calls[0] = calls[0], 0
+                want = _steps_loop(name)(*args)
+            assert calls[0] == compiled_calls
+            _same(got, want)
+            if compiled_calls == fail_at:
+                assert (got[2] if name == "adversary" else got[3]) == fail_at
+                assert np.isinf(got[0]).all()
+                failed.append(name)
+
+    check(_garnet_problem())
+    assert failed == ["adversary", "optimist"]
+    settings(max_examples=EXAMPLES // 4, **SETTINGS)(given(problem=problems())(check))()
+
+
 def test_iterations_agree_with_the_numpy_kernel_set():
-    ssp = reference.garnet(40, 3, 4, seed=5)
-    store = reference.SampleStore(ssp.n_states, ssp.n_actions)
-    store.top_up(reference.TabularGenerativeModel(ssp), 300, np.random.default_rng(1))
-    boxes, costs = reference_robust.checked_inputs(NUMPY_KERNELS, store.counts_csr(),
-                                                   ssp.costs, 0.1, "mixture")
-    S = boxes.n_states
-    policy, start = np.zeros(S, dtype=np.int64), np.zeros(S)
+    boxes, costs, policy, start = _garnet_problem()
     lower = COMPILED_KERNELS.optimist_iteration(boxes, costs, policy, start)
     want = NUMPY_KERNELS.optimist_iteration(boxes, costs, policy, start)
     assert lower[4] and want[4]
@@ -153,3 +211,24 @@ def test_iterations_agree_with_the_numpy_kernel_set():
     assert upper[3] and want[3]
     np.testing.assert_allclose(upper[0], want[0], rtol=1e-9)
     assert np.all(upper[0] >= lower[0] * (1 - 1e-9))
+
+
+def test_compiled_iterations_refuse_bad_shapes_and_rows():
+    # The compiled loops index these arrays without bounds checks: their wrappers check.
+    boxes, costs = reference_robust.checked_inputs(
+        NUMPY_KERNELS, np.ones((3, 2, 4)), np.full((3, 2), 0.5), 0.1, "kl")
+    policy, start = np.zeros(3, dtype=np.int64), np.zeros(3)
+    adversary = _adversary_args(boxes, costs, policy, start)
+    for i, bad in ((1, np.arange(2)), (2, np.ones(4)), (3, np.zeros(2, dtype=bool)),
+                   (4, np.zeros((3, 1)))):
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.adversary_iteration(*adversary[:i], bad, *adversary[i + 1:])
+    with pytest.raises(ParameterError, match="`rows`"):
+        COMPILED_KERNELS.adversary_iteration(boxes, np.array([0, 2, 6]), *adversary[2:])
+    for i, bad in ((1, costs[:, :1]), (2, np.zeros(4, dtype=np.int64)), (3, np.zeros(2))):
+        args = [boxes, costs, policy, start]
+        args[i] = bad
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.optimist_iteration(*args)
+    with pytest.raises(ParameterError, match="`policy`"):
+        COMPILED_KERNELS.optimist_iteration(boxes, costs, np.array([0, -1, 1]), start)

@@ -159,7 +159,7 @@ def _splits(chain, costs):
 
 
 def _restricted(chain, states):
-    """Off-diagonal block ``Q`` on ``states`` and the exit mass of each (never ``1 - Q[s, s]``).
+    """Off-diagonal block ``Q`` on ``states``, exit masses (never ``1 - Q[s, s]``), their terms.
 
     Returns
     -------
@@ -170,6 +170,9 @@ def _restricted(chain, states):
         :data:`ITERATIVE_MIN_STATES`, at most :data:`DENSE_MAX_STATES` states).
     exits : ndarray of float64, shape (n,)
         The summed probability of moving outside ``states`` (goal included).
+    terms : ndarray of int64, shape (n,)
+        The stored (CSR) or nonzero (dense) probabilities each exit mass sums
+        (:func:`reference.chains.monotone.sum_slack`): at most 1 if ``n = S``.
     """
     S = chain.shape[0]
     small = states.size < ITERATIVE_MIN_STATES and states.size <= DENSE_MAX_STATES
@@ -177,7 +180,7 @@ def _restricted(chain, states):
         chain = chain.toarray() if sp.issparse(chain) else chain.copy()
         Q = chain[:, :S]
         np.fill_diagonal(Q, 0.0)
-        return Q, chain[:, S].copy()
+        return Q, chain[:, S].copy(), (chain[:, S] != 0).astype(np.int64)
     inside = np.zeros(S + 1, dtype=bool)
     inside[states] = True
     rows = chain[states]
@@ -187,17 +190,14 @@ def _restricted(chain, states):
             rows = rows.toarray()
     if sp.issparse(rows):
         keep = inside[rows.indices]
-        exits = np.bincount(
-            np.repeat(np.arange(states.size), np.diff(rows.indptr))[~keep],
-            weights=rows.data[~keep], minlength=states.size,
-        )
-        Q = rows[:, states]
-        Q = _without_diagonal(sp.csr_array(Q))
-        return Q, exits
-    exits = rows[:, ~inside].sum(axis=1)
+        owners = np.repeat(np.arange(states.size), np.diff(rows.indptr))[~keep]
+        exits = np.bincount(owners, weights=rows.data[~keep], minlength=states.size)
+        terms = np.bincount(owners, minlength=states.size).astype(np.int64)
+        return _without_diagonal(sp.csr_array(rows[:, states])), exits, terms
+    leaving = rows[:, ~inside]
     Q = rows[:, states]
     np.fill_diagonal(Q, 0.0)
-    return Q, exits
+    return Q, leaving.sum(axis=1), np.count_nonzero(leaving, axis=1).astype(np.int64)
 
 
 def _without_diagonal(Q):
@@ -226,7 +226,7 @@ def _certified(Q, exits, rhs, values, times, exit_terms=1):
     values, times : ndarray of float64, shape (n,)
         Candidate solutions of :math:`M V = c` and :math:`M \tau = 1`.
     exit_terms : int or array_like of int, shape (n,), default 1
-        Terms of each exit mass (:func:`reference.chains.monotone.exit_terms`).
+        Terms of each exit mass (the ``terms`` of :func:`_restricted`).
 
     Returns
     -------
@@ -518,7 +518,7 @@ def transient_values(Q, exits, rhs, states, exit_terms=1):
         The chain's names of the states, for messages.
     exit_terms : int or array_like of int, shape (n,), default 1
         Stored probabilities summed into each exit mass (an int bounds them all;
-        ``1``: exact as given), :func:`reference.chains.monotone.exit_terms`.
+        ``1``: exact as given), the ``terms`` of :func:`_restricted`.
 
     Returns
     -------
@@ -594,7 +594,6 @@ def chain_values(chain, costs):
     values[infinite] = np.inf
     states = np.flatnonzero(transient)
     if states.size:
-        Q, exits = _restricted(chain, states)
-        values[states] = transient_values(Q, exits, costs[states], states,
-                                          monotone.exit_terms(chain, states))
+        Q, exits, terms = _restricted(chain, states)
+        values[states] = transient_values(Q, exits, costs[states], states, terms)
     return values

@@ -207,10 +207,19 @@ def row_lengths(Q):
 def sum_slack(terms):
     r"""Relative error bound of a float64 sum of ``terms`` non-negative numbers.
 
-    A sum of :math:`k` non-negative numbers computed in any order rounds at most
-    :math:`k - 1` partial sums, each no larger than the exact total, so it is
-    within :math:`\gamma_{k-1} = (k-1) u / (1 - (k-1) u) \le 2 (k-1) u` of it,
-    relatively; a single term (or none) is exact.
+    In a sum of :math:`k` non-negative numbers computed in any order each term
+    passes through at most :math:`k - 1` roundings, so the computed sum
+    :math:`\hat e` is within :math:`\gamma_{k-1} e` of the exact one :math:`e`,
+    :math:`\gamma_{k-1} = (k-1) u / (1 - (k-1) u)`. Relative to the computed
+    sum, :math:`\hat e \ge (1 - \gamma_{k-1}) e` gives
+
+    .. math::
+
+        |\hat e - e| \le \frac{\gamma_{k-1}}{1 - \gamma_{k-1}} \hat e
+        \le 2 (k-1) u \, \hat e \quad \text{when } (k-1) u \le 1/4,
+
+    since then :math:`\gamma_{k-1} \le \tfrac43 (k-1) u \le \tfrac13` (any
+    :math:`k < 2^{51}`); a single term (or none) is exact.
 
     Parameters
     ----------
@@ -228,36 +237,6 @@ def sum_slack(terms):
     True
     """
     return 2.0 * np.maximum(np.asarray(terms, dtype=np.int64) - 1, 0) * DOUBLE_ROUNDOFF
-
-
-def exit_terms(chain, states):
-    """Terms of each exit mass: the stored entries of a row of ``chain`` outside ``states``.
-
-    Parameters
-    ----------
-    chain : CSR or ndarray, shape (S, S+1)
-        The chain (goal last).
-    states : ndarray of int, shape (n,)
-        The transient states, sorted.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        For each of ``states``, how many stored (CSR) or nonzero (dense)
-        probabilities of its row go to the goal or to a state not in
-        ``states``: the terms ``reference.chains.explicit._restricted`` sums
-        into its exit mass. With every state transient only the goal entry
-        is outside, and the exit masses are exact.
-    """
-    S = chain.shape[0]
-    outside = np.ones(S + 1, dtype=bool)
-    outside[states] = False
-    if sp.issparse(chain):
-        chain = sp.csr_array(chain)
-        counts = np.diff(chain.indptr)
-        rows = np.repeat(np.arange(S), counts)[outside[chain.indices]]
-        return np.bincount(rows, minlength=S)[states].astype(np.int64)
-    return np.count_nonzero(chain[states][:, outside], axis=1).astype(np.int64)
 
 
 def refined_values(chain, values, times, rtol, correct=None, steps=0):
