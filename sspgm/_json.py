@@ -6,8 +6,9 @@ One document per command run, as one JSON object; the fields of ``solve``,
 ``validate``'s summary in ``docs/validate.md``. Each document has its own
 version (:data:`SCHEMA_VERSIONS`), raised whenever one of its fields changes
 meaning or disappears; new fields may be added without raising it. Every
-document starts with ``schema_version``, ``command`` and ``sspgm_version``. Numbers that JSON cannot hold (infinite
-values, NaN) are written as the strings ``"inf"``, ``"-inf"`` and ``"nan"``.
+document starts with ``schema_version``, ``command`` and ``sspgm_version``.
+Numbers that JSON cannot hold (infinite values, NaN) are written as the
+strings ``"inf"``, ``"-inf"`` and ``"nan"``.
 """
 
 import dataclasses
