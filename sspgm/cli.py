@@ -218,7 +218,8 @@ def version_report():
         lines.append(f"backend fast: not built: {_one_line(exc)}")
     else:
         if fast.OPENMP:
-            lines.append(f"backend fast: compiled, OpenMP yes, {fast.get_num_threads()} threads")
+            n = fast.get_num_threads()
+            lines.append(f"backend fast: compiled, OpenMP yes, {n} thread{'s' * (n != 1)}")
         else:
             lines.append("backend fast: compiled, OpenMP no (the C compiler had none at build "
                          "time): single-threaded")

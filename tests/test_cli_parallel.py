@@ -151,3 +151,15 @@ def test_a_stalled_run_is_warned_about_in_one_line_and_goes_on(backend, capsys, 
     assert "from 1 state(s) (2)" in warned[0]
     assert warned[0].endswith("give --budget N to cap the calls.")
     assert status == 0 and "certified" in captured.out
+
+
+def test_sampling_model_without_an_instance_or_a_simulator_is_a_clear_error():
+    import argparse
+
+    from sspgm.commands.sampling import sampling_model
+
+    args = argparse.Namespace(workers=None, chunk=16384, scheduler=None, batched=False,
+                              simulator=None)
+    with pytest.raises(reference.ParameterError, match="needs `ssp`.*or `simulator`.*neither"):
+        with sampling_model(args):
+            pass

@@ -169,12 +169,23 @@ def _sweep_rows():
     return rows
 
 
-def test_the_legend_states_the_checks_own_constants():
-    from sspgm.validation import SLOPE_LIMITS, SLOPE_TOLERANCE, SUMMARY_LEGEND
+@pytest.mark.parametrize("theta", [None, 1.0], ids=["Thm. 1", "Thm. 2"])
+def test_the_legend_states_the_rule_summarize_applies(theta):
+    # The tolerance and limits as the legend prints them; the slope check must flag a slope
+    # just above max(limit, thm) + tolerance and pass one just below it.
+    from sspgm.validation import SUMMARY_LEGEND
 
-    assert f"lies above thm by more than {SLOPE_TOLERANCE:g})" in SUMMARY_LEGEND
-    assert (f"{SLOPE_LIMITS[False]:g} for Thm. 1 and {SLOPE_LIMITS[True]:g} for Thm. 2"
-            in SUMMARY_LEGEND)
+    tolerance = float(re.search(r"lies above thm by more than ([0-9.]+)\)",
+                                SUMMARY_LEGEND).group(1))
+    limits = re.search(r"limit, ([0-9.]+) for Thm\. 1 and ([0-9.]+) for Thm\. 2",
+                       SUMMARY_LEGEND).groups()
+    limit = float(limits[theta is not None])
+    (line,) = summarize(_power_law(2.0, theta=theta))
+    assert line.slope_limit == limit
+    border = max(limit, line.theorem_slope) + tolerance
+    for exponent, fails in ((border + 0.03, True), (border - 0.03, False)):
+        (line,) = summarize(_power_law(exponent, theta=theta))
+        assert ("s" in line.failed) is fails, (exponent, line.slope)
 
 
 def test_summary_fits_the_width_and_its_json_agrees():

@@ -82,8 +82,7 @@ def summary_record(summary, rows, level=0.95):
     dict
         ``schema_version``, ``command``, ``sspgm_version``, ``level``, ``checks``
         (code -> rule), ``runs``, ``raised``, ``verdict`` (``"pass"`` when every
-        configuration passes),
-        ``configurations``, ``above_total`` and ``raised_runs``
+        configuration passes), ``configurations``, ``above_total`` and ``raised_runs``
         (docs/validate.md lists every field).
 
     Examples
