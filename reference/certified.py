@@ -464,7 +464,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         When ``budget`` is spent before the certificate holds.
     StalledRunWarning
         Without ``budget``, once, when after 20 times the first round's calls the samples
-        show no way to the goal from some states (``reference.certified_stall``).
+        show no way to the goal from some states; the warning names them.
 
     See Also
     --------

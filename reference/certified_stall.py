@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import breadth_first_order
 
 from .errors import StalledRunWarning, warn_at_caller
 
-__all__ = ["STALL_GROWTH", "StallWatch", "no_way_to_goal"]
+__all__ = []
 
 STALL_GROWTH = 20
 """How many times the first round's calls a budgetless run makes before it may warn.
