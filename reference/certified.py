@@ -31,15 +31,8 @@ from .store_boxes import store_boxes
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
-    "INITIAL_PER_PAIR",
-    "GROWTH",
-    "SAMPLINGS",
-    "TARGETS",
-    "Certificate",
-    "CertifiedRound",
-    "CertifiedResult",
-    "certify",
-    "solve_certified",
+    "INITIAL_PER_PAIR", "GROWTH", "SAMPLINGS", "TARGETS", "Certificate", "CertifiedRound",
+    "CertifiedResult", "certify", "solve_certified",
 ]
 
 SAMPLINGS = ("adaptive", "uniform")
@@ -433,8 +426,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         relative run), and certify against ``V*_theta``.
     budget : int, optional
         Cap on calls, lost ones included. When reached, the best policy found is
-        returned with ``certified = False`` and its certificate, a message and a
-        :class:`~reference.errors.NotCertifiedWarning`; without one, see ``StalledRunWarning``.
+        returned with ``certified = False``, its certificate and a message (see Warns).
     seed : None, int, numpy.random.SeedSequence, BitGenerator or Generator
         Randomness of the sampling: a seed fixes the result.
     checkpoint : str or os.PathLike, optional
@@ -465,6 +457,14 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         ``"paper"`` kind (not time-uniform), or a checkpoint of another run.
     ShapeError, NotFiniteError, CostError
         On costs of the wrong shape, not finite, or outside ``[0, 1]``.
+
+    Warns
+    -----
+    NotCertifiedWarning
+        When ``budget`` is spent before the certificate holds.
+    StalledRunWarning
+        Without ``budget``, once, when after 20 times the first round's calls the samples
+        show no way to the goal from some states; the warning names them.
 
     See Also
     --------
@@ -557,7 +557,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
     policies = dict(run.warm)
-    first, stall = True, StallWatch(budget)
+    first, stall = True, StallWatch(budget, S * A * INITIAL_PER_PAIR)
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
@@ -574,7 +574,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
                 n_infinite=int(np.isinf(cert.upper).sum()), D_hat=D_hat, nu=nu,
                 seconds=time.perf_counter() - start_time))
         first = False
-        stall.round(cert.upper, n_calls)
+        stall.round(cert.upper, run.store.counts_csr(), n_calls)
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break

@@ -117,9 +117,9 @@ class NotCertifiedWarning(SSPWarning, RuntimeWarning):
 
 
 class StalledRunWarning(SSPWarning, RuntimeWarning):
-    """A run without a budget has gone many rounds with an infinite upper bound.
+    """A run without a budget has sampled long and still sees no way to the goal from some states.
 
-    Its samples show no way to the goal from some states yet. If the goal
+    No chain of sampled transitions leads from them to the goal. If the goal
     cannot be reached from them, no number of samples will show one and the
     run never ends; give a budget to cap it. The run itself goes on
     unchanged: it may still certify.

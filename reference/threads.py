@@ -15,59 +15,12 @@ __all__ = ["set_num_threads", "get_num_threads"]
 _setting = {"n_threads": None}
 
 
-def choose_num_threads(environ, cores, load):
-    """The default thread count, from the environment, the cores and the load average.
-
-    A parallel sweep ends at a barrier that waits for its slowest thread, so a
-    thread that another process pushes off its core holds every other one up:
-    on a busy host, two threads were several times slower than one. Threads
-    are therefore only given to cores the machine leaves free.
-
-    Parameters
-    ----------
-    environ : mapping of str to str
-        The process environment.
-    cores : int >= 1
-        The cores this process may use.
-    load : float or None
-        The 1-minute load average (None when the system gives none).
-
-    Returns
-    -------
-    int >= 1
-        ``OMP_NUM_THREADS`` when it holds a positive integer (the user's
-        choice always wins); else 1 in a pytest-xdist worker (the environment
-        holds ``PYTEST_XDIST_WORKER``: the workers already share the cores);
-        else the cores the load leaves free, ``round(cores - load)``, between
-        1 and ``cores`` (all of them with no load average).
-
-    Examples
-    --------
-    >>> choose_num_threads({}, 2, 0.2), choose_num_threads({}, 2, 1.3)
-    (2, 1)
-    >>> choose_num_threads({"OMP_NUM_THREADS": "4"}, 2, 6.0)
-    4
-    >>> choose_num_threads({"PYTEST_XDIST_WORKER": "gw0"}, 8, None)
-    1
-    """
-    value = environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+def default_num_threads():
+    """``OMP_NUM_THREADS`` when it holds a positive integer, else the cores this process may use."""
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
-    if environ.get("PYTEST_XDIST_WORKER"):
-        return 1
-    if load is None:
-        return cores
-    return max(1, min(cores, round(cores - load)))
-
-
-def default_num_threads():
-    """:func:`choose_num_threads` for this process, now."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = None
-    return choose_num_threads(os.environ, cores or 1, load)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def set_num_threads(n=None):
@@ -78,9 +31,7 @@ def set_num_threads(n=None):
     n : int >= 1 or None, default None
         Threads for the sweeps of extended value iteration and value
         iteration; ``None`` restores the default: ``OMP_NUM_THREADS`` when it
-        is set, else one in a pytest-xdist worker, else the cores this process
-        may use that the load average leaves free (at least one; see
-        :func:`choose_num_threads`).
+        is set, else the number of cores this process may use.
 
     Returns
     -------
@@ -125,8 +76,7 @@ def get_num_threads():
     -------
     int
         The last value given to :func:`set_num_threads`, or the default (read
-        from the environment and the load average when first needed, or when
-        ``None`` is set).
+        from the environment when first needed, or when ``None`` is set).
 
     See Also
     --------

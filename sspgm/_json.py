@@ -3,11 +3,12 @@ and ``sspgm validate --json`` (its ``summary.json``).
 
 One document per command run, as one JSON object; the fields of ``solve``,
 ``info`` and ``bounds`` are documented in ``docs/json.md``, those of
-``validate``'s summary in ``docs/validate.md`` (:data:`SCHEMA_VERSION` is
-raised whenever a field changes meaning or disappears; new fields may be added
-without raising it). Every document starts with ``schema_version``,
-``command`` and ``sspgm_version``. Numbers that JSON cannot hold (infinite
-values, NaN) are written as the strings ``"inf"``, ``"-inf"`` and ``"nan"``.
+``validate``'s summary in ``docs/validate.md``. Each document has its own
+version (:data:`SCHEMA_VERSIONS`), raised whenever one of its fields changes
+meaning or disappears; new fields may be added without raising it. Every
+document starts with ``schema_version``, ``command`` and ``sspgm_version``.
+Numbers that JSON cannot hold (infinite values, NaN) are written as the
+strings ``"inf"``, ``"-inf"`` and ``"nan"``.
 """
 
 import dataclasses
@@ -15,11 +16,12 @@ import json
 import math
 import numbers
 
-__all__ = ["SCHEMA_VERSION", "dumps", "to_json", "envelope", "solve_document",
+__all__ = ["SCHEMA_VERSIONS", "dumps", "to_json", "envelope", "solve_document",
            "info_document", "bounds_document"]
 
-SCHEMA_VERSION = 1
-"""Version of the documents' layout (docs/json.md)."""
+SCHEMA_VERSIONS = {"solve": 1, "info": 1, "bounds": 1, "validate": 2}
+"""The version of each command's document (docs/json.md, docs/validate.md): ``validate``'s
+summary is at 2 since it is written by this module (its fields changed then)."""
 
 
 def to_json(value):
@@ -74,18 +76,25 @@ def dumps(document, indent=None):
     return json.dumps(to_json(document), indent=indent, allow_nan=False)
 
 
-def envelope(command):
+def envelope(command, version):
     """The fields every document starts with: ``schema_version``, ``command`` and
     ``sspgm_version``.
 
+    Parameters
+    ----------
+    command : str
+        The command whose document this is.
+    version : int
+        The version of that document's layout (its entry in :data:`SCHEMA_VERSIONS`).
+
     Examples
     --------
-    >>> list(envelope("validate"))
-    ['schema_version', 'command', 'sspgm_version']
+    >>> envelope("validate", SCHEMA_VERSIONS["validate"])["schema_version"]
+    2
     """
     from sspgm import __version__
 
-    return {"schema_version": SCHEMA_VERSION, "command": command, "sspgm_version": __version__}
+    return {"schema_version": version, "command": command, "sspgm_version": __version__}
 
 
 def _instance(name, kwargs, ssp):
@@ -133,7 +142,7 @@ def solve_document(args, facts, status):
         run.update(alpha=args.alpha, max_iter=args.max_iter)
     calls = res.calls
     return {
-        **envelope("solve"),
+        **envelope("solve", SCHEMA_VERSIONS["solve"]),
         "instance": instance,
         "simulator": facts.get("simulator"),
         "method": args.method,
@@ -182,7 +191,7 @@ def info_document(name, kwargs, ssp, backend_name, best, diameter):
     """
     values = best.values
     return {
-        **envelope("info"),
+        **envelope("info", SCHEMA_VERSIONS["info"]),
         "instance": _instance(name, kwargs, ssp),
         "backend": backend_name,
         "D": diameter.D,
@@ -217,7 +226,7 @@ def bounds_document(params, evaluated, titles, kinds, terms, totals, dominants):
             "total": _number_or_text(totals[key]),
             "dominant": dominants[key],
         })
-    return {**envelope("bounds"), "params": params, "bounds": bounds}
+    return {**envelope("bounds", SCHEMA_VERSIONS["bounds"]), "params": params, "bounds": bounds}
 
 
 def _number_or_text(value):

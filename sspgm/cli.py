@@ -218,7 +218,8 @@ def version_report():
         lines.append(f"backend fast: not built: {_one_line(exc)}")
     else:
         if fast.OPENMP:
-            lines.append(f"backend fast: compiled, OpenMP yes, {fast.get_num_threads()} threads")
+            n = fast.get_num_threads()
+            lines.append(f"backend fast: compiled, OpenMP yes, {n} thread{'s' * (n != 1)}")
         else:
             lines.append("backend fast: compiled, OpenMP no (the C compiler had none at build "
                          "time): single-threaded")
@@ -282,6 +283,12 @@ def _unrecognized(extra, options):
     return f"{text}; did you mean {found[1]} (for {found[0]})?" if found else text
 
 
+def _subparser(parser, command):
+    """The parser of ``command`` in the top-level ``parser``."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
+
+
 def _requested_command(argv):
     """The first argument that is not an option (the top level has no option values)."""
     return next((arg for arg in argv if not arg.startswith("-")), None)
@@ -338,7 +345,7 @@ def main(argv=None):
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "accepts_extra", False):
             prog = f"sspgm {command}"
-            options = getattr(args, "command_options", ())
+            options = option_strings(_subparser(parser, command))
             print(f"{prog}: error: {_unrecognized(extra, options)} "
                   f"(see `{prog} --help`)", file=sys.stderr)
             return EXIT_USER_ERROR

@@ -120,8 +120,23 @@ def _parse_any(text):
     raise ValueError("expected an integer, a real, a cell `row,col` or `none`")
 
 
-def _parser_for(default):
-    """The text parser matching the type of a builder default."""
+_FORMS = {
+    int: "an integer",
+    float: "a real number",
+    _parse_bool: "true or false",
+    _parse_cell: "a cell `row,col`",
+    _parse_cells: "cells `row,col;row,col` or `none`",
+    _parse_any: "an integer, a real, a cell `row,col` or `none`",
+}
+"""The values each text parser of a parameter accepts, as an error names them."""
+
+
+def _parser_for(default, documented=""):
+    """The text parser matching the type of a builder default; for a required parameter
+    (no default), the type its docstring gives (``documented``: ``int ...``, ``float ...``)."""
+    if default is inspect.Parameter.empty:
+        kind = documented.split(" ")[0]
+        return {"int": int, "float": float}.get(kind, _parse_any)
     if isinstance(default, bool):
         return _parse_bool
     if isinstance(default, int):
@@ -155,6 +170,8 @@ def _unknown(token, name, params, options):
 def _unknown_key(key, spec, name, params):
     """The error for a ``key=value`` item of ``spec`` whose key the instance lacks."""
     close = closest(key.replace("-", "_"), params)
+    if key == "instance_seed" and "seed" in params:
+        close = "seed"
     hint = f"; did you mean {close}?" if close else "."
     return ParameterError(
         f"unknown key {key!r} in instance spec {spec!r}{hint} Keys of instance {name!r}: "
@@ -166,7 +183,7 @@ def _key(token, name, params, options):
     """The builder parameter that the option ``token`` (``--key`` or ``--key=value``) names."""
     flag = token.partition("=")[0]
     key = flag[2:].replace("-", "_")
-    if flag == INSTANCE_SEED or key == "instance_seed":
+    if flag == INSTANCE_SEED or (key == "instance_seed" and not isinstance(token, SpecKey)):
         if "seed" not in params:
             random = [n for n in INSTANCES if "seed" in instance_parameters(n)]
             raise ParameterError(
@@ -206,9 +223,27 @@ def _pairs(name, tokens, params, options=()):
                 value = "true"
             else:
                 raise ParameterError(f"parameter {_flag(key)} of {name!r} needs a value.")
-        pairs.append((key, value))
+        pairs.append((key, value, token))
         i += 1
     return pairs
+
+
+def _documented_type(name, key):
+    """The type the builder's docstring gives ``key`` (``n_states : int >= 1`` -> ``int >= 1``)."""
+    import re
+
+    found = re.search(rf"^{key} : (.*)$", inspect.getdoc(_builder(name)) or "", re.M)
+    return found.group(1) if found else ""
+
+
+def _unparsed(name, key, text, token, parser):
+    """The error for the value ``text`` of parameter ``key`` that ``parser`` refused."""
+    form = _FORMS.get(parser, "a value of its type")
+    if isinstance(token, SpecKey):
+        written = "seed" if token == INSTANCE_SEED else token[2:]
+        return ParameterError(f"key {written}={text} in {token.spec!r}: expected {form}.")
+    return ParameterError(f"parameter {_flag(key)} of {name!r}: cannot parse {text!r} "
+                          f"(expected {form}).")
 
 
 def build_instance(name, extra_args=(), options=()):
@@ -258,15 +293,14 @@ def build_instance(name, extra_args=(), options=()):
     builder = _builder(name)
     params = instance_parameters(name)
     kwargs = {}
-    for key, text in _pairs(name, list(extra_args), params, options):
+    for key, text, token in _pairs(name, list(extra_args), params, options):
         if key in kwargs:
             raise ParameterError(f"parameter {_flag(key)} of {name!r} given twice.")
+        parser = _parser_for(params[key], _documented_type(name, key))
         try:
-            kwargs[key] = _parser_for(params[key])(text)
-        except ValueError as exc:
-            raise ParameterError(
-                f"parameter {_flag(key)} of {name!r}: cannot parse {text!r} ({exc})."
-            ) from None
+            kwargs[key] = parser(text)
+        except ValueError:
+            raise _unparsed(name, key, text, token, parser) from None
     missing = [p for p, d in params.items() if d is inspect.Parameter.empty and p not in kwargs]
     if missing:
         raise ParameterError(

@@ -44,8 +44,9 @@ def first_misspelt(tokens, options):
     Parameters
     ----------
     tokens : iterable of str
-        Command-line tokens; those starting with ``--`` are options, and
-        ``--flag=value`` is read as ``--flag``.
+        Command-line tokens; those starting with ``-`` (not numbers) are
+        options, and ``--flag=value`` is read as ``--flag``. A long name given
+        with one dash (``-json``) is matched as if it had two.
     options : sequence of str
         The known options.
 
@@ -58,11 +59,24 @@ def first_misspelt(tokens, options):
     --------
     >>> first_misspelt(["--B", "1", "--esp=0.1"], ["--B", "--eps"])
     ('--esp', '--eps')
+    >>> first_misspelt(["-json", "-1"], ["--json", "--eps"])
+    ('-json', '--json')
     """
     for token in tokens:
         flag = token.partition("=")[0]
-        if flag.startswith("--") and flag not in options:
-            match = closest(flag, options)
-            if match is not None:
-                return flag, match
+        if not flag.startswith("-") or flag in options or _is_number(flag):
+            continue
+        long = flag if flag.startswith("--") or len(flag) <= 2 else "-" + flag
+        match = long if long in options else closest(long, options)
+        if match is not None:
+            return flag, match
     return None
+
+
+def _is_number(token):
+    """Whether ``token`` reads as a number (a negative value, not an option)."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

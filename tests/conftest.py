@@ -38,6 +38,11 @@ from each test's name (``derandomize``), no example database carried between
 runs, no deadline (the machine is shared, so timings vary), and the
 reproduction blob printed with any failure. A green CI run is then green on
 every rerun of the same commit.
+
+In a pytest-xdist worker (``PYTEST_XDIST_WORKER`` set) without ``OMP_NUM_THREADS``,
+the compiled sweeps run on one thread (:func:`one_thread_per_worker`): the workers
+already share the cores, and a parallel sweep waits at its end for a thread another
+worker may hold.
 """
 
 import importlib
@@ -48,6 +53,20 @@ from hypothesis import settings
 
 BACKEND_NAMES = ("reference", "fast")
 SHARED = "shared"
+
+
+
+def one_thread_per_worker(environ):
+    """Set ``OMP_NUM_THREADS=1`` in ``environ`` for a pytest-xdist worker that has no setting.
+
+    The thread default of both backends (``reference.set_num_threads``) reads it,
+    so ``set_num_threads(None)`` in a test restores one thread too.
+    """
+    if environ.get("PYTEST_XDIST_WORKER"):
+        environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+one_thread_per_worker(os.environ)
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 if os.environ.get("CI"):

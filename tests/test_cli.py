@@ -66,7 +66,23 @@ def test_version_reports_version_backends_and_openmp(capsys):
     openmp = "yes" if fast.OPENMP else "no"
     assert out[3].startswith(f"backend fast: compiled, OpenMP {openmp}")
     if fast.OPENMP:
-        assert out[3].endswith(f"{fast.get_num_threads()} threads")
+        assert out[3].endswith(f"{fast.get_num_threads()} thread"
+                               f"{'s' * (fast.get_num_threads() != 1)}")
+
+
+@pytest.mark.parametrize(("n", "end"), [(1, ", 1 thread"), (2, ", 2 threads")])
+def test_version_counts_threads_in_words(capsys, n, end):
+    import fast
+
+    if not fast.OPENMP:
+        pytest.skip("fast was built without OpenMP: the line names no thread count")
+    previous = fast.set_num_threads(n)
+    try:
+        with pytest.raises(SystemExit):
+            main(["--version"])
+    finally:
+        fast.set_num_threads(previous)
+    assert capsys.readouterr().out.splitlines()[3].endswith(end)
 
 
 def test_version_without_the_compiled_backend_says_it_is_not_built():

@@ -118,3 +118,48 @@ def test_a_raising_simulator_prints_its_traceback_and_exits_2(capsys, monkeypatc
     last = err.strip().splitlines()[-1]
     assert last.startswith("sspgm solve: error: `step` raised RuntimeError: boom at 0, 0 for the "
                            "pair (s, a) = (0, 0)") and "SEARCH round 1" in last
+
+
+LATE_EXIT = '''
+calls = [0]
+
+
+def step(s, a, rng):
+    """State 2 is a trap for the first 12000 calls; then every state steps to the goal."""
+    calls[0] += 1
+    if calls[0] > 12000:
+        return 3
+    if s == 2:
+        return 2
+    return 3 if rng.random() < 0.5 else s
+'''
+
+
+def test_a_stalled_run_is_warned_about_in_one_line_and_goes_on(backend, capsys, monkeypatch,
+                                                               tmp_path):
+    # 20 times the first round's 3 * 2 * 64 calls is 7680: the warning comes before the trap
+    # opens, names state 2, and the run then certifies.
+    name = f"late_exit_{backend.__name__}"  # a fresh module, so a fresh count of calls
+    (tmp_path / f"{name}.py").write_text(LATE_EXIT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    status = main(["solve", "--simulator", f"{name}:step", "--states", "3", "--actions", "2",
+                   "--method", "certified", "--eps", "0.5", "--backend", backend.__name__])
+    captured = capsys.readouterr()
+    warned = [line for line in captured.err.splitlines() if "warning" in line]
+    assert len(warned) == 1 and warned[0].startswith("sspgm solve: warning: after ")
+    assert "from 1 state(s) (2)" in warned[0]
+    assert warned[0].endswith("give --budget N to cap the calls.")
+    assert status == 0 and "certified" in captured.out
+
+
+def test_sampling_model_without_an_instance_or_a_simulator_is_a_clear_error():
+    import argparse
+
+    from sspgm.commands.sampling import sampling_model
+
+    args = argparse.Namespace(workers=None, chunk=16384, scheduler=None, batched=False,
+                              simulator=None)
+    with pytest.raises(reference.ParameterError, match="needs `ssp`.*or `simulator`.*neither"):
+        with sampling_model(args):
+            pass

@@ -79,6 +79,46 @@ def test_unrecognized_arguments_of_a_command_suggest_its_option(capsys):
     assert "did you mean --latex" in err
 
 
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["bounds", "--eps", "0.1", "--B", "1", "--cmin", "0.5", "-json"],
+     "did you mean --json (for -json)?"),
+    (["bounds", "--eps", "0.1", "--B", "1", "--cmin", "0.5", "-eps=3"],
+     "did you mean --eps (for -eps)?"),
+    (["validate", "--jsn"], "did you mean --json (for --jsn)?"),
+])
+def test_single_dash_long_options_and_every_command_get_a_hint(capsys, argv, hint):
+    status, _, err = _run(capsys, *argv)
+    assert status == 2
+    _one_line_error(err, f"sspgm {argv[0]}")
+    assert hint in err
+
+
+def test_a_negative_number_is_not_taken_for_a_misspelt_option(capsys):
+    status, _, err = _run(capsys, "bounds", "--eps", "0.1", "--B", "1", "--cmin", "0.5", "-1")
+    assert status == 2 and "unrecognized arguments: -1 (" in err and "did you mean" not in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["info", "garnet:n_states=x"], "key n_states=x in 'garnet:n_states=x': expected an integer."),
+    (["info", "garnet:n_states=4,n_actions=2,branching=2,seed=x"],
+     "key seed=x in 'garnet:n_states=4,n_actions=2,branching=2,seed=x': expected an integer."),
+    (["info", "gridworld:goal=3"], "key goal=3 in 'gridworld:goal=3': expected a cell `row,col`."),
+    (["info", "gridworld:success=no"],
+     "key success=no in 'gridworld:success=no': expected a real number."),
+    (["info", "garnet", "--n-states", "x"],
+     "parameter --n-states of 'garnet': cannot parse 'x' (expected an integer)."),
+    (["info", "garnet:n_states=4,n_actions=2,branching=2,instance_seed=3"],
+     "unknown key 'instance_seed' in instance spec "
+     "'garnet:n_states=4,n_actions=2,branching=2,instance_seed=3'; did you mean seed?"),
+])
+def test_a_bad_spec_value_is_named_in_the_specs_terms(capsys, argv, message):
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and out == ""
+    _one_line_error(err, "sspgm info")
+    assert message in err
+    assert "invalid literal" not in err and "a cell `row,col` or `none`" not in err
+
+
 def test_a_misspelt_required_option_is_named_with_the_missing_one(capsys):
     status, _, err = _run(capsys, "bounds", "--esp", "0.1", "--B", "10", "--cmin", "0.5")
     assert status == 2

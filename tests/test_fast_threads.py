@@ -31,27 +31,25 @@ def test_none_restores_the_environment_default(backend, restore_threads, monkeyp
     assert backend.get_num_threads() == 5
 
 
-@pytest.mark.parametrize(("environ", "cores", "load", "expected"), [
-    ({}, 2, None, 2),                                   # no load average: every core
-    ({}, 2, 0.0, 2), ({}, 2, 0.4, 2),                   # an idle host
-    ({}, 2, 1.0, 1), ({}, 2, 6.4, 1),                   # another process on a core, or more
-    ({}, 8, 2.2, 6), ({}, 8, 30.0, 1),                  # the free cores, at least one
-    ({"PYTEST_XDIST_WORKER": "gw1"}, 8, 0.0, 1),        # test workers share the cores
-    ({"OMP_NUM_THREADS": "3", "PYTEST_XDIST_WORKER": "gw0"}, 2, 9.0, 3),  # the user's choice
-    ({"OMP_NUM_THREADS": "4,2"}, 2, None, 4),           # nested OpenMP levels: the outer one
-    ({"OMP_NUM_THREADS": "0"}, 2, 1.5, 1), ({"OMP_NUM_THREADS": "x"}, 4, 0.0, 4),
-])
-def test_the_default_takes_the_cores_the_load_leaves_free(environ, cores, load, expected):
-    from reference.threads import choose_num_threads
+def test_the_default_is_every_core_without_omp_num_threads(restore_threads, monkeypatch):
+    import os
 
-    assert choose_num_threads(environ, cores, load) == expected
-
-
-def test_the_default_is_one_thread_in_an_xdist_worker(restore_threads, monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     reference.set_num_threads(None)
-    assert fast.get_num_threads() == reference.get_num_threads() == 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert fast.get_num_threads() == reference.get_num_threads() == cores
+
+
+@pytest.mark.parametrize(("environ", "expected"), [
+    ({"PYTEST_XDIST_WORKER": "gw1"}, "1"),                          # the workers share the cores
+    ({"PYTEST_XDIST_WORKER": "gw0", "OMP_NUM_THREADS": "3"}, "3"),  # the user's choice wins
+    ({}, None),                                                     # not a worker: untouched
+])
+def test_an_xdist_worker_gets_one_thread_unless_told_otherwise(environ, expected):
+    from conftest import one_thread_per_worker
+
+    one_thread_per_worker(environ)
+    assert environ.get("OMP_NUM_THREADS") == expected
 
 
 @pytest.mark.shared

@@ -9,8 +9,10 @@ import dataclasses
 import json
 import math
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -167,12 +169,23 @@ def _sweep_rows():
     return rows
 
 
-def test_the_legend_states_the_checks_own_constants():
-    from sspgm.validation import SLOPE_LIMITS, SLOPE_TOLERANCE, SUMMARY_LEGEND
+@pytest.mark.parametrize("theta", [None, 1.0], ids=["Thm. 1", "Thm. 2"])
+def test_the_legend_states_the_rule_summarize_applies(theta):
+    # The tolerance and limits as the legend prints them; the slope check must flag a slope
+    # just above max(limit, thm) + tolerance and pass one just below it.
+    from sspgm.validation import SUMMARY_LEGEND
 
-    assert f"lies above thm by more than {SLOPE_TOLERANCE:g})" in SUMMARY_LEGEND
-    assert (f"{SLOPE_LIMITS[False]:g} for Thm. 1 and {SLOPE_LIMITS[True]:g} for Thm. 2"
-            in SUMMARY_LEGEND)
+    tolerance = float(re.search(r"lies above thm by more than ([0-9.]+)\)",
+                                SUMMARY_LEGEND).group(1))
+    limits = re.search(r"limit, ([0-9.]+) for Thm\. 1 and ([0-9.]+) for Thm\. 2",
+                       SUMMARY_LEGEND).groups()
+    limit = float(limits[theta is not None])
+    (line,) = summarize(_power_law(2.0, theta=theta))
+    assert line.slope_limit == limit
+    border = max(limit, line.theorem_slope) + tolerance
+    for exponent, fails in ((border + 0.03, True), (border - 0.03, False)):
+        (line,) = summarize(_power_law(exponent, theta=theta))
+        assert ("s" in line.failed) is fails, (exponent, line.slope)
 
 
 def test_summary_fits_the_width_and_its_json_agrees():
@@ -182,7 +195,7 @@ def test_summary_fits_the_width_and_its_json_agrees():
     table = text.split("\n\n")[0].splitlines()
     assert max(len(line) for line in text.splitlines()) <= WIDTH == 100
     record = json.loads(summary_json(summary, rows))
-    assert record["schema_version"] == 1 and record["command"] == "validate"
+    assert record["schema_version"] == 2 and record["command"] == "validate"
     assert record["checks"] == CHECKS
     assert record["runs"] == len(rows) and record["raised"] == 1
     assert record["verdict"] == "fail"
@@ -348,3 +361,32 @@ def test_without_fcntl_the_command_fails_in_one_line_before_any_run(tmp_path, mo
     assert status == 2 and len(err.strip().splitlines()) == 1
     assert "POSIX system" in err and "flock" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_committed_summary_is_what_the_writer_writes_at_the_current_version():
+    from sspgm._json import SCHEMA_VERSIONS, dumps
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "validation"
+            / "summary.json").read_text()
+    record = json.loads(text)
+    assert record["schema_version"] == SCHEMA_VERSIONS["validate"] == 2
+    assert list(record)[:3] == ["schema_version", "command", "sspgm_version"]
+    assert text == dumps(record, indent=1) + "\n"
+
+
+def test_only_the_documented_fields_of_a_configuration_hold_nan():
+    # A configuration whose every run raised: each field that can be undefined is.
+    rows = [_row(0.1, 0, 100)]
+    rows = [dataclasses.replace(rows[0], exception="MemoryError: too big")]
+    record = json.loads(summary_json(summarize(rows), rows))
+
+    def nan_fields(value, path=""):
+        if isinstance(value, dict):
+            return {f for k, v in value.items() for f in nan_fields(v, f"{path}{k}.")}
+        return {path[:-1]} if value == "nan" else set()
+
+    documented = (Path(__file__).resolve().parent.parent / "docs" / "validate.md").read_text()
+    typed_nan = set(re.findall(r"^\| `(\w+)`(?:, `(\w+)`)? \|[^|]*\"nan\"", documented, re.M))
+    allowed = {name for pair in typed_nan for name in pair if name}
+    found = nan_fields(record["configurations"][0])
+    assert found and {field.split(".")[0] for field in found} == allowed

@@ -10,6 +10,7 @@ from .grid import GRID_ACTIONS, GRID_MOVES
 
 __all__ = ["exit_grid"]
 
+
 def exit_grid(rows=64, cols=64, spacing=8, success=0.8, cost=1.0):
     r"""A slippery ``rows x cols`` grid whose cells on a lattice of step ``spacing`` are exits.
 

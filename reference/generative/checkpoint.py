@@ -85,7 +85,7 @@ def read_checkpoint(cls, path):
         )
     store = cls(S, A)
     try:
-        csr = _checked_counts(indptr, indices, data, (S * A, S + 1))
+        csr = _checked_counts(indptr, indices, data, (S * A, S + 1), A)
     except SSPValueError as exc:
         raise CheckpointError(f"{where} is malformed: {exc}") from None
     totals = np.bincount(np.repeat(np.arange(S * A), np.diff(csr.indptr)),
@@ -197,20 +197,19 @@ def _header_int(header, key, where, low):
     return value
 
 
-def _checked_counts(indptr, indices, data, shape):
-    """Saved counts as canonical int64 CSR after the checks of user-given sparse counts."""
+def _checked_counts(indptr, indices, data, shape, n_actions):
+    """Saved counts as canonical int64 CSR after the checks of user-given sparse counts
+    (canonical rows included: :func:`~reference._checks.check_sparse_structure` with
+    ``n_actions``)."""
     if (data < 0).any():
         k = int(np.flatnonzero(data < 0)[0])
         raise ParameterError(f"`data` must hold counts >= 0; got {int(data[k])} at entry {k}.")
-    check_sparse_structure("counts", _RawCSR(indptr, indices, data, shape))
+    check_sparse_structure("counts", _RawCSR(indptr, indices, data, shape), n_actions=n_actions)
     nnz = int(indptr[-1])
-    starts = np.zeros(nnz, dtype=bool)
-    starts[indptr[:-1][indptr[:-1] < nnz]] = True
-    rising = np.diff(indices[:nnz]) > 0
-    if indices.size != nnz or not (rising | starts[1:]).all() or not data[:nnz].all():
+    if indices.size != nnz or not data[:nnz].all():
         raise ParameterError(
-            "the counts must be in the canonical form a save writes: as many entries as "
-            "`indptr` ends at, next states strictly increasing within each pair, no zero count."
+            "the counts must be in the form a save writes: as many entries as `indptr` ends "
+            "at, no zero count."
         )
     return sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
 

@@ -11,7 +11,7 @@ eq. 5, Lemma 9, the explicit totals of Alg. 4 and Alg. 3; Alg. 3's uses
 ``tabular`` in the paper's notation.
 """
 
-from sspgm.cli import COMMANDS, option_strings
+from sspgm.cli import COMMANDS
 from sspgm.plain_text import plain
 
 
@@ -49,7 +49,7 @@ def register(subparsers):
                         help="print one complete LaTeX tabular in the paper's notation")
     output.add_argument("--json", action="store_true",
                         help="print one JSON document (schema: docs/json.md)")
-    p.set_defaults(run=run, command_options=option_strings(p))
+    p.set_defaults(run=run)
 
 
 def run(args):

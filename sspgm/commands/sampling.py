@@ -99,6 +99,9 @@ def sampling_model(args, ssp=None, name=None, simulator=None):
     import reference
     from reference.errors import ParameterError
 
+    if ssp is None and simulator is None:
+        raise ParameterError("sampling_model needs `ssp` (an instance) or `simulator` (the "
+                             "(step, S, A) of simulator_problem); got neither.")
     for option, value in (("--workers", args.workers), ("--chunk", args.chunk)):
         if value is not None and value < 1:
             raise ParameterError(f"`{option}` must be an integer >= 1; got {value}.")

@@ -346,6 +346,17 @@ def check_checkpoint_path(path):
         ) from exc
 
 
+def _stall_printer(show, stalled):
+    """A ``warnings.showwarning`` that prints a ``stalled`` warning as one line on stderr, in the
+    command's words, and hands any other warning to ``show``."""
+    def showwarning(message, category, *rest, **options):
+        if not issubclass(category, stalled):
+            return show(message, category, *rest, **options)
+        text = str(message).replace("pass `budget` to cap", "give --budget N to cap")
+        print(f"sspgm solve: warning: {text}", file=sys.stderr, flush=True)
+    return showwarning
+
+
 def _solve(backend, args, model, costs):
     """Run the algorithm ``args`` asks for on ``model``; returns its result and a run record.
 
@@ -353,7 +364,7 @@ def _solve(backend, args, model, costs):
     started from an existing ``--checkpoint``) and ``rounds_resumed`` (the
     rounds recorded before this process, which are not printed again).
     """
-    from reference.errors import NotCertifiedWarning
+    from reference.errors import NotCertifiedWarning, StalledRunWarning
 
     options = {} if args.max_iter is None else {"max_iter": args.max_iter}
     resumed = args.checkpoint is not None and os.path.exists(args.checkpoint)
@@ -362,6 +373,8 @@ def _solve(backend, args, model, costs):
     start = time.perf_counter()
     with warnings.catch_warnings(), sampling.worker_tracebacks():
         warnings.simplefilter("ignore", NotCertifiedWarning)
+        warnings.simplefilter("always", StalledRunWarning)
+        warnings.showwarning = _stall_printer(warnings.showwarning, StalledRunWarning)
         if args.method == "certified":
             callback = _CertifiedRounds()
             res = backend.solve_certified(

@@ -15,7 +15,7 @@ without a new ``schema_version``.
 
 import math
 
-from sspgm._json import dumps, envelope, to_json
+from sspgm._json import SCHEMA_VERSIONS, dumps, envelope, to_json
 
 from .statistics import CHECKS, above_bound
 
@@ -80,9 +80,9 @@ def summary_record(summary, rows, level=0.95):
     Returns
     -------
     dict
-        ``schema_version``, ``command``, ``sspgm_version``, ``level``, ``checks`` (code -> rule), ``runs``, ``raised``,
-        ``verdict`` (``"pass"`` when every configuration passes),
-        ``configurations``, ``above_total`` and ``raised_runs``
+        ``schema_version``, ``command``, ``sspgm_version``, ``level``, ``checks``
+        (code -> rule), ``runs``, ``raised``, ``verdict`` (``"pass"`` when every
+        configuration passes), ``configurations``, ``above_total`` and ``raised_runs``
         (docs/validate.md lists every field).
 
     Examples
@@ -99,7 +99,7 @@ def summary_record(summary, rows, level=0.95):
     """
     configurations = [_configuration(s) for s in summary]
     return to_json({
-        **envelope("validate"),
+        **envelope("validate", SCHEMA_VERSIONS["validate"]),
         "level": level,
         "checks": dict(CHECKS),
         "runs": len(rows),
