@@ -208,8 +208,8 @@ def _checked_counts(indptr, indices, data, shape, n_actions):
     nnz = int(indptr[-1])
     if indices.size != nnz or not data[:nnz].all():
         raise ParameterError(
-            "the counts must be in the form a save writes: as many entries as `indptr` ends "
-            "at, no zero count."
+            "the counts must be in the canonical form a save writes: as many entries as "
+            "`indptr` ends at, no zero count."
         )
     return sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
 
