@@ -336,7 +336,8 @@ def _iteration_tools(boxes):
 
 def _checked(name, array, dtype, shape, high=None, form=None):
     """``array`` as a C-contiguous ``dtype`` array, checked to have ``shape`` (and, with
-    ``high``, every entry in ``[0, high)``): the compiled iterations index with it unchecked.
+    ``high``, every entry in ``[0, high)``): the compiled iterations and checks index with it
+    unchecked.
     Raises :class:`~reference.errors.ShapeError` or
     :class:`~reference.errors.ParameterError` naming ``name``."""
     array = np.ascontiguousarray(array, dtype=dtype)
@@ -374,27 +375,30 @@ def optimist_iteration(boxes, costs, policy, start):
 
 def upper_check(boxes, rows, costs_pi, values, exact_zero):
     """Kernel ``upper_check``: the whole check in one call of
-    :func:`fast._checks.upper_check`, each pour by :func:`pour_values`."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    :func:`fast._checks.upper_check`, each pour by :func:`pour_values`, after checking the
+    shapes (``(S,)`` each) and that ``rows`` lie in ``[0, S*A)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    rows = _checked("rows", rows, np.int64, (S,), S * A, "rows")
     return _checks.upper_check(
         lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.indices,
-        boxes.lo, boxes.hi, boxes.hi_unseen, rows,
-        np.ascontiguousarray(costs_pi, dtype=np.float64),
-        np.ascontiguousarray(values, dtype=np.float64),
-        np.ascontiguousarray(exact_zero, dtype=bool).view(np.uint8), UNIT_ROUNDOFF,
+        boxes.lo, boxes.hi, boxes.hi_unseen, rows, _checked("costs_pi", costs_pi, np.float64, (S,)),
+        _checked("values", values, np.float64, (S,)),
+        _checked("exact_zero", exact_zero, bool, (S,)).view(np.uint8), UNIT_ROUNDOFF,
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)
 
 
 def lower_check(boxes, costs, values, q_values):
     """Kernel ``lower_check``: the whole check in one call of
-    :func:`fast._checks.lower_check`, each pour of every pair by :func:`pour_values`."""
-    rows = np.arange(boxes.n_states * boxes.n_actions, dtype=np.int64)
+    :func:`fast._checks.lower_check`, each pour of every pair by :func:`pour_values`, after
+    checking the shapes (``costs`` and ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
+    S, A = boxes.n_states, boxes.n_actions
+    rows = np.arange(S * A, dtype=np.int64)
     if q_values is not None:
-        q_values = np.ascontiguousarray(q_values, dtype=np.float64).ravel()
+        q_values = _checked("q_values", q_values, np.float64, (S, A)).ravel()
     return _checks.lower_check(
         lambda v_ext: pour_values(boxes, rows, v_ext, False), boxes.indptr, boxes.lo,
-        boxes.hi_unseen, np.ascontiguousarray(costs, dtype=np.float64).ravel(),
-        np.ascontiguousarray(values, dtype=np.float64), q_values, UNIT_ROUNDOFF,
+        boxes.hi_unseen, _checked("costs", costs, np.float64, (S, A)).ravel(),
+        _checked("values", values, np.float64, (S,)), q_values, UNIT_ROUNDOFF,
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)
 
 

@@ -52,7 +52,9 @@ def meets_infinite(boxes, rows, U):
     That is a stored entry with ``hi > lo`` on such a state, or an unseen width
     ``h > 0`` while some such state is not stored in the row. Only these rows can
     put free mass on an infinite value; the others give those states their lower
-    ends, which every pour sees.
+    ends, which every pour sees. A row stores each column at most once (the canonical
+    rows every box builder makes), so the count of its stored infinite states tells
+    whether one is unseen.
 
     Examples
     --------

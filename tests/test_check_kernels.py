@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import reference
 from fast.kernels import COMPILED_KERNELS
+from reference.errors import ParameterError, ShapeError
 from reference.kernels import NUMPY_KERNELS
 
 
@@ -120,3 +121,22 @@ def test_upper_check_kernels_agree_on_free_masses_near_zero():
     ref = NUMPY_KERNELS.upper_check(*args)
     _same(COMPILED_KERNELS.upper_check(*args), ref)
     assert np.isinf(ref[0]).tolist() == [True, True, False, True]
+
+
+def test_compiled_checks_refuse_bad_shapes_and_rows():
+    # The compiled checks index these arrays without bounds checks: their wrappers check.
+    boxes = reference.confidence_boxes(sp.csr_array(np.ones((6, 4))), 0.1, "kl")
+    S, A = 3, 2
+    costs, values = np.full((S, A), 0.5), np.ones(S)
+    upper = [boxes, np.arange(S) * A, costs[:, 0], values, np.zeros(S, dtype=bool)]
+    for i, bad in ((1, np.arange(2)), (2, np.ones(2)), (3, np.ones(4)),
+                   (4, np.zeros(2, dtype=bool))):
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.upper_check(*upper[:i], bad, *upper[i + 1:])
+    with pytest.raises(ParameterError, match="`rows`"):
+        COMPILED_KERNELS.upper_check(boxes, np.array([0, 2, 6]), *upper[2:])
+    for i, bad in ((1, costs[:, :1]), (2, np.ones(2)), (3, np.ones((S, 1)))):
+        args = [boxes, costs, values, costs]
+        args[i] = bad
+        with pytest.raises(ShapeError, match="must have shape"):
+            COMPILED_KERNELS.lower_check(*args)

@@ -207,6 +207,24 @@ def test_a_free_mass_rounded_to_zero_fails_while_a_value_is_infinite(backend, lo
     assert 1.0 <= U[2] <= 1.0 + 1e-12
 
 
+@pytest.mark.parametrize("unseen", [0.0, 0.1])
+def test_a_doubtful_row_fails_only_when_it_gives_an_infinite_state_width(backend, unseen):
+    # State 0 stores states 0, 1, 2 with the box [0, 0] and the goal with [1, 1]: its free mass
+    # is 0 and the infinite state 1 is stored without width, so even with an unseen width no
+    # pour can move mass onto it (V = 1 passes). State 2 puts the lower end 2^-54 on state 1:
+    # every pour meets the infinite value, so U(2) = 5 must fail.
+    boxes = _boxes([(np.array([0, 1, 2, 3]), np.array([0.0, 0.0, 0.0, 1.0]),
+                     np.array([0.0, 0.0, 0.0, 1.0]), unseen),
+                    (np.array([1]), np.ones(1), np.ones(1), 0.0),
+                    (np.array([1, 3]), np.array([2.0**-54, 1 - 2.0**-53]),
+                     np.array([2.0**-54, 1 - 2.0**-53]), unseen)])
+    values = np.array([1.0, np.inf, 5.0])
+    U = _check_upper(KERNELS[backend.__name__], boxes, np.zeros(3, dtype=int), np.ones(3),
+                     values)[0]
+    assert 1.0 <= U[0] <= 1.0 + 1e-12
+    assert U[1] == np.inf and U[2] == np.inf
+
+
 def test_touched_counts_by_hand():
     # Row 0: 2 stored, free mass 0.25, unseen width 0.1: floor(2.5) + 3 = 5 unseen.
     # Row 1: unseen width 0: its stored entries only. Row 2: every next state stored.
