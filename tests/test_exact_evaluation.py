@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import lu_factor, lu_solve
 
+from rational import solve_fractions
 from reference import chains, garnet
 from reference.chains import explicit, fill, monotone
 
@@ -48,16 +49,7 @@ def _exact(Q, exits, costs):
     for i in range(n):
         M[i][i] = Fraction(float(exits[i])) + sum(Fraction(float(q)) for q in Q[i])
     b = [Fraction(float(c)) for c in costs]
-    for k in range(n):
-        for r in range(k + 1, n):
-            if M[r][k]:
-                f = M[r][k] / M[k][k]
-                M[r] = [a - f * m for a, m in zip(M[r], M[k])]
-                b[r] -= f * b[k]
-    V = [Fraction(0)] * n
-    for k in range(n - 1, -1, -1):
-        V[k] = (b[k] - sum(M[k][j] * V[j] for j in range(k + 1, n))) / M[k][k]
-    return V
+    return solve_fractions(M, b)
 
 
 @st.composite

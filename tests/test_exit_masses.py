@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
+from rational import solve_fractions
 from reference.chains import CERTIFIED_RTOL, explicit, monotone
 
 
@@ -159,15 +160,7 @@ def _solve_exactly(Q, exits):
         Fraction(float(q)) for k, q in enumerate(Q[i]) if k != i) for j in range(n)]
         for i in range(n)]
     b = [Fraction(1)] * n
-    for k in range(n):
-        for r in range(k + 1, n):
-            f = M[r][k] / M[k][k]
-            M[r] = [x - f * y for x, y in zip(M[r], M[k])]
-            b[r] -= f * b[k]
-    V = [Fraction(0)] * n
-    for k in range(n - 1, -1, -1):
-        V[k] = (b[k] - sum(M[k][j] * V[j] for j in range(k + 1, n))) / M[k][k]
-    return V
+    return solve_fractions(M, b)
 
 
 @pytest.mark.slow
