@@ -12,9 +12,8 @@ and changes nothing in the run.
 """
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import breadth_first_order
 
+from .chains.explicit import _reaching
 from .errors import StalledRunWarning, warn_at_caller
 
 __all__ = []
@@ -58,10 +57,9 @@ def no_way_to_goal(counts, n_actions):
     S = counts.shape[1] - 1
     rows = np.repeat(np.arange(counts.shape[0]) // n_actions, np.diff(counts.indptr))
     seen = counts.data > 0
-    backwards = csr_array((np.ones(int(seen.sum())), (counts.indices[seen], rows[seen])),
-                          shape=(S + 1, S + 1))
-    reached = np.zeros(S + 1, dtype=bool)
-    reached[breadth_first_order(backwards, S, directed=True, return_predecessors=False)] = True
+    goal = np.zeros(S + 1, dtype=bool)
+    goal[S] = True
+    reached = _reaching(rows[seen], counts.indices[seen].astype(np.int64), goal)
     return np.flatnonzero(~reached[:S]).astype(np.int64)
 
 
