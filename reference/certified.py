@@ -27,7 +27,7 @@ from .policy_gap import policy_gap_bound
 from .results import Record, Result, call_params
 from .robust import _optimistic, _robust_values, checked_inputs
 from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budget, run_params
-from .store_boxes import store_boxes
+from .store_boxes import KeptEnds, store_boxes
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
 __all__ = [
@@ -557,11 +557,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")
         _draw(run, np.full(S * A, INITIAL_PER_PAIR, dtype=np.int64))
     policies = dict(run.warm)
-    first, stall = True, StallWatch(budget, S * A * INITIAL_PER_PAIR)
+    first, stall, kept = True, StallWatch(budget, S * A * INITIAL_PER_PAIR), KeptEnds()
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)

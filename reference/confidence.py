@@ -124,13 +124,13 @@ class ConfidenceBoxes(BoxLayout):
     delta: float
 
 
-def refuse_missed_simplex(hi_sum, n, n_actions, delta, first_row=0):
-    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row, the
-    rows from ``first_row``) sum below 1: its box misses the simplex (``n``: the rows'
-    sample sizes)."""
+def refuse_missed_simplex(hi_sum, n, n_actions, delta, rows=None):
+    """Raise ``ParameterError`` on the first pair whose upper ends ``hi_sum`` (per row; the
+    rows ``rows``, a sequence of row numbers, all from 0 by default) sum below 1: its box
+    misses the simplex (``n``: the rows' sample sizes)."""
     short = np.flatnonzero(hi_sum < 1.0 - SIMPLEX_SLACK)
     if short.size:
-        s, a = divmod(first_row + int(short[0]), n_actions)
+        s, a = divmod(int(short[0] if rows is None else rows[short[0]]), n_actions)
         raise ParameterError(
             f"the confidence set of the pair (s, a) = ({s}, {a}) misses the simplex "
             f"(it has {int(n[short[0]])} samples and `delta` = {delta!r}); sample every "
@@ -508,7 +508,7 @@ class EntryBlocks:
                 stored[i0:i1])
 
 
-def box_ends(kernels, csr, delta, record):
+def box_ends(kernels, csr, delta, record, rows=None, ends=None):
     r"""The sample sizes and interval ends of the boxes of ``record`` on CSR counts ``csr``.
 
     Row ``i`` of ``N`` samples has the log term ``l = level(max(N, 1))`` of the
@@ -518,7 +518,10 @@ def box_ends(kernels, csr, delta, record):
     elementwise, so they are computed a block of whole rows at a time
     (:func:`row_blocks`), which changes no float and needs no array of the size
     of the counts besides the two ends, and no array of the pairs besides
-    ``n``, ``hi_unseen`` and their row lengths.
+    ``n``, ``hi_unseen`` and their row lengths. For the same reason a row's
+    ends depend on its own counts only, and ``rows`` computes those of some
+    rows alone (:func:`reference.store_boxes.store_boxes` keeps the others
+    from the last round).
 
     Parameters
     ----------
@@ -528,6 +531,13 @@ def box_ends(kernels, csr, delta, record):
         Canonical counts, ``>= 0``.
     delta : float in (0, 1)
     record : BoxKind
+    rows : ndarray of int64, shape (m,), optional
+        The rows to compute, ascending (all by default).
+    ends : tuple of ndarray, optional
+        ``(n, lo, hi, hi_unseen)`` of the shapes returned, with ``n`` the
+        sample sizes (``np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()``):
+        the ends of ``rows`` are written into them, the others left as they are.
+        Made (all rows) by default.
 
     Returns
     -------
@@ -548,22 +558,32 @@ def box_ends(kernels, csr, delta, record):
     S = width - 1
     A = n_rows // S
     stored = np.diff(csr.indptr)
-    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    if ends is None:
+        n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+        ends = n, np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n_rows)
+    n, lo, hi, hi_unseen = ends
     check_level(record.name, n.max(), S, A, delta)
+    if rows is None:
+        blocks = ((range(r0, r1), slice(r0, r1), slice(e0, e1), local)
+                  for r0, r1, e0, e1, local in row_blocks(csr.indptr))
+    else:
+        blocks = ((rows[i0:i1], rows[i0:i1], entry, local)
+                  for i0, i1, local, entry in EntryBlocks(csr.indptr, rows))
     # An unseen entry's interval depends on its row's sample size only: one per distinct size.
-    sizes = np.unique(n)
+    sizes = np.unique(n if rows is None else n[rows])
     hi_size = record.interval(kernels, np.zeros_like(sizes), sizes,
                               record.level(np.maximum(sizes, 1.0), S, A, delta))[1]
-    lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n_rows)
-    for r0, r1, e0, e1, local in row_blocks(csr.indptr):
-        n_row, n_entry = n[r0:r1], np.repeat(n[r0:r1], stored[r0:r1])
-        hi_unseen[r0:r1] = hi_size[np.searchsorted(sizes, n_row)]
+    for numbers, at_rows, at_entries, local in blocks:
+        n_row, k = n[at_rows], stored[at_rows]
+        n_entry = np.repeat(n_row, k)
+        unseen = hi_size[np.searchsorted(sizes, n_row)]
         if record.time_uniform:
-            hi_unseen[r0:r1] = np.where(n_row > 0, hi_unseen[r0:r1], 1.0)
+            unseen = np.where(n_row > 0, unseen, 1.0)
+        hi_unseen[at_rows] = unseen
         level = record.level(np.maximum(n_row, 1.0), S, A, delta)
-        lo[e0:e1], hi[e0:e1] = record.interval(kernels, csr.data[e0:e1] / n_entry, n_entry,
-                                               np.repeat(level, stored[r0:r1]))
-        refuse_missed_simplex((S + 1 - stored[r0:r1]) * hi_unseen[r0:r1]
-                              + np.bincount(local, weights=hi[e0:e1], minlength=r1 - r0),
-                              n_row, A, delta, r0)
+        lo[at_entries], hi[at_entries] = record.interval(
+            kernels, csr.data[at_entries] / n_entry, n_entry, np.repeat(level, k))
+        refuse_missed_simplex((S + 1 - k) * unseen
+                              + np.bincount(local, weights=hi[at_entries], minlength=k.size),
+                              n_row, A, delta, numbers)
     return n, lo, hi, hi_unseen

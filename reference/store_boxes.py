@@ -20,9 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .confidence import BoxLayout, box_ends, row_blocks
+from .confidence import BLOCK_ENTRIES, BoxLayout, box_ends, row_blocks
 
 __all__ = []
+
+KEPT_ENTRIES = BLOCK_ENTRIES
+"""The most stored entries plus pairs of boxes whose ends :class:`KeptEnds` keeps for the
+next round (a block of :func:`reference.confidence.row_blocks`, at most 1.5 MiB held
+between rounds): larger stores recompute every row, so their peak memory is unchanged."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -88,7 +93,69 @@ def row_sums(indptr, weights, block=None):
     return sums
 
 
-def store_boxes(kernels, csr, delta, record):
+class KeptEnds:
+    r"""The last round's ends of :func:`store_boxes`, for the rows whose counts have not
+    changed since.
+
+    A row's ends depend on its own counts and on ``S``, ``A``, ``delta`` and the kind
+    only (:func:`reference.confidence.box_ends`: each kind's level is a function of the
+    row's sample size ``N``, its intervals of ``N``, the level and the row's frequencies),
+    not on the round, the other rows or the total of the samples. A store only adds
+    samples, so a row that has as many samples and stored entries as in the last round
+    has the same counts, and its ends are the last round's floats.
+
+    :func:`store_boxes` reads :attr:`ends` and sets them to the boxes it builds, which
+    are held (not copied) until the next build when the boxes have at most
+    :data:`KEPT_ENTRIES` stored entries plus pairs, and dropped otherwise.
+
+    Attributes
+    ----------
+    ends : tuple or None
+        ``(n, indptr, lo, hi, hi_unseen, delta, kind)`` of the last boxes built, or None.
+    """
+
+    def __init__(self):
+        self.ends = None
+
+    def take(self, csr, delta, record):
+        """The rows of ``csr`` that need their ends computed, with the others' ends filled.
+
+        Parameters
+        ----------
+        csr : scipy.sparse.csr_array, shape (S*A, S+1)
+            This round's counts.
+        delta : float
+        record : BoxKind
+
+        Returns
+        -------
+        rows : ndarray of int64 or None
+            The rows whose counts changed (None: every row, nothing kept).
+        ends : tuple or None
+            ``(n, lo, hi, hi_unseen)`` for :func:`reference.confidence.box_ends`, with
+            the unchanged rows' ends in place (None with ``rows``).
+        """
+        last, self.ends = self.ends, None
+        if last is None or last[5:] != (delta, record.name) or last[0].size != csr.shape[0]:
+            return None, None
+        n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+        old_n, old_indptr, old_lo, old_hi, old_unseen = last[:5]
+        stored = np.diff(csr.indptr)
+        same = (n == old_n) & (stored == np.diff(old_indptr))
+        lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n.size)
+        # The kept rows have the same lengths, so their entries come in the same order.
+        new_entry, old_entry = np.repeat(same, stored), np.repeat(same, np.diff(old_indptr))
+        lo[new_entry], hi[new_entry] = old_lo[old_entry], old_hi[old_entry]
+        hi_unseen[same] = old_unseen[same]
+        return np.flatnonzero(~same), (n, lo, hi, hi_unseen)
+
+    def keep(self, n, indptr, lo, hi, hi_unseen, delta, record):
+        """Hold the ends just built, if they are small enough (:data:`KEPT_ENTRIES`)."""
+        if lo.size + n.size <= KEPT_ENTRIES:
+            self.ends = (n, indptr, lo, hi, hi_unseen, delta, record.name)
+
+
+def store_boxes(kernels, csr, delta, record, kept=None):
     r"""The boxes of ``record`` on a store's counts ``csr``, sharing its arrays.
 
     Parameters
@@ -103,6 +170,10 @@ def store_boxes(kernels, csr, delta, record):
     delta : float in (0, 1), checked
     record : BoxKind
         The kind's record (:func:`~reference.box_kinds.box_kind`).
+    kept : KeptEnds, optional
+        The ends of the last boxes built with it: the rows whose counts have not changed
+        take theirs from it, and it keeps these boxes' for the next call. Without it,
+        every row is computed.
 
     Returns
     -------
@@ -136,7 +207,10 @@ def store_boxes(kernels, csr, delta, record):
     True
     """
     S = csr.shape[1] - 1
-    _, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record)
+    rows, ends = (None, None) if kept is None else kept.take(csr, delta, record)
+    n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record, rows, ends)
+    if kept is not None:
+        kept.keep(n, csr.indptr, lo, hi, hi_unseen, delta, record)
     return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S,
                       indptr=csr.indptr.astype(np.int64, copy=False),
                       indices=csr.indices.astype(np.int64, copy=False),

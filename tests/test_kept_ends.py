@@ -1,0 +1,140 @@
+"""Boxes rebuilt round after round with the last round's ends kept for the unchanged rows."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+from reference import confidence
+from reference import store_boxes as store_boxes_module
+from reference.box_kinds import KINDS, box_kind
+from reference.generative import SampleStore
+from reference.kernels import NUMPY_KERNELS
+from reference.store_boxes import KeptEnds, store_boxes
+
+
+def _kernels(backend):
+    if backend.__name__ == "fast":
+        return importlib.import_module("fast.kernels").COMPILED_KERNELS
+    return NUMPY_KERNELS
+
+
+def _rounds(backend, kind, n_rounds=5, seed=0):
+    """A store of a sparse garnet drawn in rounds: each round samples about a quarter of the
+    pairs, a few of them for the first time (pairs without samples until then), and after
+    each round the boxes of :func:`store_boxes` with one :class:`KeptEnds`, the boxes of
+    :func:`confidence_boxes` on the same counts, and the pairs that round drew."""
+    ssp = backend.garnet(25, 3, 4, seed=2, sparse=True)
+    n_pairs = ssp.n_states * ssp.n_actions
+    rng = np.random.default_rng(seed)
+    store = SampleStore(ssp.n_states, ssp.n_actions)
+    model = backend.TabularGenerativeModel(ssp)
+    fresh = rng.permutation(n_pairs)
+    per_pair = rng.integers(1, 30, size=n_pairs)
+    per_pair[fresh[:n_pairs // 3]] = 0
+    kept = KeptEnds()
+    kernels = _kernels(backend)
+    drawn = np.flatnonzero(per_pair)
+    for k in range(n_rounds):
+        store.draw_pairs(model, np.arange(n_pairs), per_pair, rng)
+        csr = store.counts_csr()
+        boxes = store_boxes(kernels, csr, 0.1, box_kind(kind), kept)
+        yield boxes, backend.confidence_boxes(csr, 0.1, kind=kind), drawn, kept
+        per_pair = np.where(rng.random(n_pairs) < 0.25, rng.integers(1, 20, size=n_pairs), 0)
+        per_pair[fresh[n_pairs // 3 - k - 1]] = 3
+        drawn = np.flatnonzero(per_pair)
+
+
+def _assert_same(boxes, expected):
+    for name in ("indptr", "indices", "lo", "hi", "hi_unseen", "p_hat", "n"):
+        np.testing.assert_array_equal(getattr(boxes, name), getattr(expected, name),
+                                      err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["kl", "mixture", "bernstein"])
+def test_kept_ends_give_the_boxes_built_anew_bit_for_bit(backend, kind, monkeypatch):
+    taken = []
+    real_take = KeptEnds.take
+
+    def take(self, csr, delta, record):
+        rows, ends = real_take(self, csr, delta, record)
+        taken.append(rows)
+        return rows, ends
+
+    monkeypatch.setattr(KeptEnds, "take", take)
+    for k, (boxes, expected, drawn, kept) in enumerate(_rounds(backend, kind)):
+        _assert_same(boxes, expected)
+        assert kept.ends is not None
+        # The first round computes every row; later ones exactly the rows drawn since.
+        assert taken[k] is None if k == 0 else np.array_equal(taken[k], drawn)
+    assert len(taken) == 5
+
+
+def test_kept_ends_in_several_blocks(backend, monkeypatch):
+    monkeypatch.setattr(confidence, "BLOCK_ENTRIES", 13)
+    for boxes, expected, _, _ in _rounds(backend, "kl", n_rounds=3, seed=4):
+        _assert_same(boxes, expected)
+
+
+def test_boxes_too_large_are_not_kept(backend, monkeypatch):
+    monkeypatch.setattr(store_boxes_module, "KEPT_ENTRIES", 100)
+    for boxes, expected, _, kept in _rounds(backend, "kl", n_rounds=2):
+        assert boxes.lo.size + boxes.hi_unseen.size > 100
+        assert kept.ends is None
+        _assert_same(boxes, expected)
+
+
+def test_kept_ends_of_another_level_or_kind_are_not_read(backend):
+    ssp = backend.garnet(10, 2, 3, seed=1)
+    store = SampleStore(ssp.n_states, ssp.n_actions)
+    store.draw_pairs(backend.TabularGenerativeModel(ssp), np.arange(20), np.full(20, 7),
+                     np.random.default_rng(0))
+    csr, kept, kernels = store.counts_csr(), KeptEnds(), _kernels(backend)
+    for delta, kind in ((0.1, "kl"), (0.01, "kl"), (0.01, "mixture"), (0.01, "kl")):
+        boxes = store_boxes(kernels, csr, delta, box_kind(kind), kept)
+        _assert_same(boxes, backend.confidence_boxes(csr, delta, kind=kind))
+        assert kept.ends[5:] == (delta, kind)
+
+
+def test_a_kept_run_makes_the_same_calls_and_bounds(backend, monkeypatch):
+    ssp = backend.garnet(20, 2, 3, seed=1)
+    runs = []
+    for limit in (store_boxes_module.KEPT_ENTRIES, -1):
+        monkeypatch.setattr(store_boxes_module, "KEPT_ENTRIES", limit)
+        runs.append(backend.solve_certified(ssp, ssp.costs, 0.5, 0.1, relative=True, seed=0))
+    kept, anew = runs
+    assert len(kept.history) > 2
+    assert kept.n_calls == anew.n_calls and np.array_equal(kept.calls, anew.calls)
+    for name in ("lower", "upper"):
+        assert np.array_equal(getattr(kept.certificate, name), getattr(anew.certificate, name))
+    assert [r.gap for r in kept.history] == [r.gap for r in anew.history]
+
+
+@pytest.mark.shared
+def test_box_ends_of_some_rows_leave_the_others_and_match_all_rows():
+    import scipy.sparse as sp
+    rng = np.random.default_rng(3)
+    dense = rng.integers(0, 4, size=(12, 5)) * (rng.random((12, 5)) < 0.6)
+    dense[[2, 9]] = 0
+    csr = sp.csr_array(dense.astype(np.int64))
+    for record in KINDS.values():
+        if record.name == "paper":
+            continue
+        n, lo, hi, hi_unseen = confidence.box_ends(NUMPY_KERNELS, csr, 0.1, record)
+        rows = np.array([0, 2, 5, 11])
+        ends = (n, np.full_like(lo, -1.0), np.full_like(hi, -1.0), np.full_like(hi_unseen, -1.0))
+        confidence.box_ends(NUMPY_KERNELS, csr, 0.1, record, rows, ends)
+        entries = np.repeat(np.isin(np.arange(12), rows), np.diff(csr.indptr))
+        for got, want, where in ((ends[1], lo, entries), (ends[2], hi, entries),
+                                 (ends[3], hi_unseen, np.isin(np.arange(12), rows))):
+            np.testing.assert_array_equal(got[where], want[where])
+            assert (got[~where] == -1.0).all()
+
+
+@pytest.mark.shared
+def test_a_missed_simplex_names_the_pair_of_its_row_number():
+    with pytest.raises(confidence.ParameterError, match=r"\(s, a\) = \(3, 0\)"):
+        confidence.refuse_missed_simplex(np.array([1.0, 0.5]), np.array([4.0, 2.0]), 2, 0.9,
+                                         np.array([3, 6]))
+    with pytest.raises(confidence.ParameterError, match=r"\(s, a\) = \(0, 1\)"):
+        confidence.refuse_missed_simplex(np.array([1.0, 0.5]), np.array([4.0, 2.0]), 2, 0.9)
