@@ -2,7 +2,8 @@
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
 """Compiled Chernoff (KL) intervals, bit-identical to the numpy kernel.
 
-Private module of the ``fast`` backend: the kernel ``kl_interval`` of
+Private module of the ``fast`` backend: the kernels ``kl_interval`` and
+``chernoff_rows`` (the ends of whole rows of counts, by ``kl_interval``) of
 ``docs/backends.md``. It runs the method of ``reference.kernels.kl_interval``
 (Newton's method from an outer start on each side of each entry, the
 bisection as the fallback): each side is a chain whose points, tests and
@@ -264,3 +265,63 @@ def kl_interval(const double[::1] p_hat, const double[::1] n, const double[::1] 
         start = b * BLOCK
         _block(&p_hat[start], &n[start], &level[start], min(BLOCK, size - start), bisections,
                newton_steps, exp_start, bound, &lo[start], &hi[start])
+
+
+ctypedef fused count_t:
+    cnp.int64_t
+    double
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def chernoff_rows(const cnp.int64_t[::1] indptr, const count_t[::1] counts,
+                  const double[::1] n, const double[::1] level, const cnp.int64_t[::1] rows,
+                  Py_ssize_t width, double[::1] lo, double[::1] hi, double[::1] hi_unseen,
+                  double[::1] hi_sum, int bisections, int newton_steps, double exp_start,
+                  double roundoff, double underflow, int threads):
+    """Write the Chernoff ends of the rows ``rows`` of CSR counts, as ``reference.kernels.chernoff_rows``.
+
+    Row ``r = rows[i]`` of ``n[r]`` samples and level ``level[i]``: each stored
+    entry ``e`` gets the ends of :func:`kl_interval` at ``counts[e] / n[r]``
+    (``lo[e]``, ``hi[e]``), the row's unseen next states the upper end at 0
+    (``hi_unseen[r]``), and ``hi_sum[i] = (width - k) hi_unseen[r] + sum hi``
+    over its ``k`` entries, summed in their order from 0. The entries and
+    the unseen ends are laid out in one list (entries of a row, then its unseen
+    end) and computed by :func:`kl_interval`, so every end is its float.
+    """
+    cdef Py_ssize_t m = rows.shape[0]
+    cdef Py_ssize_t i, e, k = 0, total = m
+    cdef cnp.int64_t r
+    cdef double s
+    for i in range(m):
+        r = rows[i]
+        total += indptr[r + 1] - indptr[r]
+    p_list, n_list, level_list = np.empty(total), np.empty(total), np.empty(total)
+    lo_list, hi_list = np.empty(total), np.empty(total)
+    cdef double[::1] p_at = p_list, n_at = n_list, level_at = level_list
+    cdef double[::1] lo_at = lo_list, hi_at = hi_list
+    for i in range(m):
+        r = rows[i]
+        for e in range(indptr[r], indptr[r + 1]):
+            p_at[k] = <double>counts[e] / n[r]
+            n_at[k] = n[r]
+            level_at[k] = level[i]
+            k += 1
+        p_at[k] = 0.0
+        n_at[k] = n[r]
+        level_at[k] = level[i]
+        k += 1
+    kl_interval(p_list, n_list, level_list, lo_list, hi_list, bisections, newton_steps,
+                exp_start, roundoff, underflow, threads)
+    k = 0
+    for i in range(m):
+        r = rows[i]
+        s = 0.0
+        for e in range(indptr[r], indptr[r + 1]):
+            lo[e] = lo_at[k]
+            hi[e] = hi_at[k]
+            s += hi_at[k]
+            k += 1
+        hi_unseen[r] = hi_at[k]
+        hi_sum[i] = <double>(width - (indptr[r + 1] - indptr[r])) * hi_at[k] + s
+        k += 1

@@ -316,6 +316,18 @@ def kl_interval(p_hat, n, level):
     return lo, hi
 
 
+def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
+    """Kernel ``chernoff_rows``, by :func:`fast._kl.chernoff_rows` (one list of the rows'
+    entries and unseen ends for :func:`fast._kl.kl_interval`, threads over its entries)."""
+    hi_sum = np.empty(rows.size)
+    per_row = 1.0 + lo.size / max(1, n.size)
+    _kl.chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen, hi_sum,
+                      box_kinds.KL_BISECTIONS, box_kinds.KL_NEWTON_STEPS,
+                      box_kinds.KL_EXP_START, box_kinds.KL_ROUNDOFF, box_kinds.KL_UNDERFLOW,
+                      sweep_threads(KL_WORK * per_row * rows.size))
+    return hi_sum
+
+
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
     pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
@@ -414,6 +426,7 @@ COMPILED_KERNELS = KernelSet(
     pour_values=pour_values,
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
+    chernoff_rows=chernoff_rows,
     poured_chain_values=poured_chain_values,
     poured_chain_visits=poured_chain_visits,
     reaching=reaching,

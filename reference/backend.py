@@ -57,8 +57,9 @@ KERNEL_GROUPS = {
                       "reference.optimal.value_iteration (and the plug-in baseline)"),
     "pours": KernelGroup("Pours over confidence boxes", ("pour_values", "pour_kernel"),
                          "the policy iterations of reference.robust (the certificates)"),
-    "kl": KernelGroup("KL intervals", ("kl_interval",),
-                      "reference.confidence: kl_interval, confidence_boxes (kind \"kl\")"),
+    "kl": KernelGroup("KL intervals", ("kl_interval", "chernoff_rows"),
+                      "reference.confidence: kl_interval, confidence_boxes and store_boxes "
+                      "(kinds \"kl\" and \"mixture\", through box_ends)"),
     "poured_chains": KernelGroup("Poured chains", ("poured_chain_values", "poured_chain_visits"),
                                  "the evaluations of the policy iterations of reference.robust; "
                                  "the occupancy of solve_certified's adaptive sampling"),
@@ -155,6 +156,14 @@ class KernelSet:
         C-contiguous arrays of one shape ``(m,)`` (``p_hat`` in ``[0, 1]``,
         ``n >= 0``, ``level > 0``): float64 ``(m,)`` each, the same floats in
         every kernel set.
+    chernoff_rows : callable
+        ``chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen)
+        -> hi_sum``: the ends of :attr:`kl_interval` of the rows ``rows`` of CSR
+        counts (int64 or float64 ``counts``, int64 ``indptr`` and ``rows``),
+        written into ``lo``, ``hi`` (their entries) and ``hi_unseen`` (the rows),
+        and each row's sum of upper ends over the ``width`` columns, float64
+        ``(len(rows),)``; :func:`reference.kernels.chernoff_rows` says which
+        floats, the same in every kernel set.
     poured_chain_values : callable
         ``poured_chain_values(kernel, costs, start) -> (values, residual)``:
         the values of a square :class:`~reference.poured.PouredKernel`
@@ -222,6 +231,7 @@ class KernelSet:
     pour_values: Callable
     pour_kernel: Callable
     kl_interval: Callable
+    chernoff_rows: Callable
     poured_chain_values: Callable
     poured_chain_visits: Callable
     reaching: Callable

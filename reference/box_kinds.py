@@ -69,6 +69,10 @@ class BoxKind:
     doc : str
         What the intervals are and the union bound that makes the event hold
         with probability ``1 - delta``.
+    chernoff : bool, default False
+        Whether ``interval`` is the Chernoff interval (``kernels.kl_interval``),
+        whose ends :func:`reference.confidence.box_ends` then computes a row at a
+        time with the kernel ``chernoff_rows`` (the same floats).
     """
 
     name: str
@@ -76,6 +80,7 @@ class BoxKind:
     interval: Callable
     time_uniform: bool
     doc: str
+    chernoff: bool = False
 
     def __repr__(self):
         return f"BoxKind({self.name!r}, time_uniform={self.time_uniform})"
@@ -164,6 +169,7 @@ KL = BoxKind(
 computed by :func:`reference.confidence.kl_interval` (the kernel ``kl_interval``). For a
 fixed entry and a fixed ``N``, the Chernoff bound gives each side probability at most
 ``exp(-l_N)``. """ + _UNION,
+    chernoff=True,
 )
 
 def _mixture_level(n, S, A, delta):
@@ -193,6 +199,7 @@ below ``S A (S+1) / delta`` for every ``N`` at once with probability at least
 together; the union over the ``S A (S+1)`` entries gives ``delta``
 (``docs/certificates.md``). Since ``m_N < l_N`` for every ``N >= 1``, its intervals
 lie inside those of ``"kl"``.""",
+    chernoff=True,
 )
 
 KINDS = {kind.name: kind for kind in (PAPER, BERNSTEIN, KL, MIXTURE)}

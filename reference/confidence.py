@@ -534,10 +534,8 @@ def box_ends(kernels, csr, delta, record, rows=None, ends=None):
     rows : ndarray of int64, shape (m,), optional
         The rows to compute, ascending (all by default).
     ends : tuple of ndarray, optional
-        ``(n, lo, hi, hi_unseen)`` of the shapes returned, with ``n`` the
-        sample sizes (``np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()``):
-        the ends of ``rows`` are written into them, the others left as they are.
-        Made (all rows) by default.
+        ``(n, lo, hi, hi_unseen)`` as returned, ``n`` filled (the floats of
+        ``csr.sum(axis=1)``): the ends of ``rows`` are written into them.
 
     Returns
     -------
@@ -557,12 +555,21 @@ def box_ends(kernels, csr, delta, record, rows=None, ends=None):
     n_rows, width = csr.shape
     S = width - 1
     A = n_rows // S
-    stored = np.diff(csr.indptr)
     if ends is None:
         n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
         ends = n, np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n_rows)
     n, lo, hi, hi_unseen = ends
     check_level(record.name, n.max(), S, A, delta)
+    if record.chernoff:  # whole rows by the kernel chernoff_rows: the same floats
+        indptr = csr.indptr.astype(np.int64, copy=False)
+        for numbers in [rows] if rows is not None else (
+                np.arange(r0, r1) for r0, r1, *_ in row_blocks(indptr)):
+            level = record.level(np.maximum(n[numbers], 1.0), S, A, delta)
+            refuse_missed_simplex(kernels.chernoff_rows(indptr, csr.data, n, level, numbers,
+                                                        width, lo, hi, hi_unseen),
+                                  n[numbers], A, delta, numbers)
+        return n, lo, hi, hi_unseen
+    stored = np.diff(csr.indptr)
     if rows is None:
         blocks = ((range(r0, r1), slice(r0, r1), slice(e0, e1), local)
                   for r0, r1, e0, e1, local in row_blocks(csr.indptr))
@@ -587,3 +594,4 @@ def box_ends(kernels, csr, delta, record, rows=None, ends=None):
                               + np.bincount(local, weights=hi[at_entries], minlength=k.size),
                               n_row, A, delta, numbers)
     return n, lo, hi, hi_unseen
+

@@ -524,6 +524,27 @@ def kl_interval(p_hat, n, level):
     return _kl_end(p_hat, radius, False), _kl_end(p_hat, radius, True)
 
 
+def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
+    """Kernel ``chernoff_rows``: the Chernoff ends of the rows ``rows`` of CSR counts.
+
+    Row ``r = rows[i]`` (int64, ascending) of ``n[r]`` samples has the level
+    ``level[i]``; its stored entries ``e`` get :func:`kl_interval` at
+    ``counts[e] / n[r]`` (written into ``lo[e]``, ``hi[e]``) and its unseen next
+    states the upper end at 0 (into ``hi_unseen[r]``; ``1`` when ``n[r] = 0``).
+    Returns ``hi_sum``, float64 ``(m,)``: ``(width - k) hi_unseen[r]`` plus the
+    ``k`` upper ends of the row summed in their order (``np.bincount``).
+    """
+    stored = indptr[rows + 1] - indptr[rows]
+    entry = np.repeat(indptr[rows], stored) + segment_positions(stored)
+    n_row = n[rows]
+    n_entry = np.repeat(n_row, stored)
+    lo[entry], hi[entry] = kl_interval(counts[entry] / n_entry, n_entry,
+                                       np.repeat(level, stored))
+    hi_unseen[rows] = unseen = kl_interval(np.zeros_like(n_row), n_row, level)[1]
+    return (width - stored) * unseen + np.bincount(
+        np.repeat(np.arange(rows.size), stored), weights=hi[entry], minlength=rows.size)
+
+
 NUMPY_KERNELS = KernelSet(
     name="numpy",
     radius=radius,
@@ -536,6 +557,7 @@ NUMPY_KERNELS = KernelSet(
     pour_values=pour_values,
     pour_kernel=pour_kernel,
     kl_interval=kl_interval,
+    chernoff_rows=chernoff_rows,
     poured_chain_values=poured_values,
     poured_chain_visits=poured_occupancy,
     reaching=_reaching,

@@ -110,7 +110,6 @@ def test_a_kept_run_makes_the_same_calls_and_bounds(backend, monkeypatch):
     assert [r.gap for r in kept.history] == [r.gap for r in anew.history]
 
 
-@pytest.mark.shared
 def test_box_ends_of_some_rows_leave_the_others_and_match_all_rows():
     import scipy.sparse as sp
     rng = np.random.default_rng(3)
@@ -131,7 +130,6 @@ def test_box_ends_of_some_rows_leave_the_others_and_match_all_rows():
             assert (got[~where] == -1.0).all()
 
 
-@pytest.mark.shared
 def test_a_missed_simplex_names_the_pair_of_its_row_number():
     with pytest.raises(confidence.ParameterError, match=r"\(s, a\) = \(3, 0\)"):
         confidence.refuse_missed_simplex(np.array([1.0, 0.5]), np.array([4.0, 2.0]), 2, 0.9,

@@ -1,0 +1,83 @@
+"""The kernel ``chernoff_rows``: the compiled kernel against the numpy one, bit for bit, and both
+against ``kl_interval`` entry by entry."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fast.kernels import COMPILED_KERNELS
+from reference import box_kinds
+from reference.kernels import NUMPY_KERNELS
+
+
+def _counts(seed, S=9, A=2, dtype=np.int64):
+    """CSR counts ``(S*A, S+1)`` with rows of every kind: without samples, with one next state,
+    with the goal column alone, with every next state, and with large and small counts."""
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, 6, size=(S * A, S + 1)) * (rng.random((S * A, S + 1)) < 0.4)
+    dense[0] = 0
+    dense[1] = 0
+    dense[1, 3] = 17
+    dense[2] = 0
+    dense[2, S] = 5
+    dense[3] = rng.integers(1, 10**6, size=S + 1)
+    dense[4, [0, S]] = [1, 10**9]
+    csr = sp.csr_array(dense.astype(dtype))
+    return csr, np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+
+
+def _ends(kernels, csr, n, level, rows):
+    """``(lo, hi, hi_unseen, hi_sum)`` of ``kernels.chernoff_rows``, from ends filled with -1."""
+    lo, hi, hi_unseen = (np.full(size, -1.0) for size in (csr.nnz, csr.nnz, n.size))
+    hi_sum = kernels.chernoff_rows(csr.indptr.astype(np.int64), csr.data, n, level, rows,
+                                   csr.shape[1], lo, hi, hi_unseen)
+    return lo, hi, hi_unseen, hi_sum
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_rows_are_the_numpy_rows_bit_for_bit(seed, dtype):
+    csr, n = _counts(seed, dtype=dtype)
+    rng = np.random.default_rng(100 + seed)
+    for rows in (np.arange(n.size), np.sort(rng.choice(n.size, size=7, replace=False)),
+                 np.array([0, 1, 2, 4]), np.array([], dtype=np.int64)):
+        level = 10.0 ** rng.uniform(-3, 2, size=rows.size)
+        got = _ends(COMPILED_KERNELS, csr, n, level, rows)
+        want = _ends(NUMPY_KERNELS, csr, n, level, rows)
+        for name, a, b in zip(("lo", "hi", "hi_unseen", "hi_sum"), got, want):
+            assert a.dtype == b.dtype == np.float64, name
+            assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("kernels", [NUMPY_KERNELS, COMPILED_KERNELS],
+                         ids=["numpy", "compiled"])
+def test_rows_are_kl_interval_entry_by_entry_and_leave_the_others(kernels):
+    csr, n = _counts(7)
+    rows = np.array([0, 1, 2, 3, 4, 10, 17])
+    level = np.linspace(0.5, 30.0, rows.size)
+    lo, hi, hi_unseen, hi_sum = _ends(kernels, csr, n, level, rows)
+    listed = np.zeros(n.size, dtype=bool)
+    listed[rows] = True
+    stored = np.diff(csr.indptr)
+    entry = np.repeat(listed, stored)
+    assert (lo[~entry] == -1).all() and (hi[~entry] == -1).all()
+    assert (hi_unseen[~listed] == -1).all()
+    for i, r in enumerate(rows):
+        e0, e1 = csr.indptr[r], csr.indptr[r + 1]
+        p = csr.data[e0:e1] / n[r] if e1 > e0 else np.zeros(0)
+        want_lo, want_hi = NUMPY_KERNELS.kl_interval(p, np.full(p.size, n[r]),
+                                                     np.full(p.size, level[i]))
+        assert np.array_equal(lo[e0:e1], want_lo) and np.array_equal(hi[e0:e1], want_hi)
+        unseen = NUMPY_KERNELS.kl_interval(np.zeros(1), n[r:r + 1], level[i:i + 1])[1][0]
+        assert hi_unseen[r] == unseen
+        # The sum over the row's columns, by hand: the unseen ones, then the stored ones.
+        total = 0.0
+        for value in hi[e0:e1]:
+            total += value
+        assert hi_sum[i] == float(csr.shape[1] - (e1 - e0)) * unseen + total
+    assert hi_unseen[0] == 1.0 and hi_sum[0] == csr.shape[1]  # no samples: [0, 1] everywhere
+    assert 0 < hi_unseen[3] < 1e-4 and hi_sum[3] >= 1.0  # about 10^7 samples
+
+
+def test_box_kinds_of_the_chernoff_interval_are_marked():
+    assert {name for name, kind in box_kinds.KINDS.items() if kind.chernoff} == {"kl", "mixture"}
