@@ -136,3 +136,14 @@ def test_a_missed_simplex_names_the_pair_of_its_row_number():
                                          np.array([3, 6]))
     with pytest.raises(confidence.ParameterError, match=r"\(s, a\) = \(0, 1\)"):
         confidence.refuse_missed_simplex(np.array([1.0, 0.5]), np.array([4.0, 2.0]), 2, 0.9)
+
+
+def test_sample_sizes_are_those_of_scipy():
+    import scipy.sparse as sp
+    rng = np.random.default_rng(8)
+    dense = rng.integers(0, 2**40, size=(30, 7)) * (rng.random((30, 7)) < 0.3)
+    dense[[0, 29]] = 0
+    for data in (dense, dense.astype(np.float64) / 3.0):
+        csr = sp.csr_array(data)
+        want = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+        assert np.array_equal(store_boxes_module._sample_sizes(csr), want)
