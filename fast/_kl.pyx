@@ -240,6 +240,18 @@ cdef void _block(const double* p_hat, const double* n, const double* level, Py_s
         hi[j] = q[m + j]
 
 
+cdef void _intervals(const double* p_hat, const double* n, const double* level,
+                     Py_ssize_t size, double* lo, double* hi, int bisections, int newton_steps,
+                     double exp_start, Bound bound, int threads) noexcept nogil:
+    """The ends of ``size > 0`` entries, a block of them at a time on ``threads`` threads."""
+    cdef Py_ssize_t n_blocks = (size + BLOCK - 1) // BLOCK
+    cdef Py_ssize_t b, start
+    for b in prange(n_blocks, num_threads=threads, schedule="static"):
+        start = b * BLOCK
+        _block(&p_hat[start], &n[start], &level[start], min(BLOCK, size - start), bisections,
+               newton_steps, exp_start, bound, &lo[start], &hi[start])
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def kl_interval(const double[::1] p_hat, const double[::1] n, const double[::1] level,
@@ -254,17 +266,13 @@ def kl_interval(const double[::1] p_hat, const double[::1] n, const double[::1] 
     ``threads`` OpenMP threads over blocks of entries.
     """
     cdef Py_ssize_t size = p_hat.shape[0]
-    cdef Py_ssize_t n_blocks = (size + BLOCK - 1) // BLOCK
-    cdef Py_ssize_t b, start
     cdef Bound bound
     bound.roundoff = roundoff
     bound.underflow = underflow
     if size == 0:
         return
-    for b in prange(n_blocks, nogil=True, num_threads=threads, schedule="static"):
-        start = b * BLOCK
-        _block(&p_hat[start], &n[start], &level[start], min(BLOCK, size - start), bisections,
-               newton_steps, exp_start, bound, &lo[start], &hi[start])
+    _intervals(&p_hat[0], &n[0], &level[0], size, &lo[0], &hi[0], bisections, newton_steps,
+               exp_start, bound, threads)
 
 
 ctypedef fused count_t:
@@ -279,7 +287,7 @@ def chernoff_rows(const cnp.int64_t[::1] indptr, const count_t[::1] counts,
                   Py_ssize_t width, double[::1] lo, double[::1] hi, double[::1] hi_unseen,
                   double[::1] hi_sum, int bisections, int newton_steps, double exp_start,
                   double roundoff, double underflow, int threads):
-    """Write the Chernoff ends of the rows ``rows`` of CSR counts, as ``reference.kernels.chernoff_rows``.
+    """Write the Chernoff ends of the rows ``rows`` of CSR counts (as the numpy kernel).
 
     Row ``r = rows[i]`` of ``n[r]`` samples and level ``level[i]``: each stored
     entry ``e`` gets the ends of :func:`kl_interval` at ``counts[e] / n[r]``
@@ -287,7 +295,7 @@ def chernoff_rows(const cnp.int64_t[::1] indptr, const count_t[::1] counts,
     (``hi_unseen[r]``), and ``hi_sum[i] = (width - k) hi_unseen[r] + sum hi``
     over its ``k`` entries, summed in their order from 0. The entries and
     the unseen ends are laid out in one list (entries of a row, then its unseen
-    end) and computed by :func:`kl_interval`, so every end is its float.
+    end) and computed by the blocks of :func:`kl_interval`, so every end is its float.
     """
     cdef Py_ssize_t m = rows.shape[0]
     cdef Py_ssize_t i, e, k = 0, total = m
@@ -311,8 +319,12 @@ def chernoff_rows(const cnp.int64_t[::1] indptr, const count_t[::1] counts,
         n_at[k] = n[r]
         level_at[k] = level[i]
         k += 1
-    kl_interval(p_list, n_list, level_list, lo_list, hi_list, bisections, newton_steps,
-                exp_start, roundoff, underflow, threads)
+    cdef Bound bound
+    bound.roundoff = roundoff
+    bound.underflow = underflow
+    if total > 0:
+        _intervals(&p_at[0], &n_at[0], &level_at[0], total, &lo_at[0], &hi_at[0], bisections,
+                   newton_steps, exp_start, bound, threads)
     k = 0
     for i in range(m):
         r = rows[i]

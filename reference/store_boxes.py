@@ -10,6 +10,10 @@ to the store is the interval ends, two floats a stored entry, and one
 number a pair (the sample sizes are summed from the counts when asked). The intervals are computed a block of rows at a time, so the
 build needs no array of the size of the counts beyond the two it keeps.
 
+Round after round, a :class:`KeptEnds` hands the last round's ends of the rows whose counts
+have not changed to the next build, which computes only the others (the same floats; held
+for small stores only, :data:`KEPT_ENTRIES`).
+
 Per stored entry, with the store's int64 counts and indices (16 bytes), the
 boxes of :func:`reference.confidence.confidence_boxes` add 40 bytes (their
 own next states, ``lo``, ``hi``, ``p_hat`` and, while they are built, a float
