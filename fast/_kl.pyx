@@ -31,6 +31,7 @@ cnp.import_ufunc()
 
 cdef enum:
     BLOCK = 128  # entries per block (2 BLOCK chains)
+    CHUNK = 4096  # values of a list of chernoff_rows (32 blocks)
 
 
 ctypedef void (*Loop)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
@@ -293,47 +294,52 @@ def chernoff_rows(const cnp.int64_t[::1] indptr, const count_t[::1] counts,
     entry ``e`` gets the ends of :func:`kl_interval` at ``counts[e] / n[r]``
     (``lo[e]``, ``hi[e]``), the row's unseen next states the upper end at 0
     (``hi_unseen[r]``), and ``hi_sum[i] = (width - k) hi_unseen[r] + sum hi``
-    over its ``k`` entries, summed in their order from 0. The entries and
-    the unseen ends are laid out in one list (entries of a row, then its unseen
-    end) and computed by the blocks of :func:`kl_interval`, so every end is its float.
+    over its ``k`` entries, summed in their order from 0. Whole rows are laid
+    out in a list of at most ``CHUNK`` values (or one row and its unseen end),
+    the entries of a row then its unseen end, and computed by the blocks of
+    :func:`kl_interval`, so every end is its float.
     """
     cdef Py_ssize_t m = rows.shape[0]
-    cdef Py_ssize_t i, e, k = 0, total = m
+    cdef Py_ssize_t i, i0 = 0, i1, e, k, length, size = CHUNK
     cdef cnp.int64_t r
     cdef double s
-    for i in range(m):
-        r = rows[i]
-        total += indptr[r + 1] - indptr[r]
-    p_list, n_list, level_list = np.empty(total), np.empty(total), np.empty(total)
-    lo_list, hi_list = np.empty(total), np.empty(total)
-    cdef double[::1] p_at = p_list, n_at = n_list, level_at = level_list
-    cdef double[::1] lo_at = lo_list, hi_at = hi_list
-    for i in range(m):
-        r = rows[i]
-        for e in range(indptr[r], indptr[r + 1]):
-            p_at[k] = <double>counts[e] / n[r]
-            n_at[k] = n[r]
-            level_at[k] = level[i]
-            k += 1
-        p_at[k] = 0.0
-        n_at[k] = n[r]
-        level_at[k] = level[i]
-        k += 1
     cdef Bound bound
     bound.roundoff = roundoff
     bound.underflow = underflow
-    if total > 0:
-        _intervals(&p_at[0], &n_at[0], &level_at[0], total, &lo_at[0], &hi_at[0], bisections,
-                   newton_steps, exp_start, bound, threads)
-    k = 0
     for i in range(m):
-        r = rows[i]
-        s = 0.0
-        for e in range(indptr[r], indptr[r + 1]):
-            lo[e] = lo_at[k]
-            hi[e] = hi_at[k]
-            s += hi_at[k]
+        size = max(size, indptr[rows[i] + 1] - indptr[rows[i]] + 1)
+    lists = np.empty((5, size))
+    cdef double[:, ::1] at = lists
+    while i0 < m:
+        k = 0
+        i1 = i0
+        while i1 < m:
+            r = rows[i1]
+            length = indptr[r + 1] - indptr[r]
+            if k + length + 1 > size:
+                break
+            for e in range(indptr[r], indptr[r + 1]):
+                at[0, k] = <double>counts[e] / n[r]
+                at[1, k] = n[r]
+                at[2, k] = level[i1]
+                k += 1
+            at[0, k] = 0.0
+            at[1, k] = n[r]
+            at[2, k] = level[i1]
             k += 1
-        hi_unseen[r] = hi_at[k]
-        hi_sum[i] = <double>(width - (indptr[r + 1] - indptr[r])) * hi_at[k] + s
-        k += 1
+            i1 += 1
+        _intervals(&at[0, 0], &at[1, 0], &at[2, 0], k, &at[3, 0], &at[4, 0], bisections,
+                   newton_steps, exp_start, bound, threads)
+        k = 0
+        for i in range(i0, i1):
+            r = rows[i]
+            s = 0.0
+            for e in range(indptr[r], indptr[r + 1]):
+                lo[e] = at[3, k]
+                hi[e] = at[4, k]
+                s += at[4, k]
+                k += 1
+            hi_unseen[r] = at[4, k]
+            hi_sum[i] = <double>(width - (indptr[r + 1] - indptr[r])) * at[4, k] + s
+            k += 1
+        i0 = i1

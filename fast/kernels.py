@@ -317,8 +317,8 @@ def kl_interval(p_hat, n, level):
 
 
 def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
-    """Kernel ``chernoff_rows``, by :func:`fast._kl.chernoff_rows` (one list of the rows'
-    entries and unseen ends for :func:`fast._kl.kl_interval`, threads over its entries)."""
+    """Kernel ``chernoff_rows``, by :func:`fast._kl.chernoff_rows` (the rows' entries and unseen
+    ends in short lists for the blocks of :func:`fast._kl.kl_interval`, threads over blocks)."""
     hi_sum = np.empty(rows.size)
     per_row = 1.0 + lo.size / max(1, n.size)
     _kl.chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen, hi_sum,

@@ -81,3 +81,22 @@ def test_rows_are_kl_interval_entry_by_entry_and_leave_the_others(kernels):
 
 def test_box_kinds_of_the_chernoff_interval_are_marked():
     assert {name for name, kind in box_kinds.KINDS.items() if kind.chernoff} == {"kl", "mixture"}
+
+
+def test_rows_over_several_lists_and_a_row_longer_than_a_list():
+    # The compiled kernel lays out at most 4096 values at a time, or one longer row.
+    rng = np.random.default_rng(11)
+    n_rows, width = 1500, 6001
+    stored = rng.integers(0, 6, size=n_rows)
+    stored[700] = 5000
+    indices = np.concatenate([np.sort(rng.choice(width, size=k, replace=False)) for k in stored])
+    indptr = np.concatenate([[0], np.cumsum(stored)])
+    csr = sp.csr_array((rng.integers(1, 50, size=indices.size), indices, indptr),
+                       shape=(n_rows, width))
+    n = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+    for rows in (np.arange(n_rows), np.arange(650, 760), np.array([700])):
+        level = rng.uniform(1.0, 20.0, size=rows.size)
+        got = _ends(COMPILED_KERNELS, csr, n, level, rows)
+        want = _ends(NUMPY_KERNELS, csr, n, level, rows)
+        for name, a, b in zip(("lo", "hi", "hi_unseen", "hi_sum"), got, want):
+            assert np.array_equal(a, b), name
