@@ -213,8 +213,9 @@ def pour_kernel(boxes, rows, v_ext, descending):
 
 
 class CompiledPouredKernel(PouredKernel):
-    """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
-    :func:`fast._poured.poured_apply` (the same floats as the numpy ``finite_product``)."""
+    """A :class:`~reference.poured.PouredKernel` whose products run in
+    :func:`fast._poured.poured_apply` and, for vectors with infinities,
+    :func:`fast._poured.poured_infinities` (the same floats as the numpy ones)."""
 
     __slots__ = ()
 
@@ -228,6 +229,16 @@ class CompiledPouredKernel(PouredKernel):
                              self.width, self.reach, self.partial,
                              np.ascontiguousarray(x, dtype=np.float64),
                              np.empty(self.order.size + 1), out)
+        return out
+
+    def extended_product(self, x):
+        """``kernel @ x`` for ``x`` that may hold infinities (compiled: :func:`finite_product`
+        of the finite part, then :func:`fast._poured.poured_infinities`; the floats of
+        :meth:`reference.poured.PouredKernel.extended_product`)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = self.finite_product(np.where(np.isfinite(x), x, 0.0))
+        _poured.poured_infinities(*_chain_arrays(self), x, np.empty(x.size + 1, np.int64),
+                                  np.empty(x.size + 1, np.int64), out)
         return out
 
 
