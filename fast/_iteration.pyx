@@ -297,6 +297,9 @@ def optimist_iteration(Tools t, costs, policy, start):
         policy = np.where(switch, best, policy)
         rows = np.empty(S, dtype=np.int64)
         _policy_rows(policy, A, rows)
+        kernel = current = None  # freed before the new pour, and the Q-values unless returned
+        if n_iter < t.max_iter:
+            q = qv = None
         kernel = _pour(t, rows, walk)
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))
