@@ -301,6 +301,7 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
+            all_rows = walk = order = rank = cum_v = cum_inf = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)

@@ -193,11 +193,13 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
             pairs, n, np.random.default_rng(1)), want)
 
 
-def test_certified_rounds_peak_below_four_stores():
+def test_certified_rounds_peak_below_three_and_a_half_stores():
     # tracemalloc's peak of the rounds after the first, against the store's CSR bytes (the
     # instance and its model are built before tracing starts; the first round also holds
     # the first draw of every pair). Memory is the compiled backend's concern: the reference
-    # runs the same Python around other kernels.
+    # runs the same Python around other kernels. The rounds peaked at 3.79 stores while the
+    # sampling's width built per-entry temporaries and each policy iteration held two
+    # kernels; 3.25 since.
     fast = importlib.import_module("fast")
     ssp = fast.garnet(20_000, 4, 5, seed=1, sparse=True)
     model = fast.TabularGenerativeModel(ssp)
@@ -224,7 +226,7 @@ def test_certified_rounds_peak_below_four_stores():
         finally:
             tracemalloc.stop()
     assert len(ratios) >= 3
-    assert max(ratios[1:]) < 4.0, ratios
+    assert max(ratios[1:]) < 3.5, ratios
 
 
 def test_strong_components_are_scipys_from_the_edge_lists():

@@ -10,7 +10,7 @@ from ..chains.explicit import _reaching
 from ..confidence import SIMPLEX_SLACK, EntryBlocks
 from ..errors import ParameterError
 from ..evi import checked_box
-from ..kernels import NUMPY_KERNELS, pour, pour_order
+from ..kernels import NUMPY_KERNELS, order_values, pour, pour_order
 from .common import (
     RobustValuesResult,
     _check_message,
@@ -310,7 +310,9 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
 
 def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     """``U^pi`` of ``policy`` with the infinity decision, adversary PI (the kernel
-    ``adversary_iteration``) and the Bellman check."""
+    ``adversary_iteration``) and the Bellman check. The adversary's kernel is kept as its
+    pour order while the check runs, then poured again from it (``pour_kernel`` reads its
+    values only through their pour order: the same kernel)."""
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
     graph = _adversary_graph(boxes, rows)
@@ -320,7 +322,10 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = kernels.adversary_iteration(boxes, rows, costs_pi,
                                                                     infinite, start)
+    order = kernel.order
+    del kernel
     U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values, graph)
+    kernel = kernels.pour_kernel(boxes, rows, order_values(order, True), True)
     return U, kernel, infinite, n_iter, converged, dropped, r
 
 
