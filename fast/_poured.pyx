@@ -10,9 +10,8 @@ entries and where along the pour order its unseen run stopped; its products
 with a vector are prefix sums along that order, ``O(S + stored)``.
 :func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal
 products, never expanded) or, transposed, its expected visits;
-:func:`poured_apply` is its product by a finite vector, :func:`poured_infinities`
-completes it for a vector with infinities, and :func:`reaches_goal` is a search for
-the goal on its graph.
+:func:`poured_apply` is its product by a vector (:func:`poured_infinities` adds a vector's
+infinities) and :func:`reaches_goal` a search for the goal on its graph.
 """
 
 cimport cython
@@ -565,60 +564,37 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     return tail == S
 
 
-def poured_infinities(const int64_t[::1] order, const int64_t[::1] rank,
-                      const int64_t[::1] indptr, const int64_t[::1] indices,
-                      const double[::1] data, const double[::1] width,
+def poured_infinities(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] ptr,
+                      const int64_t[::1] indices, const double[::1] data, const double[::1] width,
                       const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
                       int64_t[::1] plus, int64_t[::1] minus, double[::1] out):
-    """``kernel @ x`` for a ``PouredKernel`` and ``x`` that may hold ``+inf`` and ``-inf``
-    (no NaN), given in ``out`` the product with ``x``'s infinities put to 0
-    (:func:`poured_apply`), with the operations of
-    ``reference.poured.PouredKernel.__matmul__`` (so the same floats): each row adds ``+inf``
-    when one of its positive entries meets ``+inf``, ``-inf`` when one meets ``-inf`` (each
-    else 0), then ``out``. A positive entry is a stored one of positive probability, an
-    unseen next state before the reach when the width is positive, or the unseen next state
-    at the reach when the partial is positive. ``plus`` and ``minus`` (length ``S+2``) are
-    scratch: the counts of ``+inf`` and ``-inf`` along ``order``."""
+    """``out = kernel @ x`` for ``x`` holding infinities (no NaN), ``out`` given as the product
+    with them put to 0 (:func:`poured_apply`): each row adds ``+inf`` (``-inf``) when a positive
+    entry (stored; unseen before the reach, width positive; at the reach, partial positive)
+    meets ``+inf`` (``-inf``), as ``reference.poured.PouredKernel.extended_product`` (the same
+    floats). ``plus``, ``minus`` (``S+2``): scratch, the counts of each along ``order``."""
     cdef Py_ssize_t n = reach.shape[0], n_next = order.shape[0], i, t
-    cdef int64_t k, at, reach_at, plus_before, minus_before
+    cdef int64_t k, r, above, below
     cdef double v, up, down
-    cdef bint stored_there
+    cdef bint there
     with nogil:
         plus[0] = 0
         minus[0] = 0
         for t in range(n_next):
-            v = x[order[t]]
-            plus[t + 1] = plus[t] + (1 if v == INFINITY else 0)
-            minus[t + 1] = minus[t] + (1 if v == -INFINITY else 0)
+            plus[t + 1] = plus[t] + (x[order[t]] == INFINITY)
+            minus[t + 1] = minus[t] + (x[order[t]] == -INFINITY)
         for i in range(n):
-            reach_at = reach[i]
-            plus_before = 0
-            minus_before = 0
-            up = 0.0
-            down = 0.0
-            stored_there = False
-            for k in range(indptr[i], indptr[i + 1]):
+            r, above, below, up, down, there = reach[i], 0, 0, 0.0, 0.0, False
+            for k in range(ptr[i], ptr[i + 1]):
                 v = x[indices[k]]
-                at = rank[indices[k]]
-                if at < reach_at:
-                    plus_before = plus_before + (1 if v == INFINITY else 0)
-                    minus_before = minus_before + (1 if v == -INFINITY else 0)
-                elif at == reach_at:
-                    stored_there = True
-                if data[k] > 0.0 and isinf(v):
-                    if v > 0.0:
-                        up = INFINITY
-                    else:
-                        down = -INFINITY
-            if width[i] > 0.0:
-                if plus[reach_at] > plus_before:
-                    up = INFINITY
-                if minus[reach_at] > minus_before:
-                    down = -INFINITY
-            if reach_at < n_next and not stored_there and partial[i] > 0.0:
-                v = x[order[reach_at]]
-                if v == INFINITY:
-                    up = INFINITY
-                elif v == -INFINITY:
-                    down = -INFINITY
+                if rank[indices[k]] < r:
+                    above, below = above + (v == INFINITY), below + (v == -INFINITY)
+                there = there or rank[indices[k]] == r
+                up = INFINITY if data[k] > 0.0 and v == INFINITY else up
+                down = -INFINITY if data[k] > 0.0 and v == -INFINITY else down
+            up = INFINITY if width[i] > 0.0 and plus[r] > above else up
+            down = -INFINITY if width[i] > 0.0 and minus[r] > below else down
+            v = x[order[r]] if r < n_next and not there and partial[i] > 0.0 else 0.0
+            up = INFINITY if v == INFINITY else up
+            down = -INFINITY if v == -INFINITY else down
             out[i] = up + down + out[i]
