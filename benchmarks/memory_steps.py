@@ -28,7 +28,7 @@ STEPS = (
     (certified, ("store_boxes", "_certificate", "_next_draws", "_draw")),
     (theta_bounds, ("_optimistic", "_robust_policy")),
     (optimal, ("_goal_forcing", "_robust_values")),
-    (pessimistic, ("_adversary_graph", "_closable", "_infinite_states", "_check_upper")),
+    (pessimistic, ("_adversary_graph", "_infinite_states", "_check_upper")),
     (optimistic, ("_check_lower",)),
     (certified_sampling, ("_adaptive_draws", "_widths", "_means")),
     (samples.SampleStore, ("counts_csr",)),

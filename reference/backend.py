@@ -62,7 +62,7 @@ KERNEL_GROUPS = {
     "poured_chains": KernelGroup("Poured chains", ("poured_chain_values", "poured_chain_visits"),
                                  "the evaluations of the policy iterations of reference.robust; "
                                  "the occupancy of solve_certified's adaptive sampling"),
-    "graphs": KernelGroup("Graph searches", ("reaching",),
+    "graphs": KernelGroup("Graph searches", ("reaching", "closable"),
                           "the infinity decision and the zero states of the adversary's "
                           "values in reference.robust"),
     "policy_iterations": KernelGroup(
@@ -87,7 +87,7 @@ class KernelSet:
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
-    graph searches (``reaching``), policy iterations
+    graph searches (``reaching``, ``closable``), policy iterations
     (``adversary_iteration``, ``optimist_iteration``) and Bellman checks
     (``upper_check``, ``lower_check``).
 
@@ -177,6 +177,12 @@ class KernelSet:
         (possibly empty) into ``targets`` (bool ``(n,)``) along the edges
         ``tails -> heads`` (integer arrays of one size, entries in
         ``[0, n)``); bool ``(n,)``, the same in every kernel set.
+    closable : callable
+        ``closable(boxes, rows) -> mask``: the largest set of states whose
+        rows ``rows`` (int64 ``(S,)``) of
+        :class:`~reference.confidence.ConfidenceBoxes` can all keep the chain
+        in it, by the sums of :func:`reference.adversary_sets.closable`; bool
+        ``(S,)``, the same in every kernel set.
     adversary_iteration : callable
         ``adversary_iteration(boxes, rows, costs_pi, infinite, start) ->
         (values, kernel, n_iter, converged)``: the adversary's policy
@@ -225,6 +231,7 @@ class KernelSet:
     poured_chain_values: Callable
     poured_chain_visits: Callable
     reaching: Callable
+    closable: Callable
     adversary_iteration: Callable
     optimist_iteration: Callable
     upper_check: Callable

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import box_kinds, lemma5
+from .adversary_sets import closable as _closable
 from ._checks import check_dense_size, largest_count
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
@@ -399,6 +400,12 @@ def pour_kernel(boxes, rows, v_ext, descending):
                        mass, descending)
 
 
+def closable(boxes, rows):
+    """Kernel ``closable``: :func:`reference.adversary_sets.closable` on the kernel
+    ``reaching``."""
+    return _closable(_reaching, boxes, rows)
+
+
 def adversary_iteration(boxes, rows, costs_pi, infinite, start):
     """Kernel ``adversary_iteration``: :func:`reference.robust_loops.adversary_loop` on
     :func:`pour_kernel` and :func:`reference.chains.poured_values`."""
@@ -539,6 +546,7 @@ NUMPY_KERNELS = KernelSet(
     poured_chain_values=poured_values,
     poured_chain_visits=poured_occupancy,
     reaching=_reaching,
+    closable=closable,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
     upper_check=upper_check,
