@@ -38,7 +38,7 @@ from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
 from . import (_boxes, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
-               _robust, _vi)
+               _robust, _robust_pi, _vi)
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -386,6 +386,22 @@ def optimist_iteration(boxes, costs, policy, start):
         _checked("start", start, np.float64, (S,)))
 
 
+def robust_iteration(boxes, costs, policy, start, rounds):
+    """Kernel ``robust_iteration``: the rounds in one call of
+    :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
+    and check called directly, the pours of every pair by :func:`pour_values`), after
+    checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
+    in ``[0, A)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    return _robust_pi.robust_iteration(
+        _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        _checked("costs", costs, np.float64, (S, A)),
+        _checked("policy", policy, np.int64, (S,), A, "actions"),
+        _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
+        UNIT_ROUNDOFF, SUBNORMAL_UNIT, CHECK_MAX_SLACK, SWITCH_RTOL)
+
+
 def upper_check(boxes, rows, costs_pi, values, exact_zero):
     """Kernel ``upper_check``: the whole check in one call of
     :func:`fast._checks.upper_check`, each pour by :func:`pour_values`, after checking the
@@ -433,6 +449,7 @@ COMPILED_KERNELS = KernelSet(
     closable=closable,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
 )

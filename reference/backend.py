@@ -66,9 +66,10 @@ KERNEL_GROUPS = {
                           "the infinity decision and the zero states of the adversary's "
                           "values in reference.robust"),
     "policy_iterations": KernelGroup(
-        "Policy iterations", ("adversary_iteration", "optimist_iteration"),
-        "reference.robust: the adversary's values of a policy (_robust_values) and the "
-        "optimist's values (_optimistic), in the certificates and solve_certified"),
+        "Policy iterations", ("adversary_iteration", "optimist_iteration", "robust_iteration"),
+        "reference.robust: the adversary's values of a policy (_robust_values), the "
+        "optimist's values (_optimistic) and the rounds of the robust policy iteration "
+        "(_robust_policy), in the certificates and solve_certified"),
     "checks": KernelGroup(
         "Bellman checks", ("upper_check", "lower_check"),
         "reference.robust: the checks of the adversary's values (_check_upper) and of the "
@@ -88,8 +89,8 @@ class KernelSet:
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
     graph searches (``reaching``, ``closable``), policy iterations
-    (``adversary_iteration``, ``optimist_iteration``) and Bellman checks
-    (``upper_check``, ``lower_check``).
+    (``adversary_iteration``, ``optimist_iteration``, ``robust_iteration``) and
+    Bellman checks (``upper_check``, ``lower_check``).
 
     Attributes
     ----------
@@ -202,6 +203,15 @@ class KernelSet:
         the last values (None when its solve failed); bit-identical to that
         loop run on the same kernel set's steps, and across kernel sets equal
         up to the rounding of the chain solve (``poured_chain_values``).
+    robust_iteration : callable
+        ``robust_iteration(boxes, costs, policy, start, rounds) -> (values,
+        policy, kernel, n_rounds, n_iter, converged, dropped, r, status)``: at
+        most ``rounds`` rounds of the robust policy iteration of
+        :func:`reference.robust_rounds.robust_rounds` from ``policy`` (int64
+        ``(S,)``, not modified) and finite ``start`` (float64 ``(S,)``), costs
+        float64 ``(S, A)``, while every cost of the policy is positive and
+        ``closable`` finds no state; bit-identical to that loop run on the same
+        kernel set's steps.
     upper_check : callable
         ``upper_check(boxes, rows, costs_pi, values, exact_zero) -> (U, dropped,
         r)``: the adversary's Bellman check of
@@ -234,6 +244,7 @@ class KernelSet:
     closable: Callable
     adversary_iteration: Callable
     optimist_iteration: Callable
+    robust_iteration: Callable
     upper_check: Callable
     lower_check: Callable
 

@@ -20,6 +20,7 @@ from .chains.explicit import _reaching
 from .robust_checks import lower_check as _lower_check
 from .robust_checks import upper_check as _upper_check
 from .robust_loops import adversary_loop, optimist_loop
+from .robust_rounds import robust_rounds
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -418,6 +419,14 @@ def optimist_iteration(boxes, costs, policy, start):
     return optimist_loop(pour_kernel, pour_values, poured_values, boxes, costs, policy, start)
 
 
+def robust_iteration(boxes, costs, policy, start, rounds):
+    """Kernel ``robust_iteration``: :func:`reference.robust_rounds.robust_rounds` on
+    :func:`closable`, :func:`adversary_iteration`, :func:`upper_check` and
+    :func:`pour_values`."""
+    return robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes, costs,
+                         policy, start, rounds)
+
+
 def upper_check(boxes, rows, costs_pi, values, exact_zero):
     """Kernel ``upper_check``: :func:`reference.robust_checks.upper_check` on
     :func:`pour_values`."""
@@ -549,6 +558,7 @@ NUMPY_KERNELS = KernelSet(
     closable=closable,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
 )
