@@ -12,8 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import box_kinds, lemma5
-from .adversary_sets import closable as _closable
 from ._checks import check_dense_size, largest_count
+from .adversary_sets import closable as _closable
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
 from .chains.explicit import _reaching
