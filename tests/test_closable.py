@@ -22,7 +22,7 @@ def _trapping_boxes(rng, S, A, kind):
     keep the chain are common)."""
     counts = np.zeros((S * A, S + 1))
     for row in range(S * A):
-        n = int(rng.choice([0, 1, 5, 40, 2000, 10**5]))
+        n = int(rng.choice([0, 1, 5, 30, 40, 2000, 10**5]))
         if n:
             support = rng.choice(S + 1, size=int(rng.integers(1, min(S + 1, 4) + 1)),
                                  replace=False)
@@ -74,6 +74,21 @@ def test_closable_is_the_union_of_every_set_that_can_keep_the_chain(seed):
             np.testing.assert_array_equal(got, want, err_msg=kernels.name)
     if seed == 0:
         assert found
+
+
+@pytest.mark.parametrize("kind", ["kl", "mixture"])
+@pytest.mark.parametrize("kernels", KERNEL_SETS, ids=lambda k: k.name)
+def test_a_positive_lower_end_on_the_goal_keeps_a_state_out(kind, kernels):
+    # 30 samples a row, 13 on each state and 4 on the goal: the upper ends inside sum past 1,
+    # but the goal's lower end is positive, so neither state can keep the chain.
+    counts = np.zeros((2, 1, 3))
+    counts[:, 0] = [13, 13, 4]
+    boxes = reference.confidence_boxes(counts, 0.1, kind)
+    assert boxes.lo[2] > 0 and boxes.hi[0] + boxes.hi[1] >= 1
+    np.testing.assert_array_equal(kernels.closable(boxes, np.array([0, 1])), [False, False])
+    counts[:, 0, 2] = 0
+    boxes = reference.confidence_boxes(counts, 0.1, kind)
+    np.testing.assert_array_equal(kernels.closable(boxes, np.array([0, 1])), [True, True])
 
 
 @pytest.mark.parametrize("seed", range(12))
