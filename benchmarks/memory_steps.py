@@ -34,8 +34,9 @@ STEPS = (
     (samples.SampleStore, ("counts_csr",)),
 )
 """The wrapped steps: where each is looked up when it is called. The policy iterations are
-kernels of the frozen kernel sets (``adversary_iteration``, ``optimist_iteration``), so they
-count in the steps around them: ``_robust_values`` and ``_optimistic``."""
+kernels of the frozen kernel sets (``adversary_iteration``, ``optimist_iteration``,
+``robust_iteration``), so they count in the steps around them: ``_robust_values`` (the rounds
+the robust policy iteration runs itself), ``_robust_policy`` and ``_optimistic``."""
 
 
 class _Stop(Exception):
