@@ -10,8 +10,8 @@ entries and where along the pour order its unseen run stopped; its products
 with a vector are prefix sums along that order, ``O(S + stored)``.
 :func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal
 products, never expanded) or, transposed, its expected visits;
-:func:`poured_apply` is its product by a vector and :func:`reaches_goal` a
-search for the goal on its graph.
+:func:`poured_apply` is its product by a vector (:func:`poured_infinities` adds a vector's
+infinities) and :func:`reaches_goal` a search for the goal on its graph.
 """
 
 cimport cython
@@ -562,3 +562,39 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     free(block)
     free(seen)
     return tail == S
+
+
+def poured_infinities(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] ptr,
+                      const int64_t[::1] indices, const double[::1] data, const double[::1] width,
+                      const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
+                      int64_t[::1] plus, int64_t[::1] minus, double[::1] out):
+    """``out = kernel @ x`` for ``x`` holding infinities (no NaN), ``out`` given as the product
+    with them put to 0 (:func:`poured_apply`): each row adds ``+inf`` (``-inf``) when a positive
+    entry (stored; unseen before the reach, width positive; at the reach, partial positive)
+    meets ``+inf`` (``-inf``), as ``reference.poured.PouredKernel.extended_product`` (the same
+    floats). ``plus``, ``minus`` (``S+2``): scratch, the counts of each along ``order``."""
+    cdef Py_ssize_t n = reach.shape[0], n_next = order.shape[0], i, t
+    cdef int64_t k, r, above, below
+    cdef double v, up, down
+    cdef bint there
+    with nogil:
+        plus[0] = 0
+        minus[0] = 0
+        for t in range(n_next):
+            plus[t + 1] = plus[t] + (x[order[t]] == INFINITY)
+            minus[t + 1] = minus[t] + (x[order[t]] == -INFINITY)
+        for i in range(n):
+            r, above, below, up, down, there = reach[i], 0, 0, 0.0, 0.0, False
+            for k in range(ptr[i], ptr[i + 1]):
+                v = x[indices[k]]
+                if rank[indices[k]] < r:
+                    above, below = above + (v == INFINITY), below + (v == -INFINITY)
+                there = there or rank[indices[k]] == r
+                up = INFINITY if data[k] > 0.0 and v == INFINITY else up
+                down = -INFINITY if data[k] > 0.0 and v == -INFINITY else down
+            up = INFINITY if width[i] > 0.0 and plus[r] > above else up
+            down = -INFINITY if width[i] > 0.0 and minus[r] > below else down
+            v = x[order[r]] if r < n_next and not there and partial[i] > 0.0 else 0.0
+            up = INFINITY if v == INFINITY else up
+            down = -INFINITY if v == -INFINITY else down
+            out[i] = up + down + out[i]
