@@ -587,4 +587,3 @@ def box_ends(kernels, csr, delta, record, rows=None, ends=None):
                               + np.bincount(local, weights=hi[at_entries], minlength=k.size),
                               n_row, A, delta, numbers)
     return n, lo, hi, hi_unseen
-
