@@ -4,6 +4,7 @@ import importlib
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from reference import confidence
 from reference import store_boxes as store_boxes_module
@@ -111,7 +112,6 @@ def test_a_kept_run_makes_the_same_calls_and_bounds(backend, monkeypatch):
 
 
 def test_box_ends_of_some_rows_leave_the_others_and_match_all_rows():
-    import scipy.sparse as sp
     rng = np.random.default_rng(3)
     dense = rng.integers(0, 4, size=(12, 5)) * (rng.random((12, 5)) < 0.6)
     dense[[2, 9]] = 0
@@ -139,7 +139,6 @@ def test_a_missed_simplex_names_the_pair_of_its_row_number():
 
 
 def test_sample_sizes_are_those_of_scipy():
-    import scipy.sparse as sp
     rng = np.random.default_rng(8)
     dense = rng.integers(0, 2**40, size=(30, 7)) * (rng.random((30, 7)) < 0.3)
     dense[[0, 29]] = 0
