@@ -36,7 +36,8 @@ from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
-from . import _boxes, _checks, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi
+from . import (_boxes, _checks, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust,
+               _sampling, _vi)
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -402,6 +403,12 @@ def lower_check(boxes, costs, values, q_values):
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)
 
 
+def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
+    """Kernel ``merge_counts``, by :func:`fast._sampling.merge_counts` (a pass over both
+    terms for the sum's row lengths, one to write it)."""
+    return _sampling.merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -421,5 +428,6 @@ COMPILED_KERNELS = KernelSet(
     optimist_iteration=optimist_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
+    merge_counts=merge_counts,
 )
 """The kernel set of the ``fast`` backend."""

@@ -73,6 +73,10 @@ KERNEL_GROUPS = {
         "Bellman checks", ("upper_check", "lower_check"),
         "reference.robust: the checks of the adversary's values (_check_upper) and of the "
         "optimist's values (_check_lower), after each policy iteration"),
+    "sampling": KernelGroup(
+        "Sampling", ("merge_counts",),
+        "reference.generative.SampleStore (its merge, which solve_certified sets to its "
+        "kernel set's)"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -88,8 +92,8 @@ class KernelSet:
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
     graph searches (``reaching``), policy iterations
-    (``adversary_iteration``, ``optimist_iteration``) and Bellman checks
-    (``upper_check``, ``lower_check``).
+    (``adversary_iteration``, ``optimist_iteration``), Bellman checks
+    (``upper_check``, ``lower_check``) and sampling (``merge_counts``).
 
     Attributes
     ----------
@@ -209,6 +213,14 @@ class KernelSet:
         with costs float64 ``(S, A)``, candidate ``values`` (float64 ``(S,)``)
         and their Q-values ``q_values`` (``(S, A)`` or None); the same floats
         in every kernel set.
+    merge_counts : callable
+        ``merge_counts(indptr, indices, data, inc_indptr, inc_indices,
+        inc_data) -> (indptr, indices, data)``: the canonical CSR arrays of the
+        sum of two canonical CSR layouts with the same rows (int64 arrays,
+        columns strictly increasing in each row, positive counts): a sample
+        store's counts and a batch of samples. The same arrays in every kernel
+        set; when the sum stores exactly the entries of the first term, its
+        ``indptr`` and ``indices`` themselves.
     """
 
     name: str
@@ -229,6 +241,7 @@ class KernelSet:
     optimist_iteration: Callable
     upper_check: Callable
     lower_check: Callable
+    merge_counts: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.
