@@ -5,12 +5,17 @@
 
 Private module of the ``fast`` backend. :func:`merge_counts` sums a batch of
 samples into a sample store's counts (two canonical CSR layouts, two passes
-over both, no array but the sum's).
+over both, no array but the sum's); :func:`split_calls` splits a round's calls
+over the pairs, with the rounding of the numpy kernel and its stable order of
+the remainders (a radix sort of their bits).
 """
 
 import numpy as np
 
-from libc.stdint cimport int64_t
+from libc.math cimport floor, rint
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 
 cdef Py_ssize_t _union_length(const int64_t* a, Py_ssize_t na, const int64_t* b,
@@ -88,3 +93,71 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
                     b += 1
                 out += 1
     return out_ptr, out_indices, out_data
+
+
+cdef int64_t* _radix_descending(const uint64_t* keys, int64_t* order, int64_t* spare_order,
+                                Py_ssize_t n) noexcept nogil:
+    """Sort ``order`` (indices into ``keys``) by decreasing key, stably, least significant
+    byte first (a pass skipped when every key has the same byte there), moving the indices
+    between ``order`` and ``spare_order``; returns the one holding the sorted indices."""
+    cdef Py_ssize_t counts[256]
+    cdef Py_ssize_t i, b, shift, total
+    cdef int64_t* swap
+    for shift in range(0, 64, 8):
+        for b in range(256):
+            counts[b] = 0
+        for i in range(n):
+            counts[(keys[order[i]] >> shift) & 255] += 1
+        if counts[(keys[order[0]] >> shift) & 255] == n:
+            continue
+        total = 0
+        for b in range(255, -1, -1):
+            total += counts[b]
+            counts[b] = total - counts[b]
+        for i in range(n):
+            b = (keys[order[i]] >> shift) & 255
+            spare_order[counts[b]] = order[i]
+            counts[b] += 1
+        swap = order
+        order = spare_order
+        spare_order = swap
+    return order
+
+
+def split_calls(const double[::1] more, double factor, int64_t total, double grid,
+                int64_t[::1] draws):
+    """Write into ``draws`` (int64, the size of ``more``) the split of ``total`` calls of
+    :func:`reference.sampling_kernels.split_calls`, with ``factor = total / more.sum()`` (numpy's
+    sum, computed by the caller) and the grid ``grid``."""
+    cdef Py_ssize_t n = more.shape[0], i, count
+    cdef double share, whole, frac
+    cdef int64_t drawn = 0, spare
+    cdef int64_t* sorted_
+    if draws.shape[0] != n:
+        raise ValueError("split_calls: `draws` must have the size of `more`")
+    if n == 0:
+        return
+    cdef uint64_t* keys = <uint64_t*>malloc(n * sizeof(uint64_t))
+    cdef int64_t* order = <int64_t*>malloc(2 * n * sizeof(int64_t))
+    if keys == NULL or order == NULL:
+        free(keys)
+        free(order)
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            share = rint(more[i] * factor * grid) / grid
+            whole = floor(share)
+            draws[i] = <int64_t>whole
+            drawn += draws[i]
+            frac = share - whole
+            memcpy(&keys[i], &frac, sizeof(double))
+            order[i] = i
+        spare = total - drawn
+        count = spare if spare >= 0 else max(0, n + spare)
+        count = min(count, n)
+        if count > 0:
+            sorted_ = _radix_descending(keys, order, order + n, n)
+            for i in range(count):
+                draws[sorted_[i]] += 1
+    free(keys)
+    free(order)

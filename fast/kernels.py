@@ -409,6 +409,15 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     return _sampling.merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
 
 
+def split_calls(more, total, grid):
+    """Kernel ``split_calls``, by :func:`fast._sampling.split_calls` (numpy's sum of ``more``
+    computed here; the remainders ordered by a radix sort)."""
+    more = np.ascontiguousarray(more, dtype=np.float64)
+    draws = np.empty(more.size, dtype=np.int64)
+    _sampling.split_calls(more, total / more.sum(), total, grid, draws)
+    return draws
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -429,5 +438,6 @@ COMPILED_KERNELS = KernelSet(
     upper_check=upper_check,
     lower_check=lower_check,
     merge_counts=merge_counts,
+    split_calls=split_calls,
 )
 """The kernel set of the ``fast`` backend."""

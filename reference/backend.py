@@ -74,9 +74,9 @@ KERNEL_GROUPS = {
         "reference.robust: the checks of the adversary's values (_check_upper) and of the "
         "optimist's values (_check_lower), after each policy iteration"),
     "sampling": KernelGroup(
-        "Sampling", ("merge_counts",),
+        "Sampling", ("merge_counts", "split_calls"),
         "reference.generative.SampleStore (its merge, which solve_certified sets to its "
-        "kernel set's)"),
+        "kernel set's); solve_certified's split of a round's calls over the pairs"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -93,7 +93,8 @@ class KernelSet:
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
     graph searches (``reaching``), policy iterations
     (``adversary_iteration``, ``optimist_iteration``), Bellman checks
-    (``upper_check``, ``lower_check``) and sampling (``merge_counts``).
+    (``upper_check``, ``lower_check``) and sampling (``merge_counts``,
+    ``split_calls``).
 
     Attributes
     ----------
@@ -221,6 +222,14 @@ class KernelSet:
         store's counts and a batch of samples. The same arrays in every kernel
         set; when the sum stores exactly the entries of the first term, its
         ``indptr`` and ``indices`` themselves.
+    split_calls : callable
+        ``split_calls(more, total, grid) -> draws``: ``total`` calls split over
+        the pairs in proportion to ``more`` (float64 ``(m,)``, finite,
+        ``>= 0``, positive sum), each share rounded to a multiple of
+        ``1 / grid`` (a power of two) and cut to whole calls, the rest one each
+        to the largest remainders, ties to the lower index
+        (:func:`reference.sampling_kernels.split_calls`): int64 ``(m,)``, the same in
+        every kernel set.
     """
 
     name: str
@@ -242,6 +251,7 @@ class KernelSet:
     upper_check: Callable
     lower_check: Callable
     merge_counts: Callable
+    split_calls: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

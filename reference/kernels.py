@@ -19,6 +19,7 @@ from .chains.explicit import _reaching
 from .robust_checks import lower_check as _lower_check
 from .robust_checks import upper_check as _upper_check
 from .robust_loops import adversary_loop, optimist_loop
+from .sampling_kernels import merge_counts, split_calls
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -524,56 +525,6 @@ def kl_interval(p_hat, n, level):
     return _kl_end(p_hat, radius, False), _kl_end(p_hat, radius, True)
 
 
-def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
-    """Kernel ``merge_counts``: the canonical CSR arrays of the sum of two canonical layouts.
-
-    Each increment entry ``(r, c)`` is looked up in row ``r`` of the counts by a
-    binary search run on all of them at once (as many steps as the longest row
-    needs); those found add their counts, the others are inserted at the place the
-    search ends (:func:`numpy.insert`, in their order). Besides the sum it holds
-    arrays of the increment's size and the insertion's mask, one byte a stored entry.
-
-    Parameters
-    ----------
-    indptr, indices, data : ndarray of int64
-        The counts: row pointers ``(M+1,)``, columns strictly increasing in each
-        row and positive counts ``(nnz,)``.
-    inc_indptr, inc_indices, inc_data : ndarray of int64
-        The increment, in the same form with the same rows.
-
-    Returns
-    -------
-    indptr, indices, data : ndarray of int64
-        The sum: the entries stored in either term, their counts added. When it
-        stores exactly the entries of the counts, its ``indptr`` and ``indices``
-        are theirs (the arrays themselves).
-    """
-    rows = np.repeat(np.arange(indptr.size - 1), np.diff(inc_indptr))
-    lo, end = indptr[rows], indptr[rows + 1]
-    hi = end.copy()
-    for _ in range(int(np.diff(indptr).max(initial=0)).bit_length()):
-        active, mid = lo < hi, (lo + hi) // 2
-        below = np.zeros(mid.size, dtype=bool)
-        np.less(indices[np.minimum(mid, indices.size - 1)], inc_indices, out=below, where=active)
-        lo, hi = np.where(below, mid + 1, lo), np.where(active & ~below, mid, hi)
-    found = lo < end
-    found[found] = indices[lo[found]] == inc_indices[found]
-    if found.all():
-        out_data = data.copy()
-        out_data[lo] += inc_data
-        return indptr, indices, out_data
-    new = ~found
-    at = lo[new]
-    out_indices = np.insert(indices, at, inc_indices[new])
-    out_data = np.insert(data, at, inc_data[new])
-    old = lo[found]
-    out_data[old + np.searchsorted(at, old, side="right")] += inc_data[found]
-    out_indptr = indptr.copy()
-    np.add(out_indptr[1:], np.cumsum(np.bincount(rows[new], minlength=indptr.size - 1)),
-           out=out_indptr[1:])
-    return out_indptr, out_indices, out_data
-
-
 NUMPY_KERNELS = KernelSet(
     name="numpy",
     radius=radius,
@@ -594,5 +545,6 @@ NUMPY_KERNELS = KernelSet(
     upper_check=upper_check,
     lower_check=lower_check,
     merge_counts=merge_counts,
+    split_calls=split_calls,
 )
 """The kernel set of the ``reference`` backend."""

@@ -4,6 +4,8 @@
 independent merge), on random layouts with empty rows, empty terms, increments
 storing only entries the counts hold (the sum then keeps the counts' structure,
 the very arrays) and increments adding entries before, between and after them.
+``split_calls`` is checked on weights with zeros, ties and every remainder
+equal, against splits derived by hand.
 """
 
 import numpy as np
@@ -100,3 +102,48 @@ def test_a_store_gives_the_same_counts_with_either_merge(sparse):
         got, want = getattr(stores[1], name), getattr(stores[0], name)
         assert got.dtype == want.dtype == np.int64
         np.testing.assert_array_equal(got, want)
+
+
+@settings(**SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 400),
+       kind=st.sampled_from(["random", "zeros", "integers", "equal", "tiny"]),
+       digits=st.integers(0, 12), grid=st.sampled_from([1.0, 2.0**8, 2.0**16, 2.0**30]))
+def test_split_calls_kernels_agree(seed, m, kind, digits, grid):
+    rng = np.random.default_rng(seed)
+    more = rng.random(m) * 10.0 ** rng.uniform(-100 if kind == "tiny" else -3, 6)
+    if kind == "zeros":
+        more[rng.random(m) < 0.7] = 0.0
+    elif kind == "integers":
+        more = np.round(more * 10)
+    elif kind == "equal":
+        more[:] = 3.0
+    more[0] = max(more[0], 1e-100)
+    total = int(rng.integers(0, 10**digits + 1))
+    kept = more.copy()
+    draws = [kernels.split_calls(more, total, grid) for kernels in KERNEL_SETS]
+    assert draws[0].dtype == draws[1].dtype == np.int64
+    np.testing.assert_array_equal(draws[1], draws[0])
+    np.testing.assert_array_equal(more, kept)
+    if grid == 2.0**16:
+        share = more * (total / more.sum())
+        assert draws[0].sum() == total
+        assert np.all(np.abs(draws[0] - share) < 1.0 + 1e-9 * np.maximum(share, 1.0))
+
+
+@pytest.mark.parametrize("kernels", KERNEL_SETS, ids=lambda k: k.name)
+def test_split_calls_by_hand(kernels):
+    grid = 2.0**16
+    # Shares 2/3 each: nothing whole, the two calls left go to the first two (ties).
+    np.testing.assert_array_equal(kernels.split_calls(np.ones(3), 2, grid), [1, 1, 0])
+    # Shares 2.25 and 0.75: floors 2 and 0, the call left to the larger remainder.
+    np.testing.assert_array_equal(kernels.split_calls(np.array([3.0, 1.0]), 3, grid), [2, 1])
+    # Shares within 1/2^17 of each other are rounded onto one multiple of 1/2^16, so the
+    # call goes to the first (unrounded, the second's share is the largest).
+    more = np.array([1.0, 1.0 + 2.0**-20, 1.0 - 2.0**-20])
+    np.testing.assert_array_equal(kernels.split_calls(more, 1, grid), [1, 0, 0])
+    np.testing.assert_array_equal(kernels.split_calls(more, 1, 2.0**30), [0, 1, 0])
+    # No calls, or weights on one pair.
+    np.testing.assert_array_equal(kernels.split_calls(np.array([0.0, 5.0, 0.0]), 0, grid),
+                                  [0, 0, 0])
+    np.testing.assert_array_equal(kernels.split_calls(np.array([0.0, 5.0, 0.0]), 7, grid),
+                                  [0, 7, 0])

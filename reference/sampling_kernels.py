@@ -1,0 +1,108 @@
+"""The numpy kernels of the group "Sampling" (docs/backends.md): the sample store's merge of a
+round's counts and the split of a round's calls over the pairs.
+
+Both work on integers, or on floats by exact operations, so the compiled kernels
+(:mod:`fast._sampling`) give the same arrays.
+"""
+
+import numpy as np
+
+__all__ = []
+
+
+def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
+    """Kernel ``merge_counts``: the canonical CSR arrays of the sum of two canonical layouts.
+
+    Each increment entry ``(r, c)`` is looked up in row ``r`` of the counts by a
+    binary search run on all of them at once (as many steps as the longest row
+    needs); those found add their counts, the others are inserted at the place the
+    search ends (:func:`numpy.insert`, in their order). Besides the sum it holds
+    arrays of the increment's size and the insertion's mask, one byte a stored entry.
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray of int64
+        The counts: row pointers ``(M+1,)``, columns strictly increasing in each
+        row and positive counts ``(nnz,)``.
+    inc_indptr, inc_indices, inc_data : ndarray of int64
+        The increment, in the same form with the same rows.
+
+    Returns
+    -------
+    indptr, indices, data : ndarray of int64
+        The sum: the entries stored in either term, their counts added. When it
+        stores exactly the entries of the counts, its ``indptr`` and ``indices``
+        are theirs (the arrays themselves).
+
+    Examples
+    --------
+    Two rows: the batch adds to column 2 of row 0 and brings column 1 to row 1.
+
+    >>> counts = (np.array([0, 1, 2]), np.array([2, 0]), np.array([5, 3]))
+    >>> batch = (np.array([0, 1, 2]), np.array([2, 1]), np.array([1, 4]))
+    >>> merge_counts(*counts, *batch)
+    (array([0, 1, 3]), array([2, 0, 1]), array([6, 3, 4]))
+    """
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(inc_indptr))
+    lo, end = indptr[rows], indptr[rows + 1]
+    hi = end.copy()
+    for _ in range(int(np.diff(indptr).max(initial=0)).bit_length()):
+        active, mid = lo < hi, (lo + hi) // 2
+        below = np.zeros(mid.size, dtype=bool)
+        np.less(indices[np.minimum(mid, indices.size - 1)], inc_indices, out=below, where=active)
+        lo, hi = np.where(below, mid + 1, lo), np.where(active & ~below, mid, hi)
+    found = lo < end
+    found[found] = indices[lo[found]] == inc_indices[found]
+    if found.all():
+        out_data = data.copy()
+        out_data[lo] += inc_data
+        return indptr, indices, out_data
+    new = ~found
+    at = lo[new]
+    out_indices = np.insert(indices, at, inc_indices[new])
+    out_data = np.insert(data, at, inc_data[new])
+    old = lo[found]
+    out_data[old + np.searchsorted(at, old, side="right")] += inc_data[found]
+    out_indptr = indptr.copy()
+    np.add(out_indptr[1:], np.cumsum(np.bincount(rows[new], minlength=indptr.size - 1)),
+           out=out_indptr[1:])
+    return out_indptr, out_indices, out_data
+
+
+def split_calls(more, total, grid):
+    """Kernel ``split_calls``: ``total`` calls split over the pairs in proportion to ``more``.
+
+    Each pair's share ``more * (total / more.sum())`` is rounded to a multiple of
+    ``1 / grid`` (so that shares whose sums differ in the last bits draw the same
+    calls) and cut to whole calls; the calls left over go, one each, to the pairs
+    of largest remainder, ties to the lower index.
+
+    Parameters
+    ----------
+    more : ndarray of float64, shape (m,)
+        Finite weights ``>= 0`` with a positive sum (not modified).
+    total : int
+        Calls to split, ``>= 0``.
+    grid : float
+        A power of two.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        The calls of every pair.
+
+    Examples
+    --------
+    Shares 2.25 and 0.75: two whole calls, and the third to the larger remainder.
+
+    >>> split_calls(np.array([3.0, 1.0]), 3, 2.0**16)
+    array([2, 1])
+    """
+    share = more * (total / more.sum())
+    share *= grid
+    np.round(share, out=share)
+    share /= grid
+    draws = np.floor(share).astype(np.int64)
+    spare = total - int(draws.sum())
+    draws[np.argsort(np.subtract(draws, share, out=share), kind="stable")[:spare]] += 1
+    return draws
