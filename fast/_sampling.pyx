@@ -7,15 +7,14 @@ Private module of the ``fast`` backend. :func:`merge_counts` sums a batch of
 samples into a sample store's counts (two canonical CSR layouts, two passes
 over both, no array but the sum's); :func:`split_calls` splits a round's calls
 over the pairs, with the rounding of the numpy kernel and its stable order of
-the remainders (a radix sort of their bits).
+the remainders (a radix sort of them as integers, in multiples of the grid).
 """
 
 import numpy as np
 
-from libc.math cimport floor, rint
-from libc.stdint cimport int64_t, uint64_t
+from libc.math cimport floor, frexp, rint
+from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
 
 
 cdef Py_ssize_t _union_length(const int64_t* a, Py_ssize_t na, const int64_t* b,
@@ -95,15 +94,15 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     return out_ptr, out_indices, out_data
 
 
-cdef int64_t* _radix_descending(const uint64_t* keys, int64_t* order, int64_t* spare_order,
+cdef int32_t* _radix_descending(const uint32_t* keys, int32_t* order, int32_t* spare_order,
                                 Py_ssize_t n) noexcept nogil:
     """Sort ``order`` (indices into ``keys``) by decreasing key, stably, least significant
     byte first (a pass skipped when every key has the same byte there), moving the indices
     between ``order`` and ``spare_order``; returns the one holding the sorted indices."""
     cdef Py_ssize_t counts[256]
     cdef Py_ssize_t i, b, shift, total
-    cdef int64_t* swap
-    for shift in range(0, 64, 8):
+    cdef int32_t* swap
+    for shift in range(0, 32, 8):
         for b in range(256):
             counts[b] = 0
         for i in range(n):
@@ -127,18 +126,25 @@ cdef int64_t* _radix_descending(const uint64_t* keys, int64_t* order, int64_t* s
 def split_calls(const double[::1] more, double factor, int64_t total, double grid,
                 int64_t[::1] draws):
     """Write into ``draws`` (int64, the size of ``more``) the split of ``total`` calls of
-    :func:`reference.sampling_kernels.split_calls`, with ``factor = total / more.sum()`` (numpy's
-    sum, computed by the caller) and the grid ``grid``."""
+    :func:`reference.sampling_kernels.split_calls`, with ``factor = total / more.sum()``
+    (numpy's sum, computed by the caller) and the grid ``grid``, a power of two at most
+    ``2^32``: a share rounded to a multiple of ``1 / grid`` leaves a remainder ``k / grid``
+    with ``k`` an integer below ``grid``, the 32-bit key of its order (the indices are
+    32-bit too: at most ``2^31 - 1`` pairs)."""
     cdef Py_ssize_t n = more.shape[0], i, count
-    cdef double share, whole, frac
+    cdef double share, whole
     cdef int64_t drawn = 0, spare
-    cdef int64_t* sorted_
+    cdef int32_t* sorted_
+    cdef int exponent
     if draws.shape[0] != n:
         raise ValueError("split_calls: `draws` must have the size of `more`")
+    if not (1.0 <= grid <= 4294967296.0 and frexp(grid, &exponent) == 0.5) or n >= 2147483647:
+        raise ValueError("split_calls: `grid` must be a power of two in [1, 2^32] and "
+                         "`more` hold fewer than 2^31 - 1 entries")
     if n == 0:
         return
-    cdef uint64_t* keys = <uint64_t*>malloc(n * sizeof(uint64_t))
-    cdef int64_t* order = <int64_t*>malloc(2 * n * sizeof(int64_t))
+    cdef uint32_t* keys = <uint32_t*>malloc(n * sizeof(uint32_t))
+    cdef int32_t* order = <int32_t*>malloc(2 * n * sizeof(int32_t))
     if keys == NULL or order == NULL:
         free(keys)
         free(order)
@@ -149,9 +155,8 @@ def split_calls(const double[::1] more, double factor, int64_t total, double gri
             whole = floor(share)
             draws[i] = <int64_t>whole
             drawn += draws[i]
-            frac = share - whole
-            memcpy(&keys[i], &frac, sizeof(double))
-            order[i] = i
+            keys[i] = <uint32_t>((share - whole) * grid)
+            order[i] = <int32_t>i
         spare = total - drawn
         count = spare if spare >= 0 else max(0, n + spare)
         count = min(count, n)

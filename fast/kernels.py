@@ -411,7 +411,7 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
 
 def split_calls(more, total, grid):
     """Kernel ``split_calls``, by :func:`fast._sampling.split_calls` (numpy's sum of ``more``
-    computed here; the remainders ordered by a radix sort)."""
+    computed here; the remainders ordered by a radix sort of their 32-bit keys)."""
     more = np.ascontiguousarray(more, dtype=np.float64)
     draws = np.empty(more.size, dtype=np.int64)
     _sampling.split_calls(more, total / more.sum(), total, grid, draws)

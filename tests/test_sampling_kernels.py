@@ -147,3 +147,9 @@ def test_split_calls_by_hand(kernels):
                                   [0, 0, 0])
     np.testing.assert_array_equal(kernels.split_calls(np.array([0.0, 5.0, 0.0]), 7, grid),
                                   [0, 7, 0])
+
+
+def test_the_compiled_split_refuses_a_grid_it_cannot_key():
+    for grid in (3.0, 0.5, 2.0**33):
+        with pytest.raises(ValueError, match="power of two"):
+            COMPILED_KERNELS.split_calls(np.ones(3), 2, grid)
