@@ -1,8 +1,8 @@
 """The numpy kernels of the group "Sampling" (docs/backends.md): the sample store's merge of a
 round's counts and the split of a round's calls over the pairs.
 
-Both work on integers, or on floats by exact operations, so the compiled kernels
-(:mod:`fast._sampling`) give the same arrays.
+The compiled kernels (:mod:`fast._sampling`) make the same integer sums and the same
+float operations in the same order, so they give the same arrays.
 """
 
 import numpy as np

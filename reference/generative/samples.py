@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from .._checks import INT64_MAX, check_call_budget, check_dense_size, check_int, exact_sum
 from ..errors import GenerativeModelError, ParameterError
 from ..counts import Counts
+from ..kernels import NUMPY_KERNELS
 from ..model import DENSE_LIMIT_BYTES
 from .checkpoint import (
     LEDGER_SUFFIX,
@@ -17,7 +18,6 @@ from .checkpoint import (
     write_checkpoint,
 )
 from .fingerprint import compare_fingerprints, model_fingerprint
-from ..kernels import NUMPY_KERNELS
 from .increments import _increment, _summed, _with_arrays
 from .models import (
     TabularGenerativeModel,
