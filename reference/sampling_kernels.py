@@ -10,14 +10,19 @@ import numpy as np
 __all__ = []
 
 
+MERGE_CHUNK = 1 << 16
+"""Entries of a batch that :func:`merge_counts` looks up at once."""
+
+
 def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     """Kernel ``merge_counts``: the canonical CSR arrays of the sum of two canonical layouts.
 
-    Each increment entry ``(r, c)`` is looked up in row ``r`` of the counts by a
-    binary search run on all of them at once (as many steps as the longest row
-    needs); those found add their counts, the others are inserted at the place the
-    search ends (:func:`numpy.insert`, in their order). Besides the sum it holds
-    arrays of the increment's size and the insertion's mask, one byte a stored entry.
+    Each entry ``(r, c)`` of the batch is looked up in row ``r`` of the counts by a
+    binary search (:func:`_lookup`), :data:`MERGE_CHUNK` entries at once. Those not
+    found are inserted where their search ends (:func:`numpy.insert`, in their
+    order); the counts of the others are then added where their entry moved. Besides
+    the sum it holds a mask of the batch, the places of its new entries, the arrays
+    of one chunk and the insertion's mask, one byte a stored entry.
 
     Parameters
     ----------
@@ -25,7 +30,7 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
         The counts: row pointers ``(M+1,)``, columns strictly increasing in each
         row and positive counts ``(nnz,)``.
     inc_indptr, inc_indices, inc_data : ndarray of int64
-        The increment, in the same form with the same rows.
+        The batch, in the same form with the same rows.
 
     Returns
     -------
@@ -43,30 +48,49 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     >>> merge_counts(*counts, *batch)
     (array([0, 1, 3]), array([2, 0, 1]), array([6, 3, 4]))
     """
-    rows = np.repeat(np.arange(indptr.size - 1), np.diff(inc_indptr))
+    chunks = [(e0, min(e0 + MERGE_CHUNK, inc_indices.size))
+              for e0 in range(0, inc_indices.size, MERGE_CHUNK)]
+    found = np.empty(inc_indices.size, dtype=bool)
+    steps = int(np.diff(indptr).max(initial=0)).bit_length()
+    places = []
+    for e0, e1 in chunks:
+        place, found[e0:e1] = _lookup(indptr, indices, inc_indptr, inc_indices, e0, e1, steps)
+        places.append(place[~found[e0:e1]])
+    new = np.flatnonzero(~found)
+    at = np.concatenate(places) if places else new
+    del places
+    if new.size:
+        out_indices = np.insert(indices, at, inc_indices[new])
+        out_data = np.insert(data, at, inc_data[new])
+        out_indptr = indptr.copy()
+        rows = np.searchsorted(inc_indptr, new, side="right") - 1
+        out_indptr[1:] += np.cumsum(np.bincount(rows, minlength=indptr.size - 1))
+    else:
+        out_indptr, out_indices, out_data = indptr, indices, data.copy()
+    for e0, e1 in chunks:
+        hit = found[e0:e1]
+        place = _lookup(indptr, indices, inc_indptr, inc_indices, e0, e1, steps)[0][hit]
+        np.add.at(out_data, place + np.searchsorted(at, place, side="right"),
+                  inc_data[e0:e1][hit])
+    return out_indptr, out_indices, out_data
+
+
+def _lookup(indptr, indices, inc_indptr, inc_indices, e0, e1, steps):
+    """``(place, found)`` of the entries ``e0:e1`` of a batch in the counts: where the
+    column of each lies, or would be inserted, in its row (int64), and whether it is
+    there; a binary search run on all of them at once, in ``steps`` steps (the bit length
+    of the longest row)."""
+    rows = np.searchsorted(inc_indptr, np.arange(e0, e1), side="right") - 1
     lo, end = indptr[rows], indptr[rows + 1]
-    hi = end.copy()
-    for _ in range(int(np.diff(indptr).max(initial=0)).bit_length()):
+    hi, columns = end.copy(), inc_indices[e0:e1]
+    for _ in range(steps):
         active, mid = lo < hi, (lo + hi) // 2
         below = np.zeros(mid.size, dtype=bool)
-        np.less(indices[np.minimum(mid, indices.size - 1)], inc_indices, out=below, where=active)
+        np.less(indices[np.minimum(mid, indices.size - 1)], columns, out=below, where=active)
         lo, hi = np.where(below, mid + 1, lo), np.where(active & ~below, mid, hi)
     found = lo < end
-    found[found] = indices[lo[found]] == inc_indices[found]
-    if found.all():
-        out_data = data.copy()
-        out_data[lo] += inc_data
-        return indptr, indices, out_data
-    new = ~found
-    at = lo[new]
-    out_indices = np.insert(indices, at, inc_indices[new])
-    out_data = np.insert(data, at, inc_data[new])
-    old = lo[found]
-    out_data[old + np.searchsorted(at, old, side="right")] += inc_data[found]
-    out_indptr = indptr.copy()
-    np.add(out_indptr[1:], np.cumsum(np.bincount(rows[new], minlength=indptr.size - 1)),
-           out=out_indptr[1:])
-    return out_indptr, out_indices, out_data
+    found[found] = indices[lo[found]] == columns[found]
+    return lo, found
 
 
 def split_calls(more, total, grid):

@@ -3,7 +3,8 @@
 ``merge_counts`` is also checked against scipy's sum of the two matrices (an
 independent merge), on random layouts with empty rows, empty terms, increments
 storing only entries the counts hold (the sum then keeps the counts' structure,
-the very arrays) and increments adding entries before, between and after them.
+the very arrays) and increments adding entries before, between and after them,
+looked up a chunk at a time or at once.
 ``split_calls`` is checked on weights with zeros, ties and every remainder
 equal, against splits derived by hand.
 """
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import reference
 from fast.kernels import COMPILED_KERNELS
+from reference import sampling_kernels
 from reference.generative import SampleStore
 from reference.kernels import NUMPY_KERNELS
 
@@ -51,8 +53,8 @@ def _assert_sum(got, counts, increment, shape):
 @settings(**SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), M=st.integers(0, 30), N=st.integers(1, 40),
        density=st.sampled_from([0.0, 0.05, 0.3, 1.0]), kind=st.sampled_from(
-           ["random", "subset", "same", "empty"]))
-def test_merge_counts_kernels_agree_with_scipys_sum(seed, M, N, density, kind):
+           ["random", "subset", "same", "empty"]), chunk=st.sampled_from([1, 3, 7, 1 << 16]))
+def test_merge_counts_kernels_agree_with_scipys_sum(seed, M, N, density, kind, chunk):
     rng = np.random.default_rng(seed)
     counts = _layout(rng, M, N, density)
     if kind == "random":
@@ -61,7 +63,9 @@ def test_merge_counts_kernels_agree_with_scipys_sum(seed, M, N, density, kind):
         increment = _layout(rng, M, N, 0.0)
     else:
         increment = _subset(rng, counts[0], counts[1], 1.0 if kind == "same" else 0.5)
-    answers = [kernels.merge_counts(*counts, *increment) for kernels in KERNEL_SETS]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sampling_kernels, "MERGE_CHUNK", chunk)
+        answers = [kernels.merge_counts(*counts, *increment) for kernels in KERNEL_SETS]
     for got in answers:
         _assert_sum(got, counts, increment, (M, N))
     kept = answers[0][1].size == counts[1].size
