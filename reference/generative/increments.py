@@ -56,12 +56,17 @@ def _summed(csr, indptr, indices, data, merge):
     """``csr`` plus the int64 arrays of an increment (:func:`_increment`): the counts of scipy's
     sum, with int64 index arrays, merged by ``merge``, a kernel ``merge_counts``
     (docs/backends.md), which keeps the structure of ``csr`` when the increment stores only
-    entries of it (as the large top-ups of SEARCH do once the supports are found). A sum
-    onto no counts is the increment."""
+    entries of it. Two sums need no merge: onto no counts (the increment is the sum), and of
+    an increment storing exactly the entries of ``csr`` (every pair saw again exactly the
+    next states it had seen, as the large top-ups of SEARCH do once the supports are found),
+    whose counts then add on the structure of ``csr``."""
     if not csr.nnz:
         return _with_arrays(csr, indptr, indices, data)
-    return _with_arrays(csr, *merge(*(array.astype(np.int64, copy=False) for array in (
-        csr.indptr, csr.indices, csr.data)), indptr, indices, data))
+    old = tuple(array.astype(np.int64, copy=False) for array in (csr.indptr, csr.indices,
+                                                                   csr.data))
+    if np.array_equal(old[0], indptr) and np.array_equal(old[1], indices):
+        return _with_arrays(csr, old[0], old[1], old[2] + data)
+    return _with_arrays(csr, *merge(*old, indptr, indices, data))
 
 
 def _with_arrays(csr, indptr, indices, data):
