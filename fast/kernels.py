@@ -2,7 +2,7 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
 :mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured`,
-:mod:`fast._graphs` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
+:mod:`fast._graphs`, :mod:`fast._kl` and :mod:`fast._sampling`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
