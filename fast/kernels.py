@@ -2,7 +2,7 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
 :mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured`,
-:mod:`fast._graphs` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
+:mod:`fast._graphs`, :mod:`fast._kl` and :mod:`fast._sampling`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
@@ -38,7 +38,7 @@ from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
 from . import (_boxes, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
-               _robust, _robust_pi, _vi)
+               _robust, _robust_pi, _sampling, _vi)
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -442,6 +442,21 @@ def lower_check(boxes, costs, values, q_values):
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)
 
 
+def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
+    """Kernel ``merge_counts``, by :func:`fast._sampling.merge_counts` (a pass over both
+    terms for the sum's row lengths, one to write it)."""
+    return _sampling.merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
+
+
+def split_calls(more, total, grid):
+    """Kernel ``split_calls``, by :func:`fast._sampling.split_calls` (numpy's sum of ``more``
+    computed here; the remainders ordered by a radix sort of their 32-bit keys)."""
+    more = np.ascontiguousarray(more, dtype=np.float64)
+    draws = np.empty(more.size, dtype=np.int64)
+    _sampling.split_calls(more, total / more.sum(), total, grid, draws)
+    return draws
+
+
 COMPILED_KERNELS = KernelSet(
     name="compiled",
     radius=radius,
@@ -463,5 +478,7 @@ COMPILED_KERNELS = KernelSet(
     robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
+    merge_counts=merge_counts,
+    split_calls=split_calls,
 )
 """The kernel set of the ``fast`` backend."""

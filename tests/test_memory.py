@@ -2,8 +2,8 @@
 
 Each computation that reads the boxes or the counts a block at a time is run
 with tiny blocks and with one block holding everything; the answers must agree
-bit for bit (and with scipy's sum for the store's merge). A last test bounds
-the peak memory of certified rounds against the sample store.
+bit for bit. A last test bounds the peak memory of certified rounds against the
+sample store.
 """
 
 import importlib
@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from reference import certified_sampling, confidence
 from reference import robust as reference_robust
 from reference.box_kinds import box_kind
-from reference.generative import SampleStore, increments, models
+from reference.generative import SampleStore, models
 from reference.kernels import NUMPY_KERNELS, order_values, pour_order
 from reference.robust import optimal, pessimistic
 from reference.store_boxes import store_boxes
@@ -158,25 +158,6 @@ def test_a_poured_kernel_comes_back_from_its_pour_order(backend, descending):
     np.testing.assert_array_equal(pour_order(order_values(order, descending), descending), order)
     for name in ("order", "indptr", "indices", "data", "width", "reach", "partial"):
         _assert_same(np.asarray(getattr(again, name)), np.asarray(getattr(kernel, name)))
-
-
-def test_the_stores_merge_is_scipys_sum(monkeypatch):
-    rng = np.random.default_rng(7)
-    for _ in range(60):
-        M, N = (int(x) for x in rng.integers(1, 30, size=2))
-        old = sp.random(M, N, density=rng.random(), random_state=rng.integers(2**31),
-                        format="csr")
-        new = sp.random(M, N, density=rng.random() ** 2, random_state=rng.integers(2**31),
-                        format="csr")
-        old = sp.csr_array((rng.integers(1, 9, old.nnz), old.indices.astype(np.int64),
-                            old.indptr.astype(np.int64)), shape=(M, N))
-        arrays = (new.indptr.astype(np.int64), new.indices.astype(np.int64),
-                  rng.integers(1, 9, new.nnz))
-        want = increments._pruned(old + increments._built(old, *arrays))
-        monkeypatch.setattr(confidence, "BLOCK_ENTRIES", int(rng.integers(1, 40)))
-        got = increments._merged(old, *arrays)
-        for name in ("indptr", "indices", "data"):
-            _assert_same(getattr(got, name), getattr(want, name))
 
 
 @pytest.mark.shared
