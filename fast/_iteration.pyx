@@ -221,6 +221,7 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
             poured = None
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
         kernel, poured = poured, None
+        walk = v_ext = old_p = new_p = None  # freed before the next evaluation
     return values, t.make_kernel(*kernel, True), t.max_iter, False
 
 

@@ -13,10 +13,8 @@ states, whatever the pour length. Each sweep sorts ``v`` only as far as any
 pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
-:class:`fast._parallel.ThreadChoice` picks. The certificates' pours reuse the order of
-the last vector poured on the thread when the next one has the same bits, and
-otherwise repair the last order of the same direction by insertion
-(:func:`_pour_walk`); their kernels' products run compiled
+:class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last order of
+the same direction poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run compiled
 (:class:`CompiledPouredKernel`).
 """
 
@@ -137,8 +135,8 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order computed on each thread, and the last one of each direction
-(:func:`_pour_walk`)."""
+"""The last pour order of each direction computed on each thread (:func:`_pour_walk`)."""
+
 
 REPAIR_MOVES = 16
 """Most moves, per next state, of the insertion that repairs a kept pour order
@@ -149,27 +147,22 @@ def _pour_walk(v_ext, descending):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
-    The policy iterations pour one vector twice (the values of every pair, then the new
-    kernel; the last values again in the check): the answer for the last ``v_ext`` of
-    each thread is kept and reused when the next one has the same bytes and direction.
-    The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
-    the last order of the same direction on the thread, whose values moved little, is
-    repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
-    permutation as :func:`pour_order`), and sorted afresh when that would take more
-    than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
-    :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on
-    a NaN.
+    The last order of the same direction on the thread, whose values moved little (or not
+    at all: the policy iterations pour one vector twice), is repaired into the new one by
+    insertion (:func:`fast._robust.repair_order`, the same permutation as
+    :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
+    more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
+    :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
+    NaN. Only the order is kept between calls (read-only: a kernel built on it shares it);
+    the position and the sums are the caller's, freed with its pour.
     """
-    last = getattr(_LAST_POUR, "walk", None)
-    bits = v_ext.tobytes()
-    if last is not None and last[0] == descending and last[1] == bits:
-        return last[2]
     previous = getattr(_LAST_POUR, "orders", {}).get(descending)
     order = None
     if previous is not None and previous.size == v_ext.size:
         order = previous.copy()
         if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
             order = None
+    previous = None
     if order is None:
         order = np.empty(v_ext.size, dtype=np.int64)
         if not _robust.sort_order(v_ext, order, descending):
@@ -177,12 +170,9 @@ def _pour_walk(v_ext, descending):
     rank = np.empty(order.size, dtype=np.int64)
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
-    walk = (order, rank, cum_v, cum_inf)
-    for kept in walk:
-        kept.flags.writeable = False
-    _LAST_POUR.walk = (descending, bits, walk)
+    order.flags.writeable = False
     _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
-    return walk
+    return order, rank, cum_v, cum_inf
 
 
 def _pour_arguments(boxes, rows, v_ext, descending):
@@ -427,19 +417,42 @@ def upper_check(boxes, rows, costs_pi, values, exact_zero):
         SUBNORMAL_UNIT, CHECK_MAX_SLACK)
 
 
+CHECK_BLOCK_PAIRS = 1 << 15
+"""Pairs the lower check pours at a time (:func:`lower_check`): its Q-values are never held
+whole."""
+
+
+def _pour_blocks(boxes, v_ext, descending):
+    """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
+    compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
+    (the floats of :func:`pour_values`, row by row)."""
+    v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
+    walk = _pour_walk(v_ext, descending)
+    per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
+
+    def pour(r0, r1):
+        out = np.empty(r1 - r0)
+        _robust.pour_values(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+                            np.arange(r0, r1, dtype=np.int64), v_ext, *walk, out,
+                            sweep_threads(int(8 * (r1 - r0) * (per_row + 1))))
+        return out
+
+    return pour
+
+
 def lower_check(boxes, costs, values, q_values):
     """Kernel ``lower_check``: the whole check in one call of
-    :func:`fast._checks.lower_check`, each pour of every pair by :func:`pour_values`, after
-    checking the shapes (``costs`` and ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
+    :func:`fast._checks.lower_check`, each pour of every pair by :func:`_pour_blocks`,
+    :data:`CHECK_BLOCK_PAIRS` pairs at a time, after checking the shapes (``costs`` and
+    ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
     S, A = boxes.n_states, boxes.n_actions
-    rows = np.arange(S * A, dtype=np.int64)
     if q_values is not None:
         q_values = _checked("q_values", q_values, np.float64, (S, A)).ravel()
     return _checks.lower_check(
-        lambda v_ext: pour_values(boxes, rows, v_ext, False), boxes.indptr, boxes.lo,
+        lambda v_ext: _pour_blocks(boxes, v_ext, False), boxes.indptr, boxes.lo,
         boxes.hi_unseen, _checked("costs", costs, np.float64, (S, A)).ravel(),
         _checked("values", values, np.float64, (S,)), q_values, UNIT_ROUNDOFF,
-        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK, max(1, CHECK_BLOCK_PAIRS // max(1, A)))
 
 
 COMPILED_KERNELS = KernelSet(
