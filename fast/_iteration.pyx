@@ -251,7 +251,6 @@ def optimist_iteration(Tools t, costs, policy, start):
     cdef char[::1] switch_v
     policy = policy.copy()
     rows = np.empty(S, dtype=np.int64)
-    all_rows = np.arange(S * A)
     no_trap = np.zeros(S, dtype=bool)
     active = np.ones(S, dtype=np.int8)
     best = np.empty(S, dtype=np.intp)
@@ -281,8 +280,8 @@ def optimist_iteration(Tools t, costs, policy, start):
         q = None
         q = np.empty(S * A)
         qv = q
-        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, all_rows, v_ext, order,
-                            rank, cum_v, cum_inf, q, t.values_threads)
+        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, np.arange(S * A), v_ext,
+                            order, rank, cum_v, cum_inf, q, t.values_threads)
         for s in range(S * A):
             qv[s] = c[s] + qv[s]
         tol = _tolerance(values, residual, t.switch_rtol)
@@ -302,7 +301,7 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
-            all_rows = walk = order = rank = cum_v = cum_inf = None
+            walk = order = rank = cum_v = cum_inf = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)

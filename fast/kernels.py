@@ -156,9 +156,11 @@ def _pour_walk(v_ext, descending):
     NaN. Only the order is kept between calls (read-only: a kernel built on it shares it);
     the position and the sums are the caller's, freed with its pour.
     """
-    previous = getattr(_LAST_POUR, "orders", {}).get(descending)
+    previous = getattr(_LAST_POUR, "order", None)
+    _LAST_POUR.order = None
     order = None
-    if previous is not None and previous.size == v_ext.size:
+    if previous is not None and previous[0] == descending and previous[1].size == v_ext.size:
+        previous = previous[1]
         order = previous.copy()
         if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
             order = None
@@ -171,7 +173,7 @@ def _pour_walk(v_ext, descending):
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
     order.flags.writeable = False
-    _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
+    _LAST_POUR.order = (descending, order)
     return order, rank, cum_v, cum_inf
 
 
