@@ -62,6 +62,14 @@ cdef class Tools:
         self.max_iter, self.switch_rtol = max_iter, switch_rtol
         self.repair_moves = repair_moves
 
+    def adversary_kernel(self, rows, kept):
+        """The adversary's kernel ``kept`` by :func:`adversary_iteration` (``poured`` False):
+        ``kept`` itself when it is a kernel, else the pour of ``rows`` along the walk
+        ``(order, rank)`` it is (the kernel the iteration would have poured)."""
+        if isinstance(kept, tuple):
+            return self.make_kernel(*_pour(self, rows, kept), True)
+        return kept
+
 
 cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     """The pour order of ``v_ext`` and the position of every next state in it (with ``sums``,
@@ -184,11 +192,13 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     return values, residual
 
 
-def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
+def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=True):
     """The adversary's policy iteration (``reference.robust_loops.adversary_loop``).
 
     ``rows``: int64 ``(S,)``; ``costs_pi``: float64 ``(S,)``; ``infinite``: bool ``(S,)``;
     ``start``: finite float64 ``(S,)``. Returns ``(values, kernel, n_iter, converged)``.
+    With ``poured`` False, a converged iteration returns its kernel as the walk
+    ``(order, rank)`` it would pour it along (:meth:`Tools.adversary_kernel` pours it).
     """
     cdef Py_ssize_t S = costs_pi.shape[0], i
     cdef int n_iter
@@ -209,18 +219,20 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
         old_p = _product(t, kernel, v_ext, True)
         walk = kernel[:2]
         kernel = None  # one kernel at a time: the last one is poured again if it is kept
-        poured = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
+        candidate = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
         tol = _tolerance(values, residual, t.switch_rtol)
-        new_p = _product(t, poured, v_ext, True)
+        new_p = _product(t, candidate, v_ext, True)
         gains = False
         for i in range(S):
             if not inf_v[i] and new_p[i] > old_p[i] + tol:
                 gains = True
                 break
         if not gains:
-            poured = None
+            candidate = None
+            if not poured:
+                return values, walk, n_iter, True
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
-        kernel, poured = poured, None
+        kernel, candidate = candidate, None
         walk = v_ext = old_p = new_p = None  # freed before the next evaluation
     return values, t.make_kernel(*kernel, True), t.max_iter, False
 

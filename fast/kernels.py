@@ -13,9 +13,9 @@ states, whatever the pour length. Each sweep sorts ``v`` only as far as any
 pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
-:class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last order of
-the same direction poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run compiled
-(:class:`CompiledPouredKernel`).
+:class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last
+order poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run
+compiled (:class:`CompiledPouredKernel`).
 """
 
 import threading
@@ -389,39 +389,14 @@ def optimist_iteration(boxes, costs, policy, start):
         _checked("start", start, np.float64, (S,)))
 
 
-def robust_iteration(boxes, costs, policy, start, rounds):
-    """Kernel ``robust_iteration``: the rounds in one call of
-    :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
-    and check called directly, the pours of every pair by :func:`pour_values`), after
-    checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
-    in ``[0, A)``."""
-    S, A = boxes.n_states, boxes.n_actions
-    return _robust_pi.robust_iteration(
-        _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
-        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
-        _checked("costs", costs, np.float64, (S, A)),
-        _checked("policy", policy, np.int64, (S,), A, "actions"),
-        _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
-        UNIT_ROUNDOFF, SUBNORMAL_UNIT, CHECK_MAX_SLACK, SWITCH_RTOL)
+POUR_BLOCK_PAIRS = 1 << 15
+"""Pairs the pours of every pair make at a time (:func:`lower_check`,
+:func:`robust_iteration`): their Q-values are never held whole."""
 
 
-def upper_check(boxes, rows, costs_pi, values, exact_zero):
-    """Kernel ``upper_check``: the whole check in one call of
-    :func:`fast._checks.upper_check`, each pour by :func:`pour_values`, after checking the
-    shapes (``(S,)`` each) and that ``rows`` lie in ``[0, S*A)``."""
-    S, A = boxes.n_states, boxes.n_actions
-    rows = _checked("rows", rows, np.int64, (S,), S * A, "rows")
-    return _checks.upper_check(
-        lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.indices,
-        boxes.lo, boxes.hi, boxes.hi_unseen, rows, _checked("costs_pi", costs_pi, np.float64, (S,)),
-        _checked("values", values, np.float64, (S,)),
-        _checked("exact_zero", exact_zero, bool, (S,)).view(np.uint8), UNIT_ROUNDOFF,
-        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
-
-
-CHECK_BLOCK_PAIRS = 1 << 15
-"""Pairs the lower check pours at a time (:func:`lower_check`): its Q-values are never held
-whole."""
+def _block_states(n_actions):
+    """The states of :data:`POUR_BLOCK_PAIRS` pairs (at least one)."""
+    return max(1, POUR_BLOCK_PAIRS // max(1, n_actions))
 
 
 def _pour_blocks(boxes, v_ext, descending):
@@ -442,10 +417,41 @@ def _pour_blocks(boxes, v_ext, descending):
     return pour
 
 
+def robust_iteration(boxes, costs, policy, start, rounds):
+    """Kernel ``robust_iteration``: the rounds in one call of
+    :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
+    and check called directly, the pours of every pair by :func:`_pour_blocks`,
+    :data:`POUR_BLOCK_PAIRS` pairs at a time), after checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
+    in ``[0, A)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    return _robust_pi.robust_iteration(
+        _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
+        lambda v_ext: _pour_blocks(boxes, v_ext, True), _block_states(A), boxes.indptr,
+        boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        _checked("costs", costs, np.float64, (S, A)),
+        _checked("policy", policy, np.int64, (S,), A, "actions"),
+        _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
+        UNIT_ROUNDOFF, SUBNORMAL_UNIT, CHECK_MAX_SLACK, SWITCH_RTOL)
+
+
+def upper_check(boxes, rows, costs_pi, values, exact_zero):
+    """Kernel ``upper_check``: the whole check in one call of
+    :func:`fast._checks.upper_check`, each pour by :func:`pour_values`, after checking the
+    shapes (``(S,)`` each) and that ``rows`` lie in ``[0, S*A)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    rows = _checked("rows", rows, np.int64, (S,), S * A, "rows")
+    return _checks.upper_check(
+        lambda v_ext: pour_values(boxes, rows, v_ext, True), boxes.indptr, boxes.indices,
+        boxes.lo, boxes.hi, boxes.hi_unseen, rows, _checked("costs_pi", costs_pi, np.float64, (S,)),
+        _checked("values", values, np.float64, (S,)),
+        _checked("exact_zero", exact_zero, bool, (S,)).view(np.uint8), UNIT_ROUNDOFF,
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
+
+
 def lower_check(boxes, costs, values, q_values):
     """Kernel ``lower_check``: the whole check in one call of
     :func:`fast._checks.lower_check`, each pour of every pair by :func:`_pour_blocks`,
-    :data:`CHECK_BLOCK_PAIRS` pairs at a time, after checking the shapes (``costs`` and
+    :data:`POUR_BLOCK_PAIRS` pairs at a time, after checking the shapes (``costs`` and
     ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
     S, A = boxes.n_states, boxes.n_actions
     if q_values is not None:
@@ -454,7 +460,7 @@ def lower_check(boxes, costs, values, q_values):
         lambda v_ext: _pour_blocks(boxes, v_ext, False), boxes.indptr, boxes.lo,
         boxes.hi_unseen, _checked("costs", costs, np.float64, (S, A)).ravel(),
         _checked("values", values, np.float64, (S,)), q_values, UNIT_ROUNDOFF,
-        SUBNORMAL_UNIT, CHECK_MAX_SLACK, max(1, CHECK_BLOCK_PAIRS // max(1, A)))
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK, _block_states(A))
 
 
 COMPILED_KERNELS = KernelSet(

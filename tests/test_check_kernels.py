@@ -71,7 +71,7 @@ def test_lower_check_kernels_agree(seed, block, monkeypatch):
     # The compiled check pours its Q-values a block of pairs at a time (by default all of
     # them here, then one state or a few at a time): the same floats in any block.
     if block is not None:
-        monkeypatch.setattr(fast_kernels, "CHECK_BLOCK_PAIRS", block)
+        monkeypatch.setattr(fast_kernels, "POUR_BLOCK_PAIRS", block)
     rng, boxes, costs = _problem(seed)
     S, A = costs.shape
     out = NUMPY_KERNELS.optimist_iteration(boxes, costs, np.argmin(costs, axis=1), np.zeros(S))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from reference import certified_sampling, confidence
+from reference import certified_sampling, confidence, robust_rounds
 from reference import robust as reference_robust
 from reference.box_kinds import box_kind
 from reference.generative import SampleStore, increments, models
@@ -133,6 +133,26 @@ def test_sampling_means_do_not_depend_on_the_blocks(backend, monkeypatch):
     for block in (1, 5, 100):
         _assert_same(_with_block(monkeypatch, block, certified_sampling._means, boxes, rows, n,
                                  *vectors), want)
+
+
+def test_the_switches_do_not_depend_on_the_blocks(backend, monkeypatch):
+    # The robust policy iteration's switches pour the pairs a block at a time.
+    boxes, costs = _boxes(backend, seed=6)
+    kernels = _kernels(backend)
+    S, A = boxes.n_states, boxes.n_actions
+    rng = np.random.default_rng(6)
+    values = rng.random(S) * 10
+    q = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(values, 0.0),
+                                    True).reshape(S, A)
+    policy = np.where(rng.random(S) < 0.5, np.argmax(q, axis=1), np.argmin(q, axis=1))
+    function = robust_rounds.improvement
+    monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", EVERYTHING)
+    want = function(kernels.pour_values, boxes, costs, policy, values)
+    np.testing.assert_array_equal(want[1], np.argmin(q, axis=1))
+    assert want[0].any() and not want[0].all()
+    for block in (1, 5, 3 * A):
+        monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", block)
+        _assert_same(function(kernels.pour_values, boxes, costs, policy, values), want)
 
 
 @pytest.mark.parametrize("descending", [False, True])
