@@ -63,10 +63,10 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     ``pour_values`` of ``rows`` by decreasing value; ``pour_pairs(v_ext)``: the function of
     ``(r0, r1)`` that pours the pairs ``r0:r1`` so (the Q-values are poured ``block`` states
     at a time, each pair's pour the same in any block); ``costs``: float64 C-contiguous
-    ``(S, A)``; ``policy``: int64 ``(S,)`` (copied); ``start``: finite float64 ``(S,)``;
-    ``need``: ``1 - SIMPLEX_SLACK``; ``unit``, ``subnormal``, ``max_slack``: those of the
-    check. Returns ``(values, policy, kernel, n_rounds, n_iter, converged, dropped, r,
-    status)``.
+    ``(S, A)``; ``policy``: int64 ``(S,)`` (never written: a switch makes a new one);
+    ``start``: finite float64 ``(S,)``; ``need``: ``1 - SIMPLEX_SLACK``; ``unit``,
+    ``subnormal``, ``max_slack``: those of the check. Returns ``(values, policy, kernel,
+    n_rounds, n_iter, converged, dropped, r, status)``.
     """
     cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b, i, s0, s1
     cdef const double[::1] c = costs.reshape(-1)
@@ -77,7 +77,6 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     cdef double[::1] cpi, qv
     cdef const double[::1] u
     cdef unsigned char[::1] mask = np.empty(S, dtype=np.uint8)
-    policy = policy.copy()
     costs_pi = np.empty(S)
     cpi = costs_pi
     nowhere = np.zeros(S, dtype=bool)

@@ -143,7 +143,7 @@ REPAIR_MOVES = 16
 (:func:`fast._robust.repair_order`) before a sort takes over."""
 
 
-def _pour_walk(v_ext, descending):
+def _pour_walk(v_ext, descending, keep=True):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
@@ -153,8 +153,9 @@ def _pour_walk(v_ext, descending):
     :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
     more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
     :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
-    NaN. Only the order is kept between calls (read-only: a kernel built on it shares it);
-    the position and the sums are the caller's, freed with its pour.
+    NaN. Only the order is kept between calls (read-only: a kernel built on it shares it),
+    and not with ``keep`` False (the policy iterations' first pour: they repair their own
+    orders after it); the position and the sums are the caller's, freed with its pour.
     """
     previous = getattr(_LAST_POUR, "order", None)
     _LAST_POUR.order = None
@@ -173,7 +174,8 @@ def _pour_walk(v_ext, descending):
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
     order.flags.writeable = False
-    _LAST_POUR.order = (descending, order)
+    if keep:
+        _LAST_POUR.order = (descending, order)
     return order, rank, cum_v, cum_inf
 
 
@@ -334,13 +336,15 @@ def kl_interval(p_hat, n, level):
 
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
-    pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
-    :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's limits,
+    pour order of :func:`_pour_walk` (for the first pour, not kept: the loop repairs its own
+    orders by :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's
+    limits,
     the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
-        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        lambda v_ext, descending: _pour_walk(v_ext, descending, False),
         poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along,
         ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
@@ -421,8 +425,8 @@ def robust_iteration(boxes, costs, policy, start, rounds):
     """Kernel ``robust_iteration``: the rounds in one call of
     :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
     and check called directly, the pours of every pair by :func:`_pour_blocks`,
-    :data:`POUR_BLOCK_PAIRS` pairs at a time), after checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
-    in ``[0, A)``."""
+    :data:`POUR_BLOCK_PAIRS` pairs at a time), after checking the shapes (``costs``
+    ``(S, A)``, the others ``(S,)``) and that ``policy`` lies in ``[0, A)``."""
     S, A = boxes.n_states, boxes.n_actions
     return _robust_pi.robust_iteration(
         _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),

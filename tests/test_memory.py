@@ -213,13 +213,14 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
             pairs, n, np.random.default_rng(1)), want)
 
 
-def test_certified_rounds_peak_below_three_and_a_half_stores():
+def test_certified_rounds_peak_below_three_point_one_five_stores():
     # tracemalloc's peak of the rounds after the first, against the store's CSR bytes (the
     # instance and its model are built before tracing starts; the first round also holds
     # the first draw of every pair). Memory is the compiled backend's concern: the reference
     # runs the same Python around other kernels. The rounds peaked at 3.79 stores while the
     # sampling's width built per-entry temporaries and each policy iteration held two
-    # kernels; 3.25 since.
+    # kernels, 3.21 while the checks and the switches held (S, A) arrays and each round its
+    # kernel through its check; 3.06 since.
     fast = importlib.import_module("fast")
     ssp = fast.garnet(20_000, 4, 5, seed=1, sparse=True)
     model = fast.TabularGenerativeModel(ssp)
@@ -246,7 +247,7 @@ def test_certified_rounds_peak_below_three_and_a_half_stores():
         finally:
             tracemalloc.stop()
     assert len(ratios) >= 3
-    assert max(ratios[1:]) < 3.5, ratios
+    assert max(ratios[1:]) < 3.15, ratios
 
 
 def test_strong_components_are_scipys_from_the_edge_lists():
