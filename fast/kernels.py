@@ -135,7 +135,7 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order of each direction computed on each thread (:func:`_pour_walk`)."""
+"""The last pour order kept on each thread and its direction (:func:`_pour_walk`)."""
 
 
 REPAIR_MOVES = 16
@@ -147,14 +147,14 @@ def _pour_walk(v_ext, descending, keep=True):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
-    The last order of the same direction on the thread, whose values moved little (or not
-    at all: the policy iterations pour one vector twice), is repaired into the new one by
+    The last order kept on the thread, when of the same direction (its values moved little,
+    or not at all: the policy iterations pour one vector twice), is repaired into the new one by
     insertion (:func:`fast._robust.repair_order`, the same permutation as
     :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
     more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
     :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
-    NaN. Only the order is kept between calls (read-only: a kernel built on it shares it),
-    and not with ``keep`` False (the policy iterations' first pour: they repair their own
+    NaN. Only the new order is kept (read-only: a kernel built on it shares it), the last one
+    dropped, and none with ``keep`` False (the policy iterations' first pour: they repair their own
     orders after it); the position and the sums are the caller's, freed with its pour.
     """
     previous = getattr(_LAST_POUR, "order", None)
