@@ -62,6 +62,14 @@ cdef class Tools:
         self.max_iter, self.switch_rtol = max_iter, switch_rtol
         self.repair_moves = repair_moves
 
+    def adversary_kernel(self, rows, kept):
+        """The adversary's kernel ``kept`` by :func:`adversary_iteration` (``poured`` False):
+        ``kept`` itself when it is a kernel, else the pour of ``rows`` along the walk
+        ``(order, rank)`` it is (the kernel the iteration would have poured)."""
+        if isinstance(kept, tuple):
+            return self.make_kernel(*_pour(self, rows, kept), True)
+        return kept
+
 
 cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     """The pour order of ``v_ext`` and the position of every next state in it (with ``sums``,
@@ -184,11 +192,13 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     return values, residual
 
 
-def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
+def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=True):
     """The adversary's policy iteration (``reference.robust_loops.adversary_loop``).
 
     ``rows``: int64 ``(S,)``; ``costs_pi``: float64 ``(S,)``; ``infinite``: bool ``(S,)``;
     ``start``: finite float64 ``(S,)``. Returns ``(values, kernel, n_iter, converged)``.
+    With ``poured`` False, a converged iteration returns its kernel as the walk
+    ``(order, rank)`` it would pour it along (:meth:`Tools.adversary_kernel` pours it).
     """
     cdef Py_ssize_t S = costs_pi.shape[0], i
     cdef int n_iter
@@ -209,18 +219,21 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
         old_p = _product(t, kernel, v_ext, True)
         walk = kernel[:2]
         kernel = None  # one kernel at a time: the last one is poured again if it is kept
-        poured = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
+        candidate = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
         tol = _tolerance(values, residual, t.switch_rtol)
-        new_p = _product(t, poured, v_ext, True)
+        new_p = _product(t, candidate, v_ext, True)
         gains = False
         for i in range(S):
             if not inf_v[i] and new_p[i] > old_p[i] + tol:
                 gains = True
                 break
         if not gains:
-            poured = None
+            candidate = None
+            if not poured:
+                return values, walk, n_iter, True
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
-        kernel, poured = poured, None
+        kernel, candidate = candidate, None
+        walk = v_ext = old_p = new_p = None  # freed before the next evaluation
     return values, t.make_kernel(*kernel, True), t.max_iter, False
 
 
@@ -250,7 +263,6 @@ def optimist_iteration(Tools t, costs, policy, start):
     cdef char[::1] switch_v
     policy = policy.copy()
     rows = np.empty(S, dtype=np.int64)
-    all_rows = np.arange(S * A)
     no_trap = np.zeros(S, dtype=bool)
     active = np.ones(S, dtype=np.int8)
     best = np.empty(S, dtype=np.intp)
@@ -280,8 +292,8 @@ def optimist_iteration(Tools t, costs, policy, start):
         q = None
         q = np.empty(S * A)
         qv = q
-        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, all_rows, v_ext, order,
-                            rank, cum_v, cum_inf, q, t.values_threads)
+        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, np.arange(S * A), v_ext,
+                            order, rank, cum_v, cum_inf, q, t.values_threads)
         for s in range(S * A):
             qv[s] = c[s] + qv[s]
         tol = _tolerance(values, residual, t.switch_rtol)
@@ -301,7 +313,7 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
-            all_rows = walk = order = rank = cum_v = cum_inf = None
+            walk = order = rank = cum_v = cum_inf = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)
