@@ -68,30 +68,36 @@ cdef inline double _row_rest(const Chain* c, const double* x, const double* cum,
 
 
 cdef inline void _stored_and_prefix(const Chain* c, const double* x, double* cum, double* stored,
-                                    bint absolute) noexcept nogil:
+                                    bint absolute, const double* q=NULL,
+                                    double* q_out=NULL) noexcept nogil:
     """``stored[i]``: the sum, from 0 in index order, of row ``i``'s stored entries' weights
     times ``x`` (``|x|``) at their next states, for every row; ``cum[t]``: the sum of ``x``
     (``|x|``) over the first ``t`` next states of the order. ``x`` holds ``S+1`` entries,
     ``x[S] = 0``: the goal adds ``+0`` to the prefix sums and its stored entry (weight 0)
     ``+0`` to its row's, which leaves either sum as it is (a sum from ``+0`` is never
-    ``-0``), so the same floats as sums that skip the goal. One loop, so the rows' sums
-    overlap the prefix sums' chain of additions."""
+    ``-0``), so the same floats as sums that skip the goal. With ``q``, also ``q_out = q . q``
+    (from 0 in index order). One loop, so the rows' sums overlap the chains of additions of
+    the prefix sums and of ``q . q``."""
     cdef int64_t S = c.S, t, k, end
     cdef const int64_t* order = c.order
     cdef const int64_t* indptr = c.indptr
     cdef const int64_t* indices = c.indices
     cdef const double* weight = c.weight
-    cdef double total = 0.0, acc
+    cdef double total = 0.0, acc, qq = 0.0
     cum[0] = 0.0
     for t in range(S):
         total = total + (_magnitude(x[order[t]]) if absolute else x[order[t]])
         cum[t + 1] = total
+        if q != NULL:
+            qq = qq + q[t] * q[t]
         acc = 0.0
         end = indptr[t + 1]
         for k in range(indptr[t], end):
             acc = acc + weight[k] * (_magnitude(x[indices[k]]) if absolute else x[indices[k]])
         stored[t] = acc
     cum[S + 1] = total + (_magnitude(x[order[S]]) if absolute else x[order[S]])
+    if q != NULL:
+        q_out[0] = qq
 
 
 cdef void _system(const Chain* c, const double* x, double* out, double* flow,
@@ -105,21 +111,27 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
         _flow(c, x, flow)
 
 
-cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
-                       const double* u, double* u_out, const double* w,
-                       double* w_out) noexcept nogil:
+cdef bint _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
+                       const double* u, double* u_out, const double* w, double* w_out,
+                       const double* q=NULL, double* q_out=NULL,
+                       double limit=-1.0) noexcept nogil:
     """``out = M x`` as :func:`_system` (and ``offdiagonal = Q x`` unless NULL), with the dot
     products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
     NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
     operations of :func:`_dot`, so the same floats while their additions overlap the
-    product's. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`) and the dots after
-    it."""
+    product's. With ``q``, first ``q_out = q . q`` (the same), and when it is at most
+    ``limit`` the products stop there: returns whether they did. With ``c.transposed``,
+    ``out = M^T x`` (:func:`_transposed`) and the dots after it."""
     cdef int64_t S = c.S, i
     cdef double acc, u_acc = 0.0, w_acc = 0.0, o
     cdef double* cum = c.cum
     cdef const char* active = c.active
     cdef const double* diagonal = c.diagonal
     if c.transposed:
+        if q != NULL:
+            q_out[0] = _dot(q, q, S)
+            if q_out[0] <= limit:
+                return True
         _transposed(c, x, out, False)
         for i in range(S):
             if u != NULL:
@@ -128,8 +140,10 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
                 w_acc = w_acc + w[i] * out[i]
         u_out[0] = u_acc
         w_out[0] = w_acc
-        return
-    _stored_and_prefix(c, x, cum, c.acc, False)
+        return False
+    _stored_and_prefix(c, x, cum, c.acc, False, q, q_out)
+    if q != NULL and q_out[0] <= limit:
+        return True
     for i in range(S):
         if not active[i]:
             o = x[i]
@@ -145,6 +159,7 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
             w_acc = w_acc + w[i] * o
     u_out[0] = u_acc
     w_out[0] = w_acc
+    return False
 
 
 cdef void _transposed(const Chain* c, const double* x, double* out, bint flow) noexcept nogil:
@@ -278,16 +293,14 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
-        ss = 0.0
         for i in range(S):
             si = r[i] - alpha * v[i]
             s[i] = si
             e[i] = e[i] + alpha * y[i]
             y[i] = si / precond[i]
-            ss = ss + si * si
-        if ss <= limit:
+        # ``ss = s . s`` is summed in the product's first loop, which stops when it is small.
+        if _system_dots(c, y, t, NULL, t, &tt, s, &ts, s, &ss, limit):
             return
-        _system_dots(c, y, t, NULL, t, &tt, s, &ts)
         if tt == 0.0 or not isfinite(tt):
             return
         omega = ts / tt
