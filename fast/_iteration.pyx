@@ -139,14 +139,37 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
+cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
+    """Whether every state reaches the goal on the edges of positive lower end of the rows'
+    boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
+    those edges and exits are in every pour of the rows, whose stored entries hold their
+    lower end plus a mass of at least 0, so then :func:`fast._poured.reaches_goal` is True
+    on each of their kernels."""
+    cdef const int64_t[::1] indptr = t.indptr
+    cdef const double[::1] lo = t.lo, hi = t.hi
+    cdef Py_ssize_t S = rows.shape[0], i
+    cdef int64_t k, first
+    order, rank, pieces = kernel
+    ptr = pieces[0]
+    cdef const int64_t[::1] p = ptr
+    lower = np.empty(p[S])
+    cdef double[::1] low = lower
+    for i in range(S):
+        first = indptr[rows[i]] - p[i]
+        for k in range(p[i], p[i + 1]):
+            low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
+    return _poured.reaches_goal(order, rank, ptr, pieces[1], lower, np.zeros(S),
+                                np.zeros(S, dtype=np.int64), np.zeros(S))
+
+
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
-                     bint any_infinite, start, active):
+                     bint any_infinite, start, active, bint proper=False):
     """``(values, residual)`` of the kernel: the kernel ``poured_chain_values`` on it, its rows
     of ``infinite`` emptied and their values ``+inf`` (``+inf`` everywhere, residual ``+inf``,
     when no candidate is acceptable). With every cost positive, no infinite state and a path
-    to the goal from every state, the compiled solve from ``start`` directly, and when its
-    backward error is too large the fallback of ``poured_chain_values`` (the same floats:
-    that kernel would run the same solve first)."""
+    to the goal from every state (known with ``proper``, else searched), the compiled solve
+    from ``start`` directly, and when its backward error is too large the fallback of
+    ``poured_chain_values`` (the same floats: that kernel would run the same solve first)."""
     cdef const double[::1] c = costs_pi
     cdef const double[::1] s0 = start
     cdef Py_ssize_t S = c.shape[0], i
@@ -157,7 +180,7 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         if not c[i] > 0.0:
             positive = False
             break
-    if not any_infinite and positive and _poured.reaches_goal(order, rank, *pieces):
+    if not any_infinite and positive and (proper or _poured.reaches_goal(order, rank, *pieces)):
         x = np.empty(S)
         xv = x
         for i in range(S):
@@ -197,9 +220,10 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
     kernel = _pour(t, rows, _walk(t, _extended(values), True, None, False))
+    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, kernel)
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
-                                     active)
+                                     active, proper)
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = _extended(values)
