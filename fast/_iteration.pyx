@@ -7,7 +7,9 @@ Private module of the ``fast`` backend. The loops are those of
 ``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
 floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
 ``fast._robust.pour_values``), the compiled chain solve (``fast._poured.poured_solve``,
-after ``fast._poured.reaches_goal``) and the compiled product (``fast._poured.poured_apply``)
+after ``fast._poured.reaches_goal``: the adversary's loop searches once, on the edges every
+pour of its rows holds, and each kernel only when those do not reach the goal) and the
+compiled product (``fast._poured.poured_apply``)
 on the kernels' pieces directly, and does the tolerances, comparisons, argmins and switches
 in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
 the common path does not cover (a cost of 0, an infinite state, a state that may not reach
