@@ -28,14 +28,15 @@ STEPS = (
     (certified, ("store_boxes", "_certificate", "_next_draws", "_draw")),
     (theta_bounds, ("_optimistic", "_robust_policy")),
     (optimal, ("_goal_forcing", "_robust_values")),
-    (pessimistic, ("_adversary_graph", "_closable", "_infinite_states", "_check_upper")),
+    (pessimistic, ("_adversary_graph", "_infinite_states", "_check_upper")),
     (optimistic, ("_check_lower",)),
     (certified_sampling, ("_adaptive_draws", "_widths", "_means")),
     (samples.SampleStore, ("counts_csr",)),
 )
 """The wrapped steps: where each is looked up when it is called. The policy iterations are
-kernels of the frozen kernel sets (``adversary_iteration``, ``optimist_iteration``), so they
-count in the steps around them: ``_robust_values`` and ``_optimistic``."""
+kernels of the frozen kernel sets (``adversary_iteration``, ``optimist_iteration``,
+``robust_iteration``), so they count in the steps around them: ``_robust_values`` (the rounds
+the robust policy iteration runs itself), ``_robust_policy`` and ``_optimistic``."""
 
 
 class _Stop(Exception):

@@ -20,13 +20,14 @@ code, when the compiled extensions are missing.
 
 try:
     from . import (  # noqa: F401
-        _boxes, _build, _checks, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi,
+        _boxes, _build, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
+        _robust, _robust_pi, _vi,
     )
 except ImportError as exc:
     raise ImportError(
         "the `fast` backend needs its compiled Cython extensions (fast._boxes, fast._build, "
-        "fast._checks, fast._evi, fast._graphs, fast._iteration, fast._kl, fast._pieces, "
-        "fast._poured, fast._robust, fast._vi), which are "
+        "fast._checks, fast._closable, fast._evi, fast._graphs, fast._iteration, fast._kl, "
+        "fast._pieces, fast._poured, fast._robust, fast._robust_pi, fast._vi), which are "
         "missing or cannot be loaded (sspgm was installed without a working C compiler, or "
         "their build failed). They are built when sspgm is installed where a C compiler works "
         "(OpenMP optional). Installed from the sdist or an index: install a C compiler, then "

@@ -16,6 +16,9 @@ the common path does not cover (a cost of 0, an infinite state, a state that may
 the goal, an infinite value), which go through the kernel ``poured_chain_values`` and the
 kernel's own product as in the numpy loop; a solve whose backward error is too large goes
 to the fallback of ``poured_chain_values`` (``reference.chains.poured_values``) directly.
+Each loop holds one kernel at a time: once its products are taken, the last kernel is kept
+as its pour order while the next one is poured, and poured again from it when the loop ends
+on it (``pour_pieces`` reads the order only through ``rank``: the same pieces).
 """
 
 import numpy as np
@@ -229,18 +232,21 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = _extended(values)
-        poured = _pour(t, rows, _walk(t, v_ext, True, kernel[0], False))
+        old_p = _product(t, kernel, v_ext, True)
+        walk = kernel[:2]
+        kernel = None  # one kernel at a time: the last one is poured again if it is kept
+        poured = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
         tol = _tolerance(values, residual, t.switch_rtol)
         new_p = _product(t, poured, v_ext, True)
-        old_p = _product(t, kernel, v_ext, True)
         gains = False
         for i in range(S):
             if not inf_v[i] and new_p[i] > old_p[i] + tol:
                 gains = True
                 break
         if not gains:
-            return values, t.make_kernel(*kernel, True), n_iter, True
-        kernel = poured
+            poured = None
+            return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
+        kernel, poured = poured, None
     return values, t.make_kernel(*kernel, True), t.max_iter, False
 
 
@@ -292,7 +298,10 @@ def optimist_iteration(Tools t, costs, policy, start):
             q = None
             break
         v_ext = _extended(values)
-        walk = _walk(t, v_ext, False, kernel[0], True)
+        current = _product(t, kernel, v_ext, False)
+        last = kernel[:2]
+        kernel = None  # one kernel at a time: the last one is poured again if it is kept
+        walk = _walk(t, v_ext, False, last[0], True)
         order, rank, cum_v, cum_inf = walk
         q = None
         q = np.empty(S * A)
@@ -301,7 +310,6 @@ def optimist_iteration(Tools t, costs, policy, start):
                             rank, cum_v, cum_inf, q, t.values_threads)
         for s in range(S * A):
             qv[s] = c[s] + qv[s]
-        current = _product(t, kernel, v_ext, False)
         tol = _tolerance(values, residual, t.switch_rtol)
         any_switch = False
         for s in range(S):
@@ -319,10 +327,15 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
+            all_rows = walk = order = rank = cum_v = cum_inf = None
+            kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)
         rows = np.empty(S, dtype=np.int64)
         _policy_rows(policy, A, rows)
+        current = None  # freed before the new pour, and the Q-values unless returned
+        if n_iter < t.max_iter:
+            q = qv = None
         kernel = _pour(t, rows, walk)
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))

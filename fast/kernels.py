@@ -29,6 +29,7 @@ from reference.chains import explicit as explicit_chains
 from reference.chains import poured as poured_chains
 from reference.backend import KernelSet
 from reference.chains import UNIT_ROUNDOFF
+from reference.box_kinds import SIMPLEX_SLACK
 from reference.check_rounding import SUBNORMAL_UNIT
 from reference.kernels import goal_first_order, pour_order
 from reference.errors import ConvergenceError, ParameterError, ShapeError
@@ -36,7 +37,8 @@ from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
-from . import _boxes, _checks, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust, _vi
+from . import (_boxes, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
+               _robust, _robust_pi, _vi)
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -213,8 +215,9 @@ def pour_kernel(boxes, rows, v_ext, descending):
 
 
 class CompiledPouredKernel(PouredKernel):
-    """A :class:`~reference.poured.PouredKernel` whose products by finite vectors run in
-    :func:`fast._poured.poured_apply` (the same floats as the numpy ``finite_product``)."""
+    """A :class:`~reference.poured.PouredKernel` whose products run in
+    :func:`fast._poured.poured_apply` and, for vectors with infinities,
+    :func:`fast._poured.poured_infinities` (the same floats as the numpy ones)."""
 
     __slots__ = ()
 
@@ -228,6 +231,16 @@ class CompiledPouredKernel(PouredKernel):
                              self.width, self.reach, self.partial,
                              np.ascontiguousarray(x, dtype=np.float64),
                              np.empty(self.order.size + 1), out)
+        return out
+
+    def extended_product(self, x):
+        """``kernel @ x`` for ``x`` that may hold infinities (compiled: :func:`finite_product`
+        of the finite part, then :func:`fast._poured.poured_infinities`; the floats of
+        :meth:`reference.poured.PouredKernel.extended_product`)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = self.finite_product(np.where(np.isfinite(x), x, 0.0))
+        _poured.poured_infinities(*_chain_arrays(self), x, np.empty(x.size + 1, np.int64),
+                                  np.empty(x.size + 1, np.int64), out)
         return out
 
 
@@ -307,6 +320,17 @@ def reaching(tails, heads, targets):
     return out
 
 
+def closable(boxes, rows):
+    """Kernel ``closable``, by :func:`fast._closable.closable` (one search and the removal in
+    typed loops over the policy's rows), after checking ``rows``."""
+    S, A = boxes.n_states, boxes.n_actions
+    out = np.empty(S, dtype=bool)
+    _closable.closable(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+                       _checked("rows", rows, np.int64, (S,), S * A, "rows"),
+                       1.0 - SIMPLEX_SLACK, out.view(np.uint8))
+    return out
+
+
 def kl_interval(p_hat, n, level):
     """Kernel ``kl_interval``, by :func:`fast._kl.kl_interval` (threads over entries)."""
     lo, hi = np.empty_like(p_hat), np.empty_like(p_hat)
@@ -373,6 +397,22 @@ def optimist_iteration(boxes, costs, policy, start):
         _checked("start", start, np.float64, (S,)))
 
 
+def robust_iteration(boxes, costs, policy, start, rounds):
+    """Kernel ``robust_iteration``: the rounds in one call of
+    :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
+    and check called directly, the pours of every pair by :func:`pour_values`), after
+    checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
+    in ``[0, A)``."""
+    S, A = boxes.n_states, boxes.n_actions
+    return _robust_pi.robust_iteration(
+        _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        _checked("costs", costs, np.float64, (S, A)),
+        _checked("policy", policy, np.int64, (S,), A, "actions"),
+        _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
+        UNIT_ROUNDOFF, SUBNORMAL_UNIT, CHECK_MAX_SLACK, SWITCH_RTOL)
+
+
 def upper_check(boxes, rows, costs_pi, values, exact_zero):
     """Kernel ``upper_check``: the whole check in one call of
     :func:`fast._checks.upper_check`, each pour by :func:`pour_values`, after checking the
@@ -417,8 +457,10 @@ COMPILED_KERNELS = KernelSet(
     poured_chain_values=poured_chain_values,
     poured_chain_visits=poured_chain_visits,
     reaching=reaching,
+    closable=closable,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
 )

@@ -62,13 +62,14 @@ KERNEL_GROUPS = {
     "poured_chains": KernelGroup("Poured chains", ("poured_chain_values", "poured_chain_visits"),
                                  "the evaluations of the policy iterations of reference.robust; "
                                  "the occupancy of solve_certified's adaptive sampling"),
-    "graphs": KernelGroup("Graph searches", ("reaching",),
+    "graphs": KernelGroup("Graph searches", ("reaching", "closable"),
                           "the infinity decision and the zero states of the adversary's "
                           "values in reference.robust"),
     "policy_iterations": KernelGroup(
-        "Policy iterations", ("adversary_iteration", "optimist_iteration"),
-        "reference.robust: the adversary's values of a policy (_robust_values) and the "
-        "optimist's values (_optimistic), in the certificates and solve_certified"),
+        "Policy iterations", ("adversary_iteration", "optimist_iteration", "robust_iteration"),
+        "reference.robust: the adversary's values of a policy (_robust_values), the "
+        "optimist's values (_optimistic) and the rounds of the robust policy iteration "
+        "(_robust_policy), in the certificates and solve_certified"),
     "checks": KernelGroup(
         "Bellman checks", ("upper_check", "lower_check"),
         "reference.robust: the checks of the adversary's values (_check_upper) and of the "
@@ -87,9 +88,9 @@ class KernelSet:
     iteration (``vi_model``, ``vi_sweep``), pours over confidence boxes
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
-    graph searches (``reaching``), policy iterations
-    (``adversary_iteration``, ``optimist_iteration``) and Bellman checks
-    (``upper_check``, ``lower_check``).
+    graph searches (``reaching``, ``closable``), policy iterations
+    (``adversary_iteration``, ``optimist_iteration``, ``robust_iteration``) and
+    Bellman checks (``upper_check``, ``lower_check``).
 
     Attributes
     ----------
@@ -177,6 +178,12 @@ class KernelSet:
         (possibly empty) into ``targets`` (bool ``(n,)``) along the edges
         ``tails -> heads`` (integer arrays of one size, entries in
         ``[0, n)``); bool ``(n,)``, the same in every kernel set.
+    closable : callable
+        ``closable(boxes, rows) -> mask``: the largest set of states whose
+        rows ``rows`` (int64 ``(S,)``) of
+        :class:`~reference.confidence.ConfidenceBoxes` can all keep the chain
+        in it, by the sums of :func:`reference.adversary_sets.closable`; bool
+        ``(S,)``, the same in every kernel set.
     adversary_iteration : callable
         ``adversary_iteration(boxes, rows, costs_pi, infinite, start) ->
         (values, kernel, n_iter, converged)``: the adversary's policy
@@ -196,6 +203,15 @@ class KernelSet:
         the last values (None when its solve failed); bit-identical to that
         loop run on the same kernel set's steps, and across kernel sets equal
         up to the rounding of the chain solve (``poured_chain_values``).
+    robust_iteration : callable
+        ``robust_iteration(boxes, costs, policy, start, rounds) -> (values,
+        policy, kernel, n_rounds, n_iter, converged, dropped, r, status)``: at
+        most ``rounds`` rounds of the robust policy iteration of
+        :func:`reference.robust_rounds.robust_rounds` from ``policy`` (int64
+        ``(S,)``, not modified) and finite ``start`` (float64 ``(S,)``), costs
+        float64 ``(S, A)``, while every cost of the policy is positive and
+        ``closable`` finds no state; bit-identical to that loop run on the same
+        kernel set's steps.
     upper_check : callable
         ``upper_check(boxes, rows, costs_pi, values, exact_zero) -> (U, dropped,
         r)``: the adversary's Bellman check of
@@ -225,8 +241,10 @@ class KernelSet:
     poured_chain_values: Callable
     poured_chain_visits: Callable
     reaching: Callable
+    closable: Callable
     adversary_iteration: Callable
     optimist_iteration: Callable
+    robust_iteration: Callable
     upper_check: Callable
     lower_check: Callable
 

@@ -28,6 +28,13 @@ from .lemma5 import log_term, radius
 
 __all__ = ["BoxKind", "KINDS", "box_kind", "time_uniform_kinds"]
 
+SIMPLEX_SLACK = 1e-12
+"""Tolerance of the simplex test of a box.
+
+A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
+``sum hi >= 1 - SIMPLEX_SLACK``.
+"""
+
 KL_BISECTIONS = 64
 """Bisection steps of the KL interval's fallback: below one ulp of ``[0, 1]`` after 53."""
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_real, check_real_dtype
-from .box_kinds import BOX_KINDS, box_kind
+from .box_kinds import BOX_KINDS, SIMPLEX_SLACK, box_kind
 from .counts import Counts
 from .errors import NumericRangeError, ParameterError, ShapeError
 from .kernels import NUMPY_KERNELS, segment_positions
@@ -35,13 +35,6 @@ __all__ = [
     "confidence_boxes",
     "kl_interval",
 ]
-
-SIMPLEX_SLACK = 1e-12
-"""Tolerance of the simplex test of a box.
-
-A box meets the simplex when ``sum lo <= 1 + SIMPLEX_SLACK`` and
-``sum hi >= 1 - SIMPLEX_SLACK``.
-"""
 
 
 @dataclass(frozen=True, repr=False)

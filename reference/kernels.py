@@ -13,12 +13,14 @@ import scipy.sparse as sp
 
 from . import box_kinds, lemma5
 from ._checks import check_dense_size, largest_count
+from .adversary_sets import closable as _closable
 from .backend import KernelSet
 from .chains import poured_occupancy, poured_values
 from .chains.explicit import _reaching
 from .robust_checks import lower_check as _lower_check
 from .robust_checks import upper_check as _upper_check
 from .robust_loops import adversary_loop, optimist_loop
+from .robust_rounds import robust_rounds
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -399,6 +401,12 @@ def pour_kernel(boxes, rows, v_ext, descending):
                        mass, descending)
 
 
+def closable(boxes, rows):
+    """Kernel ``closable``: :func:`reference.adversary_sets.closable` on the kernel
+    ``reaching``."""
+    return _closable(_reaching, boxes, rows)
+
+
 def adversary_iteration(boxes, rows, costs_pi, infinite, start):
     """Kernel ``adversary_iteration``: :func:`reference.robust_loops.adversary_loop` on
     :func:`pour_kernel` and :func:`reference.chains.poured_values`."""
@@ -409,6 +417,14 @@ def optimist_iteration(boxes, costs, policy, start):
     """Kernel ``optimist_iteration``: :func:`reference.robust_loops.optimist_loop` on
     :func:`pour_kernel`, :func:`pour_values` and :func:`reference.chains.poured_values`."""
     return optimist_loop(pour_kernel, pour_values, poured_values, boxes, costs, policy, start)
+
+
+def robust_iteration(boxes, costs, policy, start, rounds):
+    """Kernel ``robust_iteration``: :func:`reference.robust_rounds.robust_rounds` on
+    :func:`closable`, :func:`adversary_iteration`, :func:`upper_check` and
+    :func:`pour_values`."""
+    return robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes, costs,
+                         policy, start, rounds)
 
 
 def upper_check(boxes, rows, costs_pi, values, exact_zero):
@@ -539,8 +555,10 @@ NUMPY_KERNELS = KernelSet(
     poured_chain_values=poured_values,
     poured_chain_visits=poured_occupancy,
     reaching=_reaching,
+    closable=closable,
     adversary_iteration=adversary_iteration,
     optimist_iteration=optimist_iteration,
+    robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
 )

@@ -392,6 +392,13 @@ class PouredKernel:
             raise NotFiniteError("`x` must not hold NaN (infinities are allowed).")
         if x.ndim == 2:
             return np.stack([self @ x[:, j] for j in range(x.shape[1])], axis=1)
+        return self.extended_product(x)
+
+    def extended_product(self, x):
+        """``kernel @ x`` for float64 ``x`` of shape ``(S+1,)`` that may hold ``+inf`` and
+        ``-inf`` but no NaN (unchecked: :meth:`__matmul__` checks ``x``): the product with
+        the infinities put to 0, plus ``+inf`` (``-inf``) on the rows where a positive entry
+        meets ``+inf`` (``-inf``)."""
         finite = np.where(np.isfinite(x), x, 0.0)
         totals = [self.finite_product(finite)]
         for sign in (1.0, -1.0):

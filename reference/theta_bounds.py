@@ -47,8 +47,8 @@ def hitting_bound(kernels, boxes, policy=None):
     r"""``(H, pi, optimist, converged)``: ``H(s) >= D_s`` on the event.
 
     ``policy`` starts the optimist's policy iteration on unit costs (zeros
-    by default; ``optimist`` is its output tuple, with the pour order of its
-    kernel in place of the kernel, :func:`round_bounds`), whose policy starts the
+    by default; ``optimist`` is its output tuple, which holds the pour order of its
+    last kernel, :func:`round_bounds`), whose policy starts the
     robust policy iteration; ``H`` is the checked robust unit-cost value of
     the policy ``pi`` it ends with, so
     :math:`H(s) \ge \mathbb E[\tau_\pi(s)] \ge D_s` in the true kernel on the
@@ -58,7 +58,6 @@ def hitting_bound(kernels, boxes, policy=None):
     unit = np.ones((S, A))
     start = np.zeros(S, dtype=np.int64) if policy is None else policy
     low = _optimistic(kernels, boxes, unit, start)
-    low = (*low[:2], low[2].order, *low[3:])
     robust = _robust_policy(kernels, boxes, unit, low[1])
     return robust[0], robust[1], low, low[4] and robust[4]
 
@@ -115,10 +114,8 @@ def round_bounds(kernels, boxes, costs, policies):
     ``pi_U`` after the boxes (``reference.certified._certificate``).
     """
     start = policies.get("lower", np.argmin(costs, axis=1))
-    lower, policy_l, kernel_l, _, lower_converged, lower_message = _optimistic(
+    lower, policy_l, order_l, _, lower_converged, lower_message = _optimistic(
         kernels, boxes, costs, start)
-    order_l = kernel_l.order
-    del kernel_l
     policies["lower"] = policy_l
     upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
     parts = (policy_u, lower, upper, lower_message, lower_converged and upper_converged,

@@ -137,8 +137,9 @@ def test_sampling_means_do_not_depend_on_the_blocks(backend, monkeypatch):
 
 @pytest.mark.parametrize("descending", [False, True])
 def test_a_poured_kernel_comes_back_from_its_pour_order(backend, descending):
-    # The sampling keeps the optimist's last kernel as its pour order, and the robust policy
-    # iteration the adversary's while goal forcing runs; both are poured again from it.
+    # The optimist hands back its last kernel as its pour order (the sampling and
+    # optimistic_values pour it again), and the robust policy iteration keeps the
+    # adversary's as its order while goal forcing runs; both are poured again from it.
     boxes, costs = _boxes(backend, seed=6)
     kernels = _kernels(backend)
     S, A = boxes.n_states, boxes.n_actions
@@ -147,9 +148,11 @@ def test_a_poured_kernel_comes_back_from_its_pour_order(backend, descending):
     values = np.append(rng.choice([0.0, 1.0, 2.5, 7.0], size=S), 0.0)
     kernel = kernels.pour_kernel(boxes, rows, values, descending)
     if not descending:
-        policy, kernel = reference_robust._optimistic(kernels, boxes, costs,
-                                                      np.zeros(S, dtype=np.int64))[1:3]
+        policy, kernel = kernels.optimist_iteration(boxes, costs, np.zeros(S, dtype=np.int64),
+                                                    np.zeros(S))[1:3]
         rows = np.arange(S) * A + policy
+        np.testing.assert_array_equal(reference_robust._optimistic(
+            kernels, boxes, costs, np.zeros(S, dtype=np.int64))[2], kernel.order)
     order = np.asarray(kernel.order)
     again = kernels.pour_kernel(boxes, rows, order_values(order, descending), descending)
     np.testing.assert_array_equal(pour_order(order_values(order, descending), descending), order)
@@ -190,11 +193,13 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
             pairs, n, np.random.default_rng(1)), want)
 
 
-def test_certified_rounds_peak_below_four_stores():
+def test_certified_rounds_peak_below_three_and_a_half_stores():
     # tracemalloc's peak of the rounds after the first, against the store's CSR bytes (the
     # instance and its model are built before tracing starts; the first round also holds
     # the first draw of every pair). Memory is the compiled backend's concern: the reference
-    # runs the same Python around other kernels.
+    # runs the same Python around other kernels. The rounds peaked at 3.79 stores while the
+    # sampling's width built per-entry temporaries and each policy iteration held two
+    # kernels; 3.25 since.
     fast = importlib.import_module("fast")
     ssp = fast.garnet(20_000, 4, 5, seed=1, sparse=True)
     model = fast.TabularGenerativeModel(ssp)
@@ -221,7 +226,7 @@ def test_certified_rounds_peak_below_four_stores():
         finally:
             tracemalloc.stop()
     assert len(ratios) >= 3
-    assert max(ratios[1:]) < 4.0, ratios
+    assert max(ratios[1:]) < 3.5, ratios
 
 
 def test_strong_components_are_scipys_from_the_edge_lists():

@@ -7,10 +7,10 @@ import numpy as np
 from .._checks import check_policy
 from ..confidence import SIMPLEX_SLACK, row_blocks
 from ..kernels import NUMPY_KERNELS, order_values
+from ..robust_rounds import DONE, LIMIT, OPEN, improvement
 from .common import (
     ROBUST_MAX_ITER,
     RobustValuesResult,
-    SWITCH_RTOL,
     _check_message,
     checked_inputs,
 )
@@ -82,19 +82,32 @@ def _goal_forcing(boxes):
 def _robust_policy(kernels, boxes, costs, policy):
     """Robust PI from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
 
-    States with an infinite value that some policy can make finite first
-    switch to the goal-forcing action of :func:`_goal_forcing`.
+    The rounds that need no graph search run in the kernel ``robust_iteration``
+    (:func:`reference.robust_rounds.robust_rounds`); the others run here, with the
+    infinity decision of :func:`_robust_values`, and the same switches
+    (:func:`reference.robust_rounds.improvement`). States with an infinite value that
+    some policy can make finite first switch to the goal-forcing action of
+    :func:`_goal_forcing`.
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
     policy = policy.copy()
-    U, total, start, forcing = None, 0, None, None
-    for _ in range(ROBUST_MAX_ITER):
-        costs_pi = costs[states, policy]
+    start, forcing, total, n_round = np.zeros(S), None, 0, 0
+    infinite = np.zeros(S, dtype=bool)
+    while n_round < ROBUST_MAX_ITER:
         kernel = None  # the last kernel is freed before the next evaluation builds its own
-        U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
-            kernels, boxes, costs_pi, policy, start)
-        total += n_iter
+        U, policy, kernel, rounds, n_iter, converged, dropped, r, status = (
+            kernels.robust_iteration(boxes, costs, policy, start, ROBUST_MAX_ITER - n_round))
+        n_round, total = n_round + rounds, total + n_iter
+        if rounds:
+            infinite = np.zeros(S, dtype=bool)
+        if status in (DONE, LIMIT):
+            break
+        if status == OPEN:
+            kernel = None
+            U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
+                kernels, boxes, costs[states, policy], policy, U)
+            n_round, total = n_round + 1, total + n_iter
         if np.isinf(U).any():
             if forcing is None:
                 kernel = _Poured(kernel.order, states * A + policy)
@@ -104,20 +117,15 @@ def _robust_policy(kernels, boxes, costs, policy):
                 policy = np.where(rescue, forcing[1], policy)
                 start = np.where(np.isfinite(U), U, 0.0)
                 continue
-        q = costs + kernels.pour_values(boxes, np.arange(S * A), np.append(U, 0.0),
-                                        True).reshape(S, A)
-        best = np.argmin(q, axis=1)
-        current = q[states, policy]
-        tol = SWITCH_RTOL * max(1.0, float(U[np.isfinite(U)].max(initial=0.0)))
-        switch = ((q[states, best] < current - tol)
-                  | (np.isinf(current) & np.isfinite(q[states, best])))
+        switch, best = improvement(kernels.pour_values, boxes, costs, policy, U)
         if not switch.any():
-            message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
-            return U, policy, _poured(kernels, boxes, kernel), total, converged, message
+            status = DONE
+            break
         policy = np.where(switch, best, policy)
-        start = U
-    message = _check_message("robust", int(infinite.sum()), dropped, r, total, False)
-    return U, policy, _poured(kernels, boxes, kernel), total, False, message
+        start = np.where(np.isfinite(U), U, 0.0)
+    converged = converged and status == DONE
+    message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
+    return U, policy, _poured(kernels, boxes, kernel), total, converged, message
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ point)."""
 import numpy as np
 
 from .._checks import check_policy
-from ..kernels import NUMPY_KERNELS
+from ..kernels import NUMPY_KERNELS, order_values
 from .common import (
     RobustValuesResult,
     _how,
@@ -33,7 +33,7 @@ def _check_lower(kernels, boxes, costs, values, q_values=None):
 
 def _optimistic(kernels, boxes, costs, policy, start=None):
     """Optimist's PI from ``policy`` (the kernel ``optimist_iteration``), then the check:
-    ``(L, policy, kernel, n_iter, converged, message)``.
+    ``(L, policy, order, n_iter, converged, message)``.
 
     The first kernel is the pour of ``policy`` against ``start`` (finite
     values, shape ``(S,)``; zeros by default): values close to the fixed point
@@ -41,10 +41,14 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     evaluations; each evaluation starts from the previous values. Every
     iteration pours all the rows of the new policy again, by increasing value
     (one pour order per kernel). The start changes the work, never the check,
-    which reuses the Q-values of the last evaluation.
+    which reuses the Q-values of the last evaluation. The last kernel is returned as its pour
+    ``order`` and freed before the check: the kernel ``pour_kernel`` reads its values only
+    through their pour order, so :func:`_kernel_of` pours the same kernel again from it.
     """
     values, policy, kernel, n_iter, converged, q = kernels.optimist_iteration(
         boxes, costs, policy, np.zeros(boxes.n_states) if start is None else start)
+    order = kernel.order
+    del kernel
     L, dropped, r = _check_lower(kernels, boxes, costs, values, q)
     how = _how(converged, n_iter)
     if dropped:
@@ -53,7 +57,13 @@ def _optimistic(kernels, boxes, costs, policy, start=None):
     else:
         message = (f"optimistic policy iteration {how} after {n_iter} evaluations; the "
                    f"Bellman check holds everywhere (relative slack {r:.2g}).")
-    return L, policy, kernel, n_iter, converged, message
+    return L, policy, order, n_iter, converged, message
+
+
+def _kernel_of(kernels, boxes, policy, order):
+    """The optimistic kernel of ``policy`` poured along ``order`` (of :func:`_optimistic`)."""
+    rows = np.arange(boxes.n_states) * boxes.n_actions + policy
+    return kernels.pour_kernel(boxes, rows, order_values(order, False), False)
 
 
 @NUMPY_KERNELS.bind
@@ -123,7 +133,8 @@ def optimistic_values(kernels, counts, costs, delta, kind="kl", policy=None):
     if policy is None:
         policy = np.argmin(costs, axis=1)
     policy = check_policy(policy, boxes.n_states, boxes.n_actions)
-    L, policy, kernel, n_iter, converged, message = _optimistic(kernels, boxes, costs, policy)
-    return RobustValuesResult(values=L, policy=policy, p_bound=kernel,
+    L, policy, order, n_iter, converged, message = _optimistic(kernels, boxes, costs, policy)
+    return RobustValuesResult(values=L, policy=policy,
+                              p_bound=_kernel_of(kernels, boxes, policy, order),
                               infinite=np.zeros(boxes.n_states, dtype=bool), n_iter=n_iter,
                               converged=converged, message=message)

@@ -6,11 +6,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
-from ..chains.explicit import _reaching
 from ..confidence import SIMPLEX_SLACK, EntryBlocks
 from ..errors import ParameterError
 from ..evi import checked_box
-from ..kernels import NUMPY_KERNELS, pour, pour_order
+from ..kernels import NUMPY_KERNELS, order_values, pour, pour_order
 from .common import (
     RobustValuesResult,
     _check_message,
@@ -190,42 +189,6 @@ def _staying(boxes, blocks, h, alive, inside, size):
     return keep
 
 
-def _closable(n_states, boxes, blocks, h, reaching=_reaching):
-    r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
-
-    A state stays in ``X`` when none of its lower ends lies outside ``X`` (the
-    goal is outside) and its upper ends inside ``X`` (``h`` for each unseen
-    state of ``X``) sum to at least ``1 - SIMPLEX_SLACK``; states that do not
-    are removed until none is (:func:`_staying`). ``blocks`` are the entries
-    of the policy's rows and ``h`` their unseen upper ends
-    (:func:`_adversary_graph`). Each
-    component that :func:`_infinite_states`
-    keeps passes these tests inside itself, so inside any ``X`` containing it
-    (the rounded sums of non-negative terms only grow with the set): the
-    result contains every one, and the splitting into components can start
-    from it.
-
-    The removal starts from the states with no path of positive lower ends
-    to the goal, found by one search: the others are removed anyway (the
-    last state of such a path has a lower end on the goal, each state before
-    it one on a removed state), and the removal, monotone in the set, reaches
-    the same largest set from any start that contains it. ``reaching`` is the
-    kernel ``reaching`` that searches.
-    """
-    tails, heads = _edge_lists(boxes, blocks, lambda s0, local, entry: boxes.lo[entry] > 0)
-    goal = np.append(np.zeros(n_states, dtype=bool), True)
-    alive = ~reaching(tails, heads, goal)[:n_states]
-    del tails, heads
-    while alive.any():
-        alive_ext = np.append(alive, False)
-        keep = _staying(boxes, blocks, h, alive, lambda s0, s1, local, col: alive_ext[col],
-                        np.full(n_states, int(alive.sum())))
-        if np.array_equal(keep, alive):
-            return alive
-        alive = keep
-    return alive
-
-
 def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS):
     r"""States where the adversary can make the cost of ``policy`` infinite, decided on graphs.
 
@@ -240,18 +203,22 @@ def _infinite_states(boxes, policy, costs_pi, graph=None, kernels=NUMPY_KERNELS)
     component (:func:`_staying`). The answer is every state with a path into one holding a
     positive cost. With every cost positive this is the largest set whose
     lower ends put no mass outside it, and the states reaching it. The
-    splitting starts from :func:`_closable`, which holds every such set (no
-    state is infinite when it is empty). ``graph`` is :func:`_adversary_graph`
-    of the policy's rows when the caller has it; the searches are the kernel
-    ``reaching`` of ``kernels``.
+    splitting starts from the kernel ``closable`` of ``kernels``
+    (:func:`reference.adversary_sets.closable`): each component kept passes
+    its tests inside itself, so inside any set containing it, and the result
+    holds every one (no state is infinite when it is empty, and no graph is
+    built then). ``graph`` is :func:`_adversary_graph` of the policy's rows
+    when the caller has it; the searches are the kernel ``reaching`` of
+    ``kernels``.
     """
     S = boxes.n_states
-    if graph is None:
-        graph = _adversary_graph(boxes, _policy_rows(boxes, policy))
-    blocks, h, spread = graph.blocks, graph.h, graph.spread
-    alive = _closable(S, boxes, blocks, h, kernels.reaching)
+    rows = _policy_rows(boxes, policy)
+    alive = kernels.closable(boxes, rows)
     if not alive.any():
         return alive
+    if graph is None:
+        graph = _adversary_graph(boxes, rows)
+    blocks, h, spread = graph.blocks, graph.h, graph.spread
     tails, heads = graph.edges
     while True:
         labels = np.where(alive, _strong_components(tails, heads, spread, alive), -1)
@@ -310,17 +277,20 @@ def _check_upper(kernels, boxes, policy, costs_pi, values, graph=None):
 
 def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     """``U^pi`` of ``policy`` with the infinity decision, adversary PI (the kernel
-    ``adversary_iteration``) and the Bellman check."""
+    ``adversary_iteration``) and the Bellman check (each builds the adversary's graph
+    only when a search needs it). The adversary's kernel is kept as its pour order while
+    the check runs, then poured again from it (``pour_kernel`` reads its values only
+    through their pour order: the same kernel)."""
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
-    graph = _adversary_graph(boxes, rows)
-    infinite = _infinite_states(boxes, policy, costs_pi, graph, kernels)
-    if (costs_pi > 0).all():
-        graph = None  # the check needs no search then (_zero_states): the edges are freed
+    infinite = _infinite_states(boxes, policy, costs_pi, None, kernels)
     start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = kernels.adversary_iteration(boxes, rows, costs_pi,
                                                                     infinite, start)
-    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values, graph)
+    order = kernel.order
+    del kernel
+    U, dropped, r = _check_upper(kernels, boxes, policy, costs_pi, values)
+    kernel = kernels.pour_kernel(boxes, rows, order_values(order, True), True)
     return U, kernel, infinite, n_iter, converged, dropped, r
 
 

@@ -1,0 +1,126 @@
+# cython: language_level=3, cdivision=True, embedsignature=True
+# boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
+"""The compiled kernel ``robust_iteration``: the rounds of the robust policy iteration that
+need no graph search, in one call.
+
+Private module of the ``fast`` backend. The loop is ``reference.robust_rounds.robust_rounds``,
+with the same floats: each round calls the compiled ``closable`` (``fast._closable``), the
+compiled adversary iteration (``fast._iteration.adversary_iteration``) and check
+(``fast._checks.upper_check``) directly, pours every pair against the checked values with
+the ``pour`` it is given (the kernel ``pour_values``), and does the policy's rows and costs,
+the argmins, the tolerance and the switches in typed loops.
+"""
+
+from functools import partial
+
+import numpy as np
+
+from libc.math cimport isfinite, isinf, isnan
+from libc.stdint cimport int64_t
+
+from . import _checks, _closable, _iteration
+
+
+cdef object _extended(const double[::1] values):
+    """``np.append(values, 0.0)``."""
+    cdef Py_ssize_t S = values.shape[0], i
+    out = np.empty(S + 1)
+    cdef double[::1] o = out
+    for i in range(S):
+        o[i] = values[i]
+    o[S] = 0.0
+    return out
+
+
+cdef double _switch_tolerance(const double[::1] values, double switch_rtol):
+    """``switch_rtol * max(1, largest finite value)``, as Python's ``max``."""
+    cdef double scale = 0.0
+    cdef Py_ssize_t i
+    for i in range(values.shape[0]):
+        if isfinite(values[i]) and values[i] > scale:
+            scale = values[i]
+    if not scale > 1.0:
+        scale = 1.0
+    return switch_rtol * scale
+
+
+def robust_iteration(tools, pour, const int64_t[::1] indptr, const int64_t[::1] indices,
+                     const double[::1] lo, const double[::1] hi, const double[::1] hi_unseen,
+                     costs, policy, start, int rounds, double need, double unit,
+                     double subnormal, double max_slack, double switch_rtol):
+    """The rounds of ``reference.robust_rounds.robust_rounds``.
+
+    ``tools``: the ``fast._iteration.Tools`` of the boxes; ``pour(rows, v_ext)``: the kernel
+    ``pour_values`` of ``rows`` by decreasing value; ``costs``: float64 C-contiguous
+    ``(S, A)``; ``policy``: int64 ``(S,)`` (copied); ``start``: finite float64 ``(S,)``;
+    ``need``: ``1 - SIMPLEX_SLACK``; ``unit``, ``subnormal``, ``max_slack``: those of the
+    check. Returns ``(values, policy, kernel, n_rounds, n_iter, converged, dropped, r,
+    status)``.
+    """
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b
+    cdef const double[::1] c = costs.reshape(-1)
+    cdef int n_round, n_iter = 0
+    cdef bint positive, any_switch
+    cdef double tol, q_best, current
+    cdef int64_t[::1] rows_v, pol
+    cdef double[::1] cpi, qv
+    cdef const double[::1] u
+    cdef unsigned char[::1] mask = np.empty(S, dtype=np.uint8)
+    policy = policy.copy()
+    costs_pi = np.empty(S)
+    cpi = costs_pi
+    nowhere = np.zeros(S, dtype=bool)
+    nowhere_u8 = nowhere.view(np.uint8)
+    values, kernel, converged, dropped, r = start, None, False, 0, 0.0
+    for n_round in range(rounds):
+        rows = np.empty(S, dtype=np.int64)
+        rows_v = rows
+        pol = policy
+        positive = True
+        for s in range(S):
+            rows_v[s] = s * A + pol[s]
+            cpi[s] = c[rows_v[s]]
+            if not cpi[s] > 0.0:
+                positive = False
+        if not positive or _closable.closable(indptr, indices, lo, hi, hi_unseen, rows, need,
+                                              mask) > 0:
+            return values, policy, kernel, n_round, n_iter, converged, dropped, r, "open"
+        kernel = None
+        candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
+            tools, rows, costs_pi, nowhere, values)
+        n_iter += evaluations
+        values, dropped, r = _checks.upper_check(
+            partial(pour, rows), indptr, indices, lo, hi, hi_unseen, rows,
+            costs_pi, candidate, nowhere_u8, unit, subnormal, max_slack)
+        u = values
+        for s in range(S):
+            if isinf(u[s]):
+                return (values, policy, kernel, n_round + 1, n_iter, converged, dropped, r,
+                        "infinite")
+        q = pour(np.arange(S * A, dtype=np.int64), _extended(values))
+        qv = q
+        for s in range(S * A):
+            qv[s] = c[s] + qv[s]
+        tol = _switch_tolerance(u, switch_rtol)
+        best = np.empty(S, dtype=np.int64)
+        any_switch = False
+        for s in range(S):
+            b = 0
+            for a in range(A):
+                if isnan(qv[s * A + a]):
+                    b = a
+                    break
+                if qv[s * A + a] < qv[s * A + b]:
+                    b = a
+            q_best = qv[s * A + b]
+            current = qv[s * A + pol[s]]
+            if (q_best < current - tol) or (isinf(current) and isfinite(q_best)):
+                any_switch = True
+                best[s] = b
+            else:
+                best[s] = pol[s]
+        q = None
+        if not any_switch:
+            return values, policy, kernel, n_round + 1, n_iter, converged, dropped, r, "done"
+        policy = best
+    return values, policy, kernel, rounds, n_iter, converged, dropped, r, "limit"
