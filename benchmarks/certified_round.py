@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fast  # noqa: E402
 import reference  # noqa: E402
-from fast import _boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _vi  # noqa: E402
+from fast import _boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _sampling, _vi  # noqa: E402
 from reference.generative import SampleStore  # noqa: E402
 
 EPS = 0.5
 DELTA = 0.1
-COMPILED_MODULES = (_boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _vi)
+COMPILED_MODULES = (_boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _sampling, _vi)
 
 
 def run(backend, ssp):

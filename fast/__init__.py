@@ -21,13 +21,14 @@ code, when the compiled extensions are missing.
 try:
     from . import (  # noqa: F401
         _boxes, _build, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
-        _robust, _robust_pi, _vi,
+        _robust, _robust_pi, _sampling, _vi,
     )
 except ImportError as exc:
     raise ImportError(
         "the `fast` backend needs its compiled Cython extensions (fast._boxes, fast._build, "
         "fast._checks, fast._closable, fast._evi, fast._graphs, fast._iteration, fast._kl, "
-        "fast._pieces, fast._poured, fast._robust, fast._robust_pi, fast._vi), which are "
+        "fast._pieces, fast._poured, fast._robust, fast._robust_pi, fast._sampling, fast._vi), "
+        "which are "
         "missing or cannot be loaded (sspgm was installed without a working C compiler, or "
         "their build failed). They are built when sspgm is installed where a C compiler works "
         "(OpenMP optional). Installed from the sdist or an index: install a C compiler, then "

@@ -59,31 +59,36 @@ cdef double _top(const double[::1] w) noexcept nogil:
     return top
 
 
-cdef object _ascending_scales(const double[::1] w, const double[::1] touched,
-                              const unsigned char[::1] spread, double[::1] scales):
-    """``reference.check_rounding.pour_scales`` in the optimist's order."""
+cdef tuple _ascending_scales(const double[::1] w):
+    """``reference.check_rounding.pour_scales`` in the optimist's order, as what each row's
+    scale is read from (:func:`_scale`): ``(ordered, top, any_negative)`` with ``ordered``
+    the finite ``|w|`` sorted and ``top`` the largest."""
     cdef Py_ssize_t i, m = 0, n = w.shape[0]
-    cdef int64_t position
     cdef double top = _top(w)
     cdef double[::1] ordered
     for i in range(n):
         if w[i] < 0:
-            scales[:] = top
-            return
+            return None, top, True
     finite = np.empty(n)
     ordered = finite
     for i in range(n):
         if isfinite(w[i]):
             ordered[m] = fabs(w[i])
             m += 1
-    ordered = np.sort(finite[:m])
-    for i in range(touched.shape[0]):
-        if spread[i]:
-            position = <int64_t>touched[i]
-            position = 1 if position < 1 else (m if position > m else position)
-            scales[i] = ordered[position - 1]
-        else:
-            scales[i] = top
+    return np.sort(finite[:m]), top, False
+
+
+cdef inline double _scale(const double[::1] ordered, double top, bint any_negative,
+                          double touched, bint spread) noexcept nogil:
+    """The scale of one row of :func:`_ascending_scales`: the ``touched``-th smallest finite
+    ``|w|`` (clipped to the ones there are) on a row that can ``spread``, else ``top``."""
+    cdef int64_t position, m
+    if any_negative or not spread:
+        return top
+    m = ordered.shape[0]
+    position = <int64_t>touched
+    position = 1 if position < 1 else (m if position > m else position)
+    return ordered[position - 1]
 
 
 cdef inline double _bound(double touched, double total, double scale, double unit,
@@ -216,35 +221,50 @@ def upper_check(pour, const int64_t[::1] indptr, const int64_t[::1] indices,
 
 
 cdef void _lower_bellman(pour, const double[::1] L, const double[::1] costs, q,
-                         const double[::1] touched, const unsigned char[::1] spread,
-                         double unit, double subnormal, double[::1] scales, double[::1] out):
+                         const double[::1] touched, const double[::1] hi_unseen,
+                         Py_ssize_t block, double unit, double subnormal, double[::1] out):
     """``min_a`` of each Q-value less its row's rounding bound; the Q-values are ``q`` (flat
-    ``(S*A,)``) when not None, else ``costs`` plus a pour of every pair against ``L``."""
-    cdef Py_ssize_t s, a, i, S = L.shape[0], A = costs.shape[0] // L.shape[0]
-    cdef double value, best
-    l_ext = _extended(L)
+    ``(S*A,)``) when not None, else ``costs`` plus a pour of every pair against ``L``, made
+    ``block`` states at a time (``pour(l_ext)`` gives the function of ``(r0, r1)`` that pours
+    the pairs ``r0:r1``)."""
+    cdef Py_ssize_t s, a, i, s0, s1, S = L.shape[0], A = costs.shape[0] // L.shape[0]
+    cdef double value, best, q_i, top
+    cdef bint any_negative
     cdef const double[::1] qv
-    if q is None:
-        q = np.add(costs, pour(l_ext))
-    qv = q
-    _ascending_scales(l_ext, touched, spread, scales)
-    for s in range(S):
-        for a in range(A):
-            i = s * A + a
-            value = qv[i] - _bound(touched[i], qv[i], scales[i], unit, subnormal)
-            if a == 0 or value < best or isnan(value):
-                best = value
-        out[s] = best
+    cdef const double[::1] ordered = None
+    l_ext = _extended(L)
+    pour_rows = None if q is not None else pour(l_ext)
+    sorted_w, top, any_negative = _ascending_scales(l_ext)
+    if not any_negative:
+        ordered = sorted_w
+    for s0 in range(0, S, block):
+        s1 = min(S, s0 + block)
+        qv = q if q is not None else pour_rows(s0 * A, s1 * A)
+        for s in range(s0, s1):
+            for a in range(A):
+                i = s * A + a
+                if q is None:
+                    q_i = costs[i] + qv[i - s0 * A]
+                else:
+                    q_i = qv[i]
+                value = q_i - _bound(touched[i], q_i, _scale(ordered, top, any_negative,
+                                                             touched[i], hi_unseen[i] > 0),
+                                     unit, subnormal)
+                if a == 0 or value < best or isnan(value):
+                    best = value
+            out[s] = best
 
 
 def lower_check(pour, const int64_t[::1] indptr, const double[::1] lo,
                 const double[::1] hi_unseen, const double[::1] costs,
                 const double[::1] values, q_values, double unit, double subnormal,
-                double max_slack):
+                double max_slack, Py_ssize_t block):
     """The check of ``reference.robust_checks.lower_check``: ``(L, dropped, r)``.
 
-    ``pour(v_ext)`` pours every pair against ``v_ext`` by increasing value; ``costs`` is
-    flat ``(S*A,)``, ``q_values`` the flat Q-values of ``values`` or None.
+    ``pour(v_ext)`` gives the function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against
+    ``v_ext`` by increasing value; the Q-values are poured ``block`` states at a time (each
+    pair's pour, so its float, is the same in any block). ``costs`` is flat ``(S*A,)``,
+    ``q_values`` the flat Q-values of ``values`` or None.
     """
     cdef Py_ssize_t s, a, i, S = values.shape[0], A = costs.shape[0] // values.shape[0]
     cdef int64_t dropped = 0, failing
@@ -253,13 +273,12 @@ def lower_check(pour, const int64_t[::1] indptr, const double[::1] lo,
     cdef double[::1] touched = touched_out
     _touched(indptr, lo, hi_unseen, np.arange(S * A, dtype=np.int64), <double>(S + 1), unit,
              touched, doubtful_out)
-    cdef unsigned char[::1] spread = np.empty(S * A, dtype=np.uint8)
-    for i in range(S * A):
-        spread[i] = hi_unseen[i] > 0
+    doubtful_out = None
     L_out, checked = np.empty(S), np.empty(S)
     cdef double[::1] L = L_out, T = checked
-    cdef double[::1] scales = np.empty(S * A), shortfall = np.empty(S), least = np.empty(S)
+    cdef double[::1] shortfall = np.empty(S), least = np.empty(S)
     cdef unsigned char[::1] hopeless = np.empty(S, dtype=np.uint8)
+    block = max(1, block)
     for s in range(S):
         L[s] = _positive_part(values[s]) if isfinite(values[s]) else 0.0
         least[s] = costs[s * A]
@@ -267,8 +286,8 @@ def lower_check(pour, const int64_t[::1] indptr, const double[::1] lo,
             if costs[s * A + a] < least[s] or isnan(costs[s * A + a]):
                 least[s] = costs[s * A + a]
     same = q_values is not None and memcmp(&L[0], &values[0], S * sizeof(double)) == 0
-    _lower_bellman(pour, L, costs, q_values if same else None, touched, spread, unit,
-                   subnormal, scales, T)
+    _lower_bellman(pour, L, costs, q_values if same else None, touched, hi_unseen, block,
+                   unit, subnormal, T)
     for s in range(S):
         shortfall[s] = _positive_part(L[s] - T[s])
     r = _slack(shortfall, L, least, unit, max_slack, hopeless)
@@ -279,7 +298,7 @@ def lower_check(pour, const int64_t[::1] indptr, const double[::1] lo,
         else:
             L[s] = L[s] * (1.0 - r)
     while True:
-        _lower_bellman(pour, L, costs, None, touched, spread, unit, subnormal, scales, T)
+        _lower_bellman(pour, L, costs, None, touched, hi_unseen, block, unit, subnormal, T)
         failing = 0
         for s in range(S):
             if not (T[s] >= L[s]) and L[s] > 0:

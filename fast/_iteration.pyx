@@ -7,7 +7,9 @@ Private module of the ``fast`` backend. The loops are those of
 ``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
 floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
 ``fast._robust.pour_values``), the compiled chain solve (``fast._poured.poured_solve``,
-after ``fast._poured.reaches_goal``) and the compiled product (``fast._poured.poured_apply``)
+after ``fast._poured.reaches_goal``: the adversary's loop searches once, on the edges every
+pour of its rows holds, and each kernel only when those do not reach the goal) and the
+compiled product (``fast._poured.poured_apply``)
 on the kernels' pieces directly, and does the tolerances, comparisons, argmins and switches
 in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
 the common path does not cover (a cost of 0, an infinite state, a state that may not reach
@@ -61,6 +63,14 @@ cdef class Tools:
         self.rtol, self.rounds, self.maxiter, self.accept = rtol, rounds, maxiter, accept
         self.max_iter, self.switch_rtol = max_iter, switch_rtol
         self.repair_moves = repair_moves
+
+    def adversary_kernel(self, rows, kept):
+        """The adversary's kernel ``kept`` by :func:`adversary_iteration` (``poured`` False):
+        ``kept`` itself when it is a kernel, else the pour of ``rows`` along the walk
+        ``(order, rank)`` it is (the kernel the iteration would have poured)."""
+        if isinstance(kept, tuple):
+            return self.make_kernel(*_pour(self, rows, kept), True)
+        return kept
 
 
 cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
@@ -142,14 +152,37 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
+cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
+    """Whether every state reaches the goal on the edges of positive lower end of the rows'
+    boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
+    those edges and exits are in every pour of the rows, whose stored entries hold their
+    lower end plus a mass of at least 0, so then :func:`fast._poured.reaches_goal` is True
+    on each of their kernels."""
+    cdef const int64_t[::1] indptr = t.indptr
+    cdef const double[::1] lo = t.lo, hi = t.hi
+    cdef Py_ssize_t S = rows.shape[0], i
+    cdef int64_t k, first
+    order, rank, pieces = kernel
+    ptr = pieces[0]
+    cdef const int64_t[::1] p = ptr
+    lower = np.empty(p[S])
+    cdef double[::1] low = lower
+    for i in range(S):
+        first = indptr[rows[i]] - p[i]
+        for k in range(p[i], p[i + 1]):
+            low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
+    return _poured.reaches_goal(order, rank, ptr, pieces[1], lower, np.zeros(S),
+                                np.zeros(S, dtype=np.int64), np.zeros(S))
+
+
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
-                     bint any_infinite, start, active):
+                     bint any_infinite, start, active, bint proper=False):
     """``(values, residual)`` of the kernel: the kernel ``poured_chain_values`` on it, its rows
     of ``infinite`` emptied and their values ``+inf`` (``+inf`` everywhere, residual ``+inf``,
     when no candidate is acceptable). With every cost positive, no infinite state and a path
-    to the goal from every state, the compiled solve from ``start`` directly, and when its
-    backward error is too large the fallback of ``poured_chain_values`` (the same floats:
-    that kernel would run the same solve first)."""
+    to the goal from every state (known with ``proper``, else searched), the compiled solve
+    from ``start`` directly, and when its backward error is too large the fallback of
+    ``poured_chain_values`` (the same floats: that kernel would run the same solve first)."""
     cdef const double[::1] c = costs_pi
     cdef const double[::1] s0 = start
     cdef Py_ssize_t S = c.shape[0], i
@@ -160,7 +193,7 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         if not c[i] > 0.0:
             positive = False
             break
-    if not any_infinite and positive and _poured.reaches_goal(order, rank, *pieces):
+    if not any_infinite and positive and (proper or _poured.reaches_goal(order, rank, *pieces)):
         x = np.empty(S)
         xv = x
         for i in range(S):
@@ -184,11 +217,13 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     return values, residual
 
 
-def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
+def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=True):
     """The adversary's policy iteration (``reference.robust_loops.adversary_loop``).
 
     ``rows``: int64 ``(S,)``; ``costs_pi``: float64 ``(S,)``; ``infinite``: bool ``(S,)``;
     ``start``: finite float64 ``(S,)``. Returns ``(values, kernel, n_iter, converged)``.
+    With ``poured`` False, a converged iteration returns its kernel as the walk
+    ``(order, rank)`` it would pour it along (:meth:`Tools.adversary_kernel` pours it).
     """
     cdef Py_ssize_t S = costs_pi.shape[0], i
     cdef int n_iter
@@ -200,27 +235,31 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start):
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
     kernel = _pour(t, rows, _walk(t, _extended(values), True, None, False))
+    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, kernel)
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
-                                     active)
+                                     active, proper)
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = _extended(values)
         old_p = _product(t, kernel, v_ext, True)
         walk = kernel[:2]
         kernel = None  # one kernel at a time: the last one is poured again if it is kept
-        poured = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
+        candidate = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
         tol = _tolerance(values, residual, t.switch_rtol)
-        new_p = _product(t, poured, v_ext, True)
+        new_p = _product(t, candidate, v_ext, True)
         gains = False
         for i in range(S):
             if not inf_v[i] and new_p[i] > old_p[i] + tol:
                 gains = True
                 break
         if not gains:
-            poured = None
+            candidate = None
+            if not poured:
+                return values, walk, n_iter, True
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
-        kernel, poured = poured, None
+        kernel, candidate = candidate, None
+        walk = v_ext = old_p = new_p = None  # freed before the next evaluation
     return values, t.make_kernel(*kernel, True), t.max_iter, False
 
 
@@ -250,7 +289,6 @@ def optimist_iteration(Tools t, costs, policy, start):
     cdef char[::1] switch_v
     policy = policy.copy()
     rows = np.empty(S, dtype=np.int64)
-    all_rows = np.arange(S * A)
     no_trap = np.zeros(S, dtype=bool)
     active = np.ones(S, dtype=np.int8)
     best = np.empty(S, dtype=np.intp)
@@ -280,8 +318,8 @@ def optimist_iteration(Tools t, costs, policy, start):
         q = None
         q = np.empty(S * A)
         qv = q
-        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, all_rows, v_ext, order,
-                            rank, cum_v, cum_inf, q, t.values_threads)
+        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, np.arange(S * A), v_ext,
+                            order, rank, cum_v, cum_inf, q, t.values_threads)
         for s in range(S * A):
             qv[s] = c[s] + qv[s]
         tol = _tolerance(values, residual, t.switch_rtol)
@@ -301,7 +339,7 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
-            all_rows = walk = order = rank = cum_v = cum_inf = None
+            walk = order = rank = cum_v = cum_inf = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)

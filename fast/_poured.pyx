@@ -19,55 +19,9 @@ from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
 
+from ._chain cimport (Chain, _dot, _magnitude, _row_rest, _stored_and_prefix,
+                     _transposed)
 from ._search cimport _search_back
-
-
-cdef struct Chain:
-    # A square PouredKernel (S rows over S+1 next states, goal last) without its diagonal.
-    int64_t S
-    const int64_t* order
-    const int64_t* rank
-    const int64_t* indptr
-    const int64_t* indices
-    const double* weight        # stored entry's probability (0 on the diagonal), less the
-                                # width when it lies before the reach (taken off the prefix)
-    const double* width
-    const int64_t* reach
-    const double* partial
-    const int64_t* partial_to   # unseen non-goal state at the reach other than the row, or -1
-    const char* self_before     # the row's own state is unseen and before its reach
-    const char* active          # rows solved; the others are the identity
-    const double* diagonal      # leaving probability of each row
-    double* cum                 # scratch (2 S + 4,): prefix sums along the order
-    double* acc                 # scratch (S,): the columns of the transposed products
-    bint transposed             # products by M^T (y -> d y - y Q) instead of M
-
-
-cdef inline double _magnitude(double v) noexcept nogil:
-    return v if v >= 0.0 else -v
-
-
-cdef inline double _row_product(const Chain* c, const double* x, const double* cum, int64_t i,
-                                bint absolute) noexcept nogil:
-    """``(Q x)[i]`` of an active row ``i``, or with ``absolute`` ``(Q |x|)[i]``, ``cum`` the
-    prefix sums of ``x`` (``|x|``) along the order: its stored entries in order, then the
-    width times the unseen run before its reach (less the row's own state), then the
-    partial. The one row product of the forward products (:func:`_system_and_flow`,
-    :func:`_system_dots`, :func:`_flow`)."""
-    cdef int64_t S = c.S, k, j
-    cdef double acc = 0.0, unseen
-    for k in range(c.indptr[i], c.indptr[i + 1]):
-        j = c.indices[k]
-        if j < S:
-            acc = acc + c.weight[k] * (_magnitude(x[j]) if absolute else x[j])
-    unseen = cum[c.reach[i]]
-    if c.self_before[i]:
-        unseen = unseen - (_magnitude(x[i]) if absolute else x[i])
-    acc = acc + c.width[i] * unseen
-    j = c.partial_to[i]
-    if j >= 0:
-        acc = acc + c.partial[i] * (_magnitude(x[j]) if absolute else x[j])
-    return acc
 
 
 cdef void _system(const Chain* c, const double* x, double* out, double* flow,
@@ -76,52 +30,32 @@ cdef void _system(const Chain* c, const double* x, double* out, double* flow,
     ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
     the inactive rows and finite."""
     cdef double unused
-    if flow != NULL and offdiagonal == NULL and not c.transposed:
-        _system_and_flow(c, x, out, flow)
-        return
     _system_dots(c, x, out, offdiagonal, NULL, &unused, NULL, &unused)
     if flow != NULL:
         _flow(c, x, flow)
 
 
-cdef void _system_and_flow(const Chain* c, const double* x, double* out,
-                           double* flow) noexcept nogil:
-    """``out = M x`` and ``flow = Q |x|`` (forward products) in one pass over the rows: each
-    output with the operations of :func:`_system_dots` or :func:`_flow`, in their order, so
-    the same floats. The prefix sums of ``|x|`` take the second half of ``c.cum``."""
-    cdef int64_t S = c.S, i, j, t
-    cdef double ax
-    cdef double* cum = c.cum
-    cdef double* cum_abs = c.cum + S + 2
-    cum[0] = 0.0
-    cum_abs[0] = 0.0
-    for t in range(S + 1):
-        j = c.order[t]
-        cum[t + 1] = cum[t] + (x[j] if j < S else 0.0)
-        ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
-        cum_abs[t + 1] = cum_abs[t] + ax
-    for i in range(S):
-        if not c.active[i]:
-            out[i] = x[i]
-            flow[i] = 0.0
-            continue
-        out[i] = c.diagonal[i] * x[i] - _row_product(c, x, cum, i, False)
-        flow[i] = _row_product(c, x, cum_abs, i, True)
-
-
-cdef void _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
-                       const double* u, double* u_out, const double* w,
-                       double* w_out) noexcept nogil:
+cdef bint _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
+                       const double* u, double* u_out, const double* w, double* w_out,
+                       const double* q=NULL, double* q_out=NULL,
+                       double limit=-1.0) noexcept nogil:
     """``out = M x`` as :func:`_system` (and ``offdiagonal = Q x`` unless NULL), with the dot
     products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
     NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
     operations of :func:`_dot`, so the same floats while their additions overlap the
-    product's. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`) and the dots after
-    it."""
-    cdef int64_t S = c.S, i, j, t
-    cdef double acc, u_acc = 0.0, w_acc = 0.0
+    product's. With ``q``, first ``q_out = q . q`` (the same), and when it is at most
+    ``limit`` the products stop there: returns whether they did. With ``c.transposed``,
+    ``out = M^T x`` (:func:`_transposed`) and the dots after it."""
+    cdef int64_t S = c.S, i
+    cdef double acc, u_acc = 0.0, w_acc = 0.0, o
     cdef double* cum = c.cum
+    cdef const char* active = c.active
+    cdef const double* diagonal = c.diagonal
     if c.transposed:
+        if q != NULL:
+            q_out[0] = _dot(q, q, S)
+            if q_out[0] <= limit:
+                return True
         _transposed(c, x, out, False)
         for i in range(S):
             if u != NULL:
@@ -130,92 +64,42 @@ cdef void _system_dots(const Chain* c, const double* x, double* out, double* off
                 w_acc = w_acc + w[i] * out[i]
         u_out[0] = u_acc
         w_out[0] = w_acc
-        return
-    cum[0] = 0.0
-    for t in range(S + 1):
-        j = c.order[t]
-        cum[t + 1] = cum[t] + (x[j] if j < S else 0.0)
+        return False
+    _stored_and_prefix(c, x, cum, c.acc, False, q, q_out)
+    if q != NULL and q_out[0] <= limit:
+        return True
     for i in range(S):
-        if not c.active[i]:
-            out[i] = x[i]
+        if not active[i]:
+            o = x[i]
         else:
-            acc = _row_product(c, x, cum, i, False)
-            out[i] = c.diagonal[i] * x[i] - acc
+            acc = _row_rest(c, x, cum, i, c.acc[i], False)
+            o = diagonal[i] * x[i] - acc
             if offdiagonal != NULL:
                 offdiagonal[i] = acc
+        out[i] = o
         if u != NULL:
-            u_acc = u_acc + u[i] * out[i]
+            u_acc = u_acc + u[i] * o
         if w != NULL:
-            w_acc = w_acc + w[i] * out[i]
+            w_acc = w_acc + w[i] * o
     u_out[0] = u_acc
     w_out[0] = w_acc
-
-
-cdef void _transposed(const Chain* c, const double* x, double* out, bint flow) noexcept nogil:
-    """``out = M^T x = d x - (x Q)`` on the active states (identity elsewhere), or with
-    ``flow`` ``out = |x| Q`` (0 elsewhere); ``x`` is 0 on the inactive states and finite.
-
-    A row ``i`` gives ``width[i] x[i]`` to every next state before its reach: those sums
-    are suffix sums over the reaches along the order; the stored entries and the row's own
-    state, counted there too, are corrected through ``weight`` and ``self_before``, and the
-    partial goes to ``partial_to``, as in the forward product."""
-    cdef int64_t S = c.S, i, k, j, t
-    cdef double xi, running = 0.0, moved
-    cdef double* cum = c.cum
-    cdef double* acc = c.acc
-    for t in range(S + 2):
-        cum[t] = 0.0
-    for i in range(S):
-        if c.active[i]:
-            xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
-            cum[c.reach[i]] = cum[c.reach[i]] + c.width[i] * xi
-    for t in range(S + 1, -1, -1):
-        moved = cum[t]
-        cum[t] = running
-        running = running + moved
-    for j in range(S):
-        acc[j] = cum[c.rank[j]]
-    for i in range(S):
-        if not c.active[i]:
-            continue
-        xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
-        for k in range(c.indptr[i], c.indptr[i + 1]):
-            j = c.indices[k]
-            if j < S:
-                acc[j] = acc[j] + c.weight[k] * xi
-        if c.self_before[i]:
-            acc[i] = acc[i] - c.width[i] * xi
-        j = c.partial_to[i]
-        if j >= 0:
-            acc[j] = acc[j] + c.partial[i] * xi
-    for j in range(S):
-        if not c.active[j]:
-            out[j] = 0.0 if flow else x[j]
-        elif flow:
-            out[j] = acc[j]
-        else:
-            out[j] = c.diagonal[j] * x[j] - acc[j]
+    return False
 
 
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
     """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`; with
     ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
-    cdef int64_t S = c.S, i, j, t
-    cdef double ax
+    cdef int64_t S = c.S, i
     cdef double* cum = c.cum
     if c.transposed:
         _transposed(c, x, flow, True)
         return
-    cum[0] = 0.0
-    for t in range(S + 1):
-        j = c.order[t]
-        ax = (x[j] if x[j] >= 0.0 else -x[j]) if j < S else 0.0
-        cum[t + 1] = cum[t] + ax
+    _stored_and_prefix(c, x, cum, c.acc, True)
     for i in range(S):
         if not c.active[i]:
             flow[i] = 0.0
             continue
-        flow[i] = _row_product(c, x, cum, i, True)
+        flow[i] = _row_rest(c, x, cum, i, c.acc[i], True)
 
 
 cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
@@ -240,30 +124,24 @@ cdef double _backward_error(const Chain* c, const double* rhs, const double* x, 
     return worst
 
 
-cdef inline double _dot(const double* a, const double* b, int64_t n) noexcept nogil:
-    cdef double acc = 0.0
-    cdef int64_t i
-    for i in range(n):
-        acc = acc + a[i] * b[i]
-    return acc
-
-
 cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
                     int maxiter, double rtol, double enough) noexcept nogil:
     """Jacobi-preconditioned BiCGSTAB for ``M e = rhs`` from ``e = 0``, until the residual's
     2-norm is at most ``rtol`` times that of ``rhs`` or at most ``enough``, a breakdown, or
-    ``maxiter`` steps; ``w`` is scratch of ``8 S`` doubles."""
-    cdef int64_t S = c.S, i
+    ``maxiter`` steps; ``w`` is scratch of ``7 (S+1)`` doubles. ``e[S]`` is left as it is."""
+    cdef int64_t S = c.S, n = S + 1, i
     cdef int it
     cdef double* r = w
-    cdef double* rhat = w + S
-    cdef double* p = w + 2 * S
-    cdef double* v = w + 3 * S
-    cdef double* y = w + 4 * S
-    cdef double* s = w + 5 * S
-    cdef double* t = w + 6 * S
+    cdef double* rhat = w + n
+    cdef double* p = w + 2 * n
+    cdef double* v = w + 3 * n
+    cdef double* y = w + 4 * n
+    cdef double* s = w + 5 * n
+    cdef double* t = w + 6 * n
+    cdef const double* precond = c.precond
     cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
-    cdef double ss, ts, rr, rho_next, unused
+    cdef double ss, ts, rr, rho_next, unused, si, ri
+    y[S] = 0.0
     for i in range(S):
         e[i] = 0.0
         r[i] = rhs[i]
@@ -280,21 +158,19 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         beta = (rho / rho_prev) * (alpha / omega)
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
-            y[i] = p[i] / c.diagonal[i] if c.active[i] else p[i]
+            y[i] = p[i] / precond[i]
         _system_dots(c, y, v, NULL, rhat, &den, NULL, &unused)
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
-        ss = 0.0
         for i in range(S):
-            s[i] = r[i] - alpha * v[i]
+            si = r[i] - alpha * v[i]
+            s[i] = si
             e[i] = e[i] + alpha * y[i]
-            ss = ss + s[i] * s[i]
-        if ss <= limit:
+            y[i] = si / precond[i]
+        # ``ss = s . s`` is summed in the product's first loop, which stops when it is small.
+        if _system_dots(c, y, t, NULL, t, &tt, s, &ts, s, &ss, limit):
             return
-        for i in range(S):
-            y[i] = s[i] / c.diagonal[i] if c.active[i] else s[i]
-        _system_dots(c, y, t, NULL, t, &tt, s, &ts)
         if tt == 0.0 or not isfinite(tt):
             return
         omega = ts / tt
@@ -302,9 +178,10 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         rho_next = 0.0
         for i in range(S):
             e[i] = e[i] + omega * y[i]
-            r[i] = s[i] - omega * t[i]
-            rr = rr + r[i] * r[i]
-            rho_next = rho_next + rhat[i] * r[i]
+            ri = s[i] - omega * t[i]
+            r[i] = ri
+            rr = rr + ri * ri
+            rho_next = rho_next + rhat[i] * ri
         if omega == 0.0 or rr <= limit:
             return
         rho_prev = rho
@@ -347,8 +224,10 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef int64_t k, j, n_before
     cdef bint stored_self, stored_at_reach, before
     cdef double leave, loop
+    cdef bint flow_kept
     cdef int64_t stored = indices.shape[0]
-    cdef double* work = <double*>malloc((17 * S + 4 + stored) * sizeof(double))
+    cdef int64_t n = S + 1
+    cdef double* work = <double*>malloc((16 * n + S + 2 + stored) * sizeof(double))
     cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
     cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
     if work == NULL or partial_to == NULL or self_before == NULL:
@@ -356,14 +235,17 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
         free(partial_to)
         free(self_before)
         raise MemoryError()
-    cdef double* weight = work + 17 * S + 4
+    # Vectors of S+1 entries, the last 0 in those the products read (the goal's value).
     cdef double* residual = work
-    cdef double* flow = work + S
-    cdef double* step = work + 2 * S
-    cdef double* zero = work + 3 * S
-    cdef double* scratch = work + 4 * S
-    cdef double* diagonal = work + 12 * S
-    cdef double* self_loop = work + 13 * S
+    cdef double* flow = work + n
+    cdef double* step = work + 2 * n
+    cdef double* zero = work + 3 * n
+    cdef double* current = work + 4 * n
+    cdef double* scratch = work + 5 * n
+    cdef double* diagonal = work + 12 * n
+    cdef double* self_loop = work + 13 * n
+    cdef double* precond = work + 14 * n
+    cdef double* weight = work + 16 * n + S + 2
     with nogil:
         for i in range(S):
             stored_self = False
@@ -377,7 +259,10 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                 n_before = n_before + before
                 if rank[j] == reach[i]:
                     stored_at_reach = True
-                if j == i:
+                if j == S:
+                    leave = leave + data[k]
+                    weight[k] = 0.0
+                elif j == i:
                     stored_self = True
                     loop = data[k]
                     weight[k] = -width[i] if before else 0.0
@@ -397,6 +282,10 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                     if order[reach[i]] < S:
                         partial_to[i] = order[reach[i]]
             self_loop[i] = loop
+            precond[i] = diagonal[i] if active[i] else 1.0
+            current[i] = x[i]
+        current[S] = 0.0
+        step[S] = 0.0
     c.S = S
     c.order = &order[0]
     c.rank = &rank[0]
@@ -410,11 +299,13 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     c.self_before = self_before
     c.active = &active[0]
     c.diagonal = diagonal
-    c.cum = work + 14 * S
-    c.acc = work + 16 * S + 4
+    c.precond = precond
+    c.acc = work + 15 * n
+    c.cum = work + 16 * n
     c.transposed = transposed
     with nogil:
-        best = _backward_error(&c, &rhs[0], &x[0], residual, flow)
+        best = _backward_error(&c, &rhs[0], current, residual, flow)
+        flow_kept = True
         # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
         # its residual is rhs and each active row with rhs != 0 scores |rhs| / |rhs| = 1.
         trial = 0.0
@@ -424,7 +315,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
         if not best <= trial:
             best = trial
             for i in range(S):
-                x[i] = 0.0
+                current[i] = 0.0
                 residual[i] = rhs[i]
         for round_ in range(rounds):
             if best <= rtol:
@@ -433,31 +324,38 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             for i in range(S):
                 if c.active[i]:
                     trial = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
-                             + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]))
+                             + c.diagonal[i] * _magnitude(current[i]))
                     if trial < enough:
                         enough = trial
             _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
             for i in range(S):
-                step[i] = x[i] + step[i]
+                step[i] = current[i] + step[i]
             trial = _backward_error(&c, &rhs[0], step, zero, flow)
-            if not trial < best:
+            flow_kept = trial < best
+            if not flow_kept:
                 break
-            for i in range(S):
-                x[i] = step[i]
-                residual[i] = zero[i]
+            current, step = step, current
+            residual, zero = zero, residual
             if trial > 0.5 * best:
                 best = trial
                 break
             best = trial
+        for i in range(S):
+            x[i] = current[i]
+            # The flow of the candidate serves the residual below when the candidate is
+            # its own positive part (zeros of either sign add nothing to a product).
+            if not (current[i] == 0.0 or (current[i] > 0.0 and c.active[i])):
+                flow_kept = False
         gap = NAN
         if not transposed:
-            for i in range(S):
-                step[i] = x[i] if c.active[i] and x[i] > 0.0 else 0.0
-            _system(&c, step, residual, NULL, flow)
+            if not flow_kept:
+                for i in range(S):
+                    step[i] = current[i] if c.active[i] and current[i] > 0.0 else 0.0
+                _flow(&c, step, flow)
             gap = 0.0
             for i in range(S):
-                if step[i] > 0.0:
-                    trial = rhs[i] + flow[i] + self_loop[i] * step[i] - step[i]
+                if current[i] > 0.0 and c.active[i]:
+                    trial = rhs[i] + flow[i] + self_loop[i] * current[i] - current[i]
                     trial = trial if trial >= 0.0 else -trial
                     if not trial <= gap:
                         gap = trial
@@ -558,7 +456,8 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
                 seen[i] = 1
                 queue[tail] = i
                 tail = tail + 1
-        tail = _search_back(S, n_edges, tails, heads, scratch, queue, tail, seen)
+        if tail < S:
+            tail = _search_back(S, n_edges, tails, heads, scratch, queue, tail, seen)
     free(block)
     free(seen)
     return tail == S

@@ -8,7 +8,9 @@ with the same floats: each round calls the compiled ``closable`` (``fast._closab
 compiled adversary iteration (``fast._iteration.adversary_iteration``) and check
 (``fast._checks.upper_check``) directly, pours every pair against the checked values with
 the ``pour`` it is given (the kernel ``pour_values``), and does the policy's rows and costs,
-the argmins, the tolerance and the switches in typed loops.
+the argmins, the tolerance and the switches in typed loops. Each round's adversary kernel
+is kept as its pour order and positions while the check and the pours run, and poured
+only when returned (the kernel the adversary iteration would have poured).
 """
 
 from functools import partial
@@ -44,20 +46,29 @@ cdef double _switch_tolerance(const double[::1] values, double switch_rtol):
     return switch_rtol * scale
 
 
-def robust_iteration(tools, pour, const int64_t[::1] indptr, const int64_t[::1] indices,
-                     const double[::1] lo, const double[::1] hi, const double[::1] hi_unseen,
-                     costs, policy, start, int rounds, double need, double unit,
-                     double subnormal, double max_slack, double switch_rtol):
+cdef object _kernel(tools, rows, kept):
+    """The last round's kernel (:meth:`fast._iteration.Tools.adversary_kernel` of its
+    ``rows``), None before the first."""
+    return None if kept is None else tools.adversary_kernel(rows, kept)
+
+
+def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::1] indptr,
+                     const int64_t[::1] indices, const double[::1] lo, const double[::1] hi,
+                     const double[::1] hi_unseen, costs, policy, start, int rounds,
+                     double need, double unit, double subnormal, double max_slack,
+                     double switch_rtol):
     """The rounds of ``reference.robust_rounds.robust_rounds``.
 
     ``tools``: the ``fast._iteration.Tools`` of the boxes; ``pour(rows, v_ext)``: the kernel
-    ``pour_values`` of ``rows`` by decreasing value; ``costs``: float64 C-contiguous
-    ``(S, A)``; ``policy``: int64 ``(S,)`` (copied); ``start``: finite float64 ``(S,)``;
-    ``need``: ``1 - SIMPLEX_SLACK``; ``unit``, ``subnormal``, ``max_slack``: those of the
-    check. Returns ``(values, policy, kernel, n_rounds, n_iter, converged, dropped, r,
-    status)``.
+    ``pour_values`` of ``rows`` by decreasing value; ``pour_pairs(v_ext)``: the function of
+    ``(r0, r1)`` that pours the pairs ``r0:r1`` so (the Q-values are poured ``block`` states
+    at a time, each pair's pour the same in any block); ``costs``: float64 C-contiguous
+    ``(S, A)``; ``policy``: int64 ``(S,)`` (never written: a switch makes a new one);
+    ``start``: finite float64 ``(S,)``; ``need``: ``1 - SIMPLEX_SLACK``; ``unit``,
+    ``subnormal``, ``max_slack``: those of the check. Returns ``(values, policy, kernel,
+    n_rounds, n_iter, converged, dropped, r, status)``.
     """
-    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b
+    cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b, i, s0, s1
     cdef const double[::1] c = costs.reshape(-1)
     cdef int n_round, n_iter = 0
     cdef bint positive, any_switch
@@ -66,12 +77,11 @@ def robust_iteration(tools, pour, const int64_t[::1] indptr, const int64_t[::1] 
     cdef double[::1] cpi, qv
     cdef const double[::1] u
     cdef unsigned char[::1] mask = np.empty(S, dtype=np.uint8)
-    policy = policy.copy()
     costs_pi = np.empty(S)
     cpi = costs_pi
     nowhere = np.zeros(S, dtype=bool)
     nowhere_u8 = nowhere.view(np.uint8)
-    values, kernel, converged, dropped, r = start, None, False, 0, 0.0
+    values, kernel, kernel_rows, converged, dropped, r = start, None, None, False, 0, 0.0
     for n_round in range(rounds):
         rows = np.empty(S, dtype=np.int64)
         rows_v = rows
@@ -84,43 +94,52 @@ def robust_iteration(tools, pour, const int64_t[::1] indptr, const int64_t[::1] 
                 positive = False
         if not positive or _closable.closable(indptr, indices, lo, hi, hi_unseen, rows, need,
                                               mask) > 0:
-            return values, policy, kernel, n_round, n_iter, converged, dropped, r, "open"
-        kernel = None
+            return (values, policy, _kernel(tools, kernel_rows, kernel), n_round, n_iter,
+                    converged, dropped, r, "open")
+        kernel = kernel_rows = None
         candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
-            tools, rows, costs_pi, nowhere, values)
+            tools, rows, costs_pi, nowhere, values, False)
+        kernel_rows = rows
         n_iter += evaluations
         values, dropped, r = _checks.upper_check(
             partial(pour, rows), indptr, indices, lo, hi, hi_unseen, rows,
             costs_pi, candidate, nowhere_u8, unit, subnormal, max_slack)
+        candidate = None
         u = values
         for s in range(S):
             if isinf(u[s]):
-                return (values, policy, kernel, n_round + 1, n_iter, converged, dropped, r,
-                        "infinite")
-        q = pour(np.arange(S * A, dtype=np.int64), _extended(values))
-        qv = q
-        for s in range(S * A):
-            qv[s] = c[s] + qv[s]
+                return (values, policy, tools.adversary_kernel(rows, kernel), n_round + 1,
+                        n_iter, converged, dropped, r, "infinite")
+        pour_rows = pour_pairs(_extended(values))
         tol = _switch_tolerance(u, switch_rtol)
         best = np.empty(S, dtype=np.int64)
         any_switch = False
-        for s in range(S):
-            b = 0
-            for a in range(A):
-                if isnan(qv[s * A + a]):
-                    b = a
-                    break
-                if qv[s * A + a] < qv[s * A + b]:
-                    b = a
-            q_best = qv[s * A + b]
-            current = qv[s * A + pol[s]]
-            if (q_best < current - tol) or (isinf(current) and isfinite(q_best)):
-                any_switch = True
-                best[s] = b
-            else:
-                best[s] = pol[s]
-        q = None
+        for s0 in range(0, S, block):
+            s1 = min(S, s0 + block)
+            q = pour_rows(s0 * A, s1 * A)
+            qv = q
+            for i in range((s1 - s0) * A):
+                qv[i] = c[s0 * A + i] + qv[i]
+            for s in range(s0, s1):
+                i = (s - s0) * A
+                b = 0
+                for a in range(A):
+                    if isnan(qv[i + a]):
+                        b = a
+                        break
+                    if qv[i + a] < qv[i + b]:
+                        b = a
+                q_best = qv[i + b]
+                current = qv[i + pol[s]]
+                if (q_best < current - tol) or (isinf(current) and isfinite(q_best)):
+                    any_switch = True
+                    best[s] = b
+                else:
+                    best[s] = pol[s]
+        q = pour_rows = None
         if not any_switch:
-            return values, policy, kernel, n_round + 1, n_iter, converged, dropped, r, "done"
+            return (values, policy, tools.adversary_kernel(rows, kernel), n_round + 1, n_iter,
+                    converged, dropped, r, "done")
         policy = best
-    return values, policy, kernel, rounds, n_iter, converged, dropped, r, "limit"
+    return (values, policy, _kernel(tools, kernel_rows, kernel), rounds, n_iter, converged,
+            dropped, r, "limit")

@@ -2,7 +2,7 @@
 
 Thin wrappers around the Cython kernels of :mod:`fast._boxes`, :mod:`fast._evi`,
 :mod:`fast._pieces`, :mod:`fast._vi`, :mod:`fast._robust`, :mod:`fast._poured`,
-:mod:`fast._graphs` and :mod:`fast._kl`, with the contracts of :class:`reference.backend.KernelSet`
+:mod:`fast._graphs`, :mod:`fast._kl` and :mod:`fast._sampling`, with the contracts of :class:`reference.backend.KernelSet`
 (``docs/backends.md``). Dense counts are read once, by one compiled pass that
 gives the argument check their largest entry and keeps their nonzero entries
 when few (:func:`scan_counts`); the boxes of Lemma 5 are then built from those
@@ -13,11 +13,9 @@ states, whatever the pour length. Each sweep sorts ``v`` only as far as any
 pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
-:class:`fast._parallel.ThreadChoice` picks. The certificates' pours reuse the order of
-the last vector poured on the thread when the next one has the same bits, and
-otherwise repair the last order of the same direction by insertion
-(:func:`_pour_walk`); their kernels' products run compiled
-(:class:`CompiledPouredKernel`).
+:class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last
+order poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run
+compiled (:class:`CompiledPouredKernel`).
 """
 
 import threading
@@ -38,7 +36,7 @@ from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
 from reference.poured import PouredKernel
 
 from . import (_boxes, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
-               _robust, _robust_pi, _vi)
+               _robust, _robust_pi, _sampling, _vi)
 from ._parallel import ThreadChoice, sweep_threads
 
 __all__ = ["COMPILED_KERNELS"]
@@ -137,39 +135,37 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order computed on each thread, and the last one of each direction
-(:func:`_pour_walk`)."""
+"""The last pour order kept on each thread and its direction (:func:`_pour_walk`)."""
+
 
 REPAIR_MOVES = 16
 """Most moves, per next state, of the insertion that repairs a kept pour order
 (:func:`fast._robust.repair_order`) before a sort takes over."""
 
 
-def _pour_walk(v_ext, descending):
+def _pour_walk(v_ext, descending, keep=True):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
-    The policy iterations pour one vector twice (the values of every pair, then the new
-    kernel; the last values again in the check): the answer for the last ``v_ext`` of
-    each thread is kept and reused when the next one has the same bytes and direction.
-    The kept arrays are read-only (a kernel built on them shares its ``order``). Otherwise
-    the last order of the same direction on the thread, whose values moved little, is
-    repaired into the new one by insertion (:func:`fast._robust.repair_order`, the same
-    permutation as :func:`pour_order`), and sorted afresh when that would take more
-    than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
-    :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on
-    a NaN.
+    The last order kept on the thread, when of the same direction (its values moved little,
+    or not at all: the policy iterations pour one vector twice), is repaired into the new one by
+    insertion (:func:`fast._robust.repair_order`, the same permutation as
+    :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
+    more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
+    :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
+    NaN. Only the new order is kept (read-only: a kernel built on it shares it), the last one
+    dropped, and none with ``keep`` False (the policy iterations' first pour: they repair their own
+    orders after it); the position and the sums are the caller's, freed with its pour.
     """
-    last = getattr(_LAST_POUR, "walk", None)
-    bits = v_ext.tobytes()
-    if last is not None and last[0] == descending and last[1] == bits:
-        return last[2]
-    previous = getattr(_LAST_POUR, "orders", {}).get(descending)
+    previous = getattr(_LAST_POUR, "order", None)
+    _LAST_POUR.order = None
     order = None
-    if previous is not None and previous.size == v_ext.size:
+    if previous is not None and previous[0] == descending and previous[1].size == v_ext.size:
+        previous = previous[1]
         order = previous.copy()
         if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
             order = None
+    previous = None
     if order is None:
         order = np.empty(v_ext.size, dtype=np.int64)
         if not _robust.sort_order(v_ext, order, descending):
@@ -177,12 +173,10 @@ def _pour_walk(v_ext, descending):
     rank = np.empty(order.size, dtype=np.int64)
     cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
     _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
-    walk = (order, rank, cum_v, cum_inf)
-    for kept in walk:
-        kept.flags.writeable = False
-    _LAST_POUR.walk = (descending, bits, walk)
-    _LAST_POUR.orders = {**getattr(_LAST_POUR, "orders", {}), descending: order}
-    return walk
+    order.flags.writeable = False
+    if keep:
+        _LAST_POUR.order = (descending, order)
+    return order, rank, cum_v, cum_inf
 
 
 def _pour_arguments(boxes, rows, v_ext, descending):
@@ -354,13 +348,15 @@ def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
 
 def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
-    pour order of :func:`_pour_walk` (for the first pour; the loop repairs its own orders by
-    :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's limits,
+    pour order of :func:`_pour_walk` (for the first pour, not kept: the loop repairs its own
+    orders by :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's
+    limits,
     the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(
-        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen, _pour_walk,
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        lambda v_ext, descending: _pour_walk(v_ext, descending, False),
         poured_chain_values, poured_chains.poured_values, CompiledPouredKernel.along,
         ConvergenceError,
         sweep_threads(int(8 * S * (per_row + 1))), sweep_threads(8 * (boxes.lo.size + S * A)),
@@ -409,16 +405,45 @@ def optimist_iteration(boxes, costs, policy, start):
         _checked("start", start, np.float64, (S,)))
 
 
+POUR_BLOCK_PAIRS = 1 << 15
+"""Pairs the pours of every pair make at a time (:func:`lower_check`,
+:func:`robust_iteration`): their Q-values are never held whole."""
+
+
+def _block_states(n_actions):
+    """The states of :data:`POUR_BLOCK_PAIRS` pairs (at least one)."""
+    return max(1, POUR_BLOCK_PAIRS // max(1, n_actions))
+
+
+def _pour_blocks(boxes, v_ext, descending):
+    """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
+    compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
+    (the floats of :func:`pour_values`, row by row)."""
+    v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
+    walk = _pour_walk(v_ext, descending)
+    per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
+
+    def pour(r0, r1):
+        out = np.empty(r1 - r0)
+        _robust.pour_values(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+                            np.arange(r0, r1, dtype=np.int64), v_ext, *walk, out,
+                            sweep_threads(int(8 * (r1 - r0) * (per_row + 1))))
+        return out
+
+    return pour
+
+
 def robust_iteration(boxes, costs, policy, start, rounds):
     """Kernel ``robust_iteration``: the rounds in one call of
     :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
-    and check called directly, the pours of every pair by :func:`pour_values`), after
-    checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
-    in ``[0, A)``."""
+    and check called directly, the pours of every pair by :func:`_pour_blocks`,
+    :data:`POUR_BLOCK_PAIRS` pairs at a time), after checking the shapes (``costs``
+    ``(S, A)``, the others ``(S,)``) and that ``policy`` lies in ``[0, A)``."""
     S, A = boxes.n_states, boxes.n_actions
     return _robust_pi.robust_iteration(
         _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
-        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        lambda v_ext: _pour_blocks(boxes, v_ext, True), _block_states(A), boxes.indptr,
+        boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
         _checked("costs", costs, np.float64, (S, A)),
         _checked("policy", policy, np.int64, (S,), A, "actions"),
         _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
@@ -441,17 +466,32 @@ def upper_check(boxes, rows, costs_pi, values, exact_zero):
 
 def lower_check(boxes, costs, values, q_values):
     """Kernel ``lower_check``: the whole check in one call of
-    :func:`fast._checks.lower_check`, each pour of every pair by :func:`pour_values`, after
-    checking the shapes (``costs`` and ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
+    :func:`fast._checks.lower_check`, each pour of every pair by :func:`_pour_blocks`,
+    :data:`POUR_BLOCK_PAIRS` pairs at a time, after checking the shapes (``costs`` and
+    ``q_values`` ``(S, A)``, ``values`` ``(S,)``)."""
     S, A = boxes.n_states, boxes.n_actions
-    rows = np.arange(S * A, dtype=np.int64)
     if q_values is not None:
         q_values = _checked("q_values", q_values, np.float64, (S, A)).ravel()
     return _checks.lower_check(
-        lambda v_ext: pour_values(boxes, rows, v_ext, False), boxes.indptr, boxes.lo,
+        lambda v_ext: _pour_blocks(boxes, v_ext, False), boxes.indptr, boxes.lo,
         boxes.hi_unseen, _checked("costs", costs, np.float64, (S, A)).ravel(),
         _checked("values", values, np.float64, (S,)), q_values, UNIT_ROUNDOFF,
-        SUBNORMAL_UNIT, CHECK_MAX_SLACK)
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK, _block_states(A))
+
+
+def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
+    """Kernel ``merge_counts``, by :func:`fast._sampling.merge_counts` (a pass over both
+    terms for the sum's row lengths, one to write it)."""
+    return _sampling.merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
+
+
+def split_calls(more, total, grid):
+    """Kernel ``split_calls``, by :func:`fast._sampling.split_calls` (numpy's sum of ``more``
+    computed here; the remainders ordered by a radix sort of their 32-bit keys)."""
+    more = np.ascontiguousarray(more, dtype=np.float64)
+    draws = np.empty(more.size, dtype=np.int64)
+    _sampling.split_calls(more, total / more.sum(), total, grid, draws)
+    return draws
 
 
 COMPILED_KERNELS = KernelSet(
@@ -476,5 +516,7 @@ COMPILED_KERNELS = KernelSet(
     robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
+    merge_counts=merge_counts,
+    split_calls=split_calls,
 )
 """The kernel set of the ``fast`` backend."""

@@ -75,6 +75,10 @@ KERNEL_GROUPS = {
         "Bellman checks", ("upper_check", "lower_check"),
         "reference.robust: the checks of the adversary's values (_check_upper) and of the "
         "optimist's values (_check_lower), after each policy iteration"),
+    "sampling": KernelGroup(
+        "Sampling", ("merge_counts", "split_calls"),
+        "reference.generative.SampleStore (its merge, which solve_certified sets to its "
+        "kernel set's); solve_certified's split of a round's calls over the pairs"),
 }
 """The kernels of a :class:`KernelSet`, grouped by subsystem: every field in exactly one group
 (``tests/test_layout.py`` checks it, and that ``docs/backends.md`` documents each)."""
@@ -90,8 +94,8 @@ class KernelSet:
     (``pour_values``, ``pour_kernel``), KL intervals (``kl_interval``),
     poured chains (``poured_chain_values``, ``poured_chain_visits``),
     graph searches (``reaching``, ``closable``), policy iterations
-    (``adversary_iteration``, ``optimist_iteration``, ``robust_iteration``) and
-    Bellman checks (``upper_check``, ``lower_check``).
+    (``adversary_iteration``, ``optimist_iteration``, ``robust_iteration``), Bellman checks
+    (``upper_check``, ``lower_check``) and sampling (``merge_counts``, ``split_calls``).
 
     Attributes
     ----------
@@ -234,6 +238,22 @@ class KernelSet:
         with costs float64 ``(S, A)``, candidate ``values`` (float64 ``(S,)``)
         and their Q-values ``q_values`` (``(S, A)`` or None); the same floats
         in every kernel set.
+    merge_counts : callable
+        ``merge_counts(indptr, indices, data, inc_indptr, inc_indices,
+        inc_data) -> (indptr, indices, data)``: the canonical CSR arrays of the
+        sum of two canonical CSR layouts with the same rows (int64 arrays,
+        columns strictly increasing in each row, positive counts): a sample
+        store's counts and a batch of samples. The same arrays in every kernel
+        set; when the sum stores exactly the entries of the first term, its
+        ``indptr`` and ``indices`` themselves.
+    split_calls : callable
+        ``split_calls(more, total, grid) -> draws``: ``total`` calls split over
+        the pairs in proportion to ``more`` (float64 ``(m,)``, finite,
+        ``>= 0``, positive sum), each share rounded to a multiple of
+        ``1 / grid`` (a power of two) and cut to whole calls, the rest one each
+        to the largest remainders, ties to the lower index
+        (:func:`reference.sampling_kernels.split_calls`): int64 ``(m,)``, the same in
+        every kernel set.
     """
 
     name: str
@@ -257,6 +277,8 @@ class KernelSet:
     robust_iteration: Callable
     upper_check: Callable
     lower_check: Callable
+    merge_counts: Callable
+    split_calls: Callable
 
     def bind(self, function, module=None):
         """Return the public function of a kernel function, running on this kernel set.

@@ -552,6 +552,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     goal_gap = eps if theta is None else eps / 2.0
     run = Run(model, _params(model, costs, eps, delta, kind, relative, theta, budget, sampling,
                              seed, target), seed, callback, checkpoint, round_type=CertifiedRound)
+    run.store.merge = kernels.merge_counts
     resumed = bool(run.history)
     if not resumed:
         run.check_budget(budget, S * A * INITIAL_PER_PAIR, "the first round")

@@ -189,12 +189,4 @@ def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, 
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
         total = min(cap, math.ceil((GROWTH - 1.0) * n_calls))
-    share = more
-    share *= total / more.sum()
-    share *= SHARE_GRID
-    np.round(share, out=share)
-    share /= SHARE_GRID
-    draws = np.floor(share).astype(np.int64)
-    spare = total - int(draws.sum())
-    draws[np.argsort(np.subtract(draws, share, out=share), kind="stable")[:spare]] += 1
-    return draws
+    return kernels.split_calls(more, total, SHARE_GRID)

@@ -21,6 +21,7 @@ from .robust_checks import lower_check as _lower_check
 from .robust_checks import upper_check as _upper_check
 from .robust_loops import adversary_loop, optimist_loop
 from .robust_rounds import robust_rounds
+from .sampling_kernels import merge_counts, split_calls
 from .poured import PouredKernel, segment_positions
 
 __all__ = ["NUMPY_KERNELS", "EVI_DENSE_LIMIT_BYTES"]
@@ -583,5 +584,7 @@ NUMPY_KERNELS = KernelSet(
     robust_iteration=robust_iteration,
     upper_check=upper_check,
     lower_check=lower_check,
+    merge_counts=merge_counts,
+    split_calls=split_calls,
 )
 """The kernel set of the ``reference`` backend."""

@@ -30,6 +30,9 @@ OPEN = "open"
 LIMIT = "limit"
 """The rounds allowed are made."""
 
+IMPROVEMENT_BLOCK_PAIRS = 1 << 15
+"""Pairs :func:`improvement` pours at a time (each pair's pour is the same in any block)."""
+
 
 def improvement(pour_values, boxes, costs, policy, values):
     r"""The states that switch and their new actions: ``(switch, best)``.
@@ -41,14 +44,25 @@ def improvement(pour_values, boxes, costs, policy, values):
     (the largest finite ``U``), or turns an infinite Q-value finite.
     """
     S, A = costs.shape
-    states = np.arange(S)
-    q = costs + pour_values(boxes, np.arange(S * A), np.append(values, 0.0), True).reshape(S, A)
-    best = np.argmin(q, axis=1)
-    current = q[states, policy]
+    v_ext = np.append(values, 0.0)
     tol = SWITCH_RTOL * max(1.0, float(values[np.isfinite(values)].max(initial=0.0)))
-    switch = ((q[states, best] < current - tol)
-              | (np.isinf(current) & np.isfinite(q[states, best])))
+    switch, best = np.empty(S, dtype=bool), np.empty(S, dtype=np.int64)
+    for s0, s1 in _state_blocks(S, A):
+        states = np.arange(s1 - s0)
+        q = costs[s0:s1] + pour_values(boxes, np.arange(s0 * A, s1 * A), v_ext,
+                                       True).reshape(s1 - s0, A)
+        best[s0:s1] = np.argmin(q, axis=1)
+        current = q[states, policy[s0:s1]]
+        switch[s0:s1] = ((q[states, best[s0:s1]] < current - tol)
+                         | (np.isinf(current) & np.isfinite(q[states, best[s0:s1]])))
     return switch, best
+
+
+def _state_blocks(n_states, n_actions):
+    """``(s0, s1)``: the states in blocks of at most :data:`IMPROVEMENT_BLOCK_PAIRS` pairs
+    (one state at least), so the Q-values of :func:`improvement` are never held whole."""
+    size = max(1, IMPROVEMENT_BLOCK_PAIRS // max(1, n_actions))
+    return [(s0, min(n_states, s0 + size)) for s0 in range(0, n_states, size)]
 
 
 def robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes, costs,

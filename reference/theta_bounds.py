@@ -113,9 +113,8 @@ def round_bounds(kernels, boxes, costs, policies):
     the adversary runs. ``parts`` are the arguments of the certificate of
     ``pi_U`` after the boxes (``reference.certified._certificate``).
     """
-    start = policies.get("lower", np.argmin(costs, axis=1))
     lower, policy_l, order_l, _, lower_converged, lower_message = _optimistic(
-        kernels, boxes, costs, start)
+        kernels, boxes, costs, policies.get("lower", np.argmin(costs, axis=1)))
     policies["lower"] = policy_l
     upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
     parts = (policy_u, lower, upper, lower_message, lower_converged and upper_converged,

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import reference
+from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
 from reference.errors import ParameterError, ShapeError
 from reference.kernels import NUMPY_KERNELS
@@ -65,7 +66,12 @@ def test_upper_check_kernels_agree(seed):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_lower_check_kernels_agree(seed):
+@pytest.mark.parametrize("block", [None, 1, 5])
+def test_lower_check_kernels_agree(seed, block, monkeypatch):
+    # The compiled check pours its Q-values a block of pairs at a time (by default all of
+    # them here, then one state or a few at a time): the same floats in any block.
+    if block is not None:
+        monkeypatch.setattr(fast_kernels, "POUR_BLOCK_PAIRS", block)
     rng, boxes, costs = _problem(seed)
     S, A = costs.shape
     out = NUMPY_KERNELS.optimist_iteration(boxes, costs, np.argmin(costs, axis=1), np.zeros(S))

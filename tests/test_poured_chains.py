@@ -530,3 +530,31 @@ def test_compiled_products_are_the_numpy_products_bit_for_bit(case, seed):
     assert np.array_equal(compiled.finite_product(x).view(np.uint64), kernel.finite_product(x).view(np.uint64))
     x[rng.integers(0, x.size)] = np.inf
     np.testing.assert_array_equal(compiled @ x, kernel @ x)
+
+
+@pytest.mark.parametrize("signs", ["positive", "mixed", "zero start"])
+def test_compiled_solve_residual_is_that_of_the_candidates_positive_part(signs):
+    # fast._poured.poured_solve's residual max |b + P V - V| over V = max(x, 0) > 0, against the
+    # dense kernel: with a positive candidate it reuses the candidate's own product Q |x|, with
+    # negative entries (a right-hand side of both signs) it forms Q V afresh, and an inactive
+    # row (identity, x = 0 there) counts for neither.
+    from fast import _poured
+    from fast.kernels import _chain_arrays
+
+    S = 300
+    kernel = _random_kernel(S, 41)
+    rng = np.random.default_rng(42)
+    rhs = rng.uniform(0.1, 1.0, S) * (rng.choice([-1.0, 1.0], S) if signs == "mixed" else 1.0)
+    active = np.ones(S, dtype=np.int8)
+    active[rng.integers(0, S, 10)] = 0
+    rhs[active == 0] = 0.0
+    # Inactive rows stand for states of value 0: their columns are dropped from the check.
+    dense = kernel.toarray()[:, :S] * (active == 1)
+    x = np.zeros(S) if signs == "zero start" else np.full(S, 1.0)
+    x[active == 0] = 0.0
+    omega, residual = _poured.poured_solve(*_chain_arrays(kernel), active, rhs, x, 1e-14, 12, 200)
+    assert omega <= 1e-11
+    assert (x < 0).any() == (signs == "mixed")
+    positive = np.where((active == 1) & (x > 0), x, 0.0)
+    expected = np.abs(rhs + dense @ positive - positive)[positive > 0].max()
+    assert abs(residual - expected) <= 1e-12 * max(1.0, np.abs(x).max())

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from .._checks import INT64_MAX, check_call_budget, check_dense_size, check_int, exact_sum
 from ..errors import GenerativeModelError, ParameterError
 from ..counts import Counts
+from ..kernels import NUMPY_KERNELS
 from ..model import DENSE_LIMIT_BYTES
 from .checkpoint import (
     LEDGER_SUFFIX,
@@ -49,14 +50,19 @@ class SampleStore:
     context : str
         Where the store is being filled (e.g. ``"SEARCH round 3 (Delta = 8)"``),
         named in every :class:`GenerativeModelError`; empty by default.
+    merge : callable
+        The kernel ``merge_counts`` (docs/backends.md) that sums the samples
+        waiting since the counts were last read into them:
+        the numpy one by default; :func:`~reference.certified.solve_certified`
+        sets its own kernel set's. Every kernel set's sum is the same arrays.
 
     Notes
     -----
     The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``,
     observed next states only); samples added since it was last read wait in
-    a list and are summed into it in one sparse addition when it is read
-    (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`), so merging costs
-    nothing per pair. The dense ``(S, A, S+1)`` array is only built by
+    a list and are summed into it in one merge when it is read
+    (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`; :attr:`merge`), so
+    merging costs nothing per pair. The dense ``(S, A, S+1)`` array is only built by
     :meth:`counts_dense`. Top-ups visit the pairs in the order
     ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
     empirical branching factor is
@@ -88,6 +94,7 @@ class SampleStore:
             )
         self.fingerprint = fingerprint
         self.context = ""
+        self.merge = NUMPY_KERNELS.merge_counts
         shape = (self.n_states * self.n_actions, self.n_states + 1)
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
@@ -458,7 +465,7 @@ class SampleStore:
                 *parts, _ = zip(*self._pending)
                 batch = (*(np.concatenate(part) for part in parts), False)
             self._pending = []
-            self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape))
+            self._csr = _summed(self._csr, *_increment(*batch, self._csr.shape), self.merge)
         return self._csr
 
     def count_table(self):

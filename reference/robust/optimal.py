@@ -95,7 +95,7 @@ def _robust_policy(kernels, boxes, costs, policy):
     start, forcing, total, n_round = np.zeros(S), None, 0, 0
     infinite = np.zeros(S, dtype=bool)
     while n_round < ROBUST_MAX_ITER:
-        kernel = None  # the last kernel is freed before the next evaluation builds its own
+        kernel = U = None  # the last kernel and values are freed before the next evaluation
         U, policy, kernel, rounds, n_iter, converged, dropped, r, status = (
             kernels.robust_iteration(boxes, costs, policy, start, ROBUST_MAX_ITER - n_round))
         n_round, total = n_round + rounds, total + n_iter

@@ -284,7 +284,10 @@ def _robust_values(kernels, boxes, costs_pi, policy, start=None):
     S = boxes.n_states
     rows = _policy_rows(boxes, policy)
     infinite = _infinite_states(boxes, policy, costs_pi, None, kernels)
-    start = np.zeros(S) if start is None else np.where(np.isfinite(start), start, 0.0)
+    if start is None:
+        start = np.zeros(S)
+    elif not np.isfinite(start).all():
+        start = np.where(np.isfinite(start), start, 0.0)
     values, kernel, n_iter, converged = kernels.adversary_iteration(boxes, rows, costs_pi,
                                                                     infinite, start)
     order = kernel.order
