@@ -41,6 +41,11 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
         stores exactly the entries of the counts, its ``indptr`` and ``indices``
         are theirs (the arrays themselves).
 
+    Raises
+    ------
+    ShapeError, SparseFormatError
+        Row pointers that are not a layout's (:func:`check_layouts`), or decreasing.
+
     Examples
     --------
     Two rows: the batch adds to column 2 of row 0 and brings column 1 to row 1.
@@ -171,8 +176,9 @@ def split_calls(more, total, grid):
     pair, from the pairs that draw, in the reverse order (smallest remainder first,
     ties to the higher index), a pass at a time until none is left. The pairs
     rounded up have remainder 0 and draw at least one call, and they outnumber the
-    excess, so one pass takes it back from them alone. The calls drawn add up to
-    ``total`` exactly.
+    excess, so one pass takes it back from them alone (unless ``total`` is so large
+    that the shares' sum misses it by more than the pairs). The calls drawn add up
+    to ``total`` exactly.
 
     Parameters
     ----------
@@ -188,17 +194,17 @@ def split_calls(more, total, grid):
     ndarray of int64, shape (m,)
         The calls of every pair.
 
+    Raises
+    ------
+    ParameterError
+        Arguments out of range (:func:`check_split`).
+
     Examples
     --------
     Shares 2.25 and 0.75: two whole calls, and the third to the larger remainder.
 
     >>> split_calls(np.array([3.0, 1.0]), 3, 2.0**16)
     array([2, 1])
-
-    Raises
-    ------
-    ParameterError
-        Arguments out of range (:func:`check_split`).
     """
     check_split(more, total, grid)
     share = more * (total / more.sum())
