@@ -43,8 +43,10 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     either, their counts added. When the sum stores exactly the entries of the first, its
     ``indptr`` and ``indices`` are returned themselves (the arrays are never modified).
     The caller checks the lengths and the ends of the row pointers
-    (:func:`reference.sampling_kernels.check_layouts`); the first pass refuses row
-    pointers that decrease, so that no pass reads outside the arrays."""
+    (:func:`reference.sampling_kernels.check_layouts`); the first pass stops at a row
+    pointer below the one before or beyond the entries (which, as the pointers end at the
+    entries, some later pointer decreases from) and refuses the pointers, so that no pass
+    reads outside the arrays."""
     cdef const int64_t[::1] ip = indptr, ix = indices, dt = data
     cdef const int64_t[::1] jp = inc_indptr, jx = inc_indices, jd = inc_data
     cdef Py_ssize_t n_rows = ip.shape[0] - 1, r, a, a_end, b, b_end, out
@@ -55,7 +57,7 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
         op[0] = 0
         for r in range(n_rows):
             a, a_end, b, b_end = ip[r], ip[r + 1], jp[r], jp[r + 1]
-            if a_end < a or b_end < b:
+            if a_end < a or a_end > ix.shape[0] or b_end < b or b_end > jx.shape[0]:
                 bad = r
                 break
             if b == b_end:
@@ -64,9 +66,11 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
                 op[r + 1] = op[r] + _union_length(&ix[0] + a if a < a_end else NULL, a_end - a,
                                                   &jx[b], b_end - b)
     if bad >= 0:
-        name = "indptr" if ip[bad + 1] < ip[bad] else "inc_indptr"
-        raise SparseFormatError(f"merge_counts: `{name}` must never decrease; got "
-                                f"{name}[{bad + 1}] < {name}[{bad}].")
+        for name, pointers in (("indptr", indptr), ("inc_indptr", inc_indptr)):
+            drops = np.flatnonzero(np.diff(pointers) < 0)
+            if drops.size:
+                raise SparseFormatError(f"merge_counts: `{name}` must never decrease; got "
+                                        f"{name}[{drops[0] + 1}] < {name}[{drops[0]}].")
     cdef int64_t[::1] od
     if op[n_rows] == ix.shape[0]:
         out_data = np.array(data, dtype=np.int64, copy=True)

@@ -111,6 +111,8 @@ def test_merge_counts_on_hand_made_rows(kernels):
      SparseFormatError, "`inc_indptr` must start at 0 and end"),
     (lambda c, i: ((np.array([0, 3, 1, 4, 4]),) + c[1:], i), SparseFormatError,
      r"`indptr` must never decrease; got indptr\[2\] < indptr\[1\]"),
+    (lambda c, i: ((np.array([0, 9, 1, 4, 4]),) + c[1:], i), SparseFormatError,
+     r"`indptr` must never decrease; got indptr\[2\] < indptr\[1\]"),
     (lambda c, i: (c, (np.array([0, 4, 6, 2, 6]),) + i[1:]), SparseFormatError,
      r"`inc_indptr` must never decrease; got inc_indptr\[3\] < inc_indptr\[2\]"),
 ])
