@@ -7,10 +7,14 @@ Private module of the ``fast`` backend. :func:`merge_counts` sums a batch of
 samples into a sample store's counts (two canonical CSR layouts, two passes
 over both, no array but the sum's); :func:`split_calls` splits a round's calls
 over the pairs, with the rounding of the numpy kernel and its stable order of
-the remainders (a radix sort of them as integers, in multiples of the grid).
+the remainders (a radix sort of them as integers, in multiples of the grid), for
+fewer than ``2^31 - 1`` pairs. Their wrappers (:mod:`fast.kernels`) check the
+arguments first, with the checks of the numpy kernels.
 """
 
 import numpy as np
+
+from reference.errors import ParameterError, ShapeError, SparseFormatError, TooLargeError
 
 from libc.math cimport floor, frexp, rint
 from libc.stdint cimport int32_t, int64_t, uint32_t
@@ -37,24 +41,36 @@ def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     """``(indptr, indices, data)`` of the sum of two canonical CSR layouts with the same rows
     (int64 arrays, columns strictly increasing in each row), canonical: the entries stored in
     either, their counts added. When the sum stores exactly the entries of the first, its
-    ``indptr`` and ``indices`` are returned themselves (the arrays are never modified)."""
+    ``indptr`` and ``indices`` are returned themselves (the arrays are never modified).
+    The caller checks the lengths and the ends of the row pointers
+    (:func:`reference.sampling_kernels.check_layouts`); the first pass stops at a row
+    pointer below the one before or beyond the entries (which, as the pointers end at the
+    entries, some later pointer decreases from) and refuses the pointers, so that no pass
+    reads outside the arrays."""
     cdef const int64_t[::1] ip = indptr, ix = indices, dt = data
     cdef const int64_t[::1] jp = inc_indptr, jx = inc_indices, jd = inc_data
     cdef Py_ssize_t n_rows = ip.shape[0] - 1, r, a, a_end, b, b_end, out
-    if jp.shape[0] != ip.shape[0] or dt.shape[0] != ix.shape[0] or jd.shape[0] != jx.shape[0]:
-        raise ValueError("merge_counts: the layouts must have the same rows and one count "
-                         "an entry")
+    cdef Py_ssize_t bad = -1
     out_ptr = np.empty(n_rows + 1, dtype=np.int64)
     cdef int64_t[::1] op = out_ptr
     with nogil:
         op[0] = 0
         for r in range(n_rows):
             a, a_end, b, b_end = ip[r], ip[r + 1], jp[r], jp[r + 1]
+            if a_end < a or a_end > ix.shape[0] or b_end < b or b_end > jx.shape[0]:
+                bad = r
+                break
             if b == b_end:
                 op[r + 1] = op[r] + (a_end - a)
             else:
                 op[r + 1] = op[r] + _union_length(&ix[0] + a if a < a_end else NULL, a_end - a,
                                                   &jx[b], b_end - b)
+    if bad >= 0:
+        for name, pointers in (("indptr", indptr), ("inc_indptr", inc_indptr)):
+            drops = np.flatnonzero(np.diff(pointers) < 0)
+            if drops.size:
+                raise SparseFormatError(f"merge_counts: `{name}` must never decrease; got "
+                                        f"{name}[{drops[0] + 1}] < {name}[{drops[0]}].")
     cdef int64_t[::1] od
     if op[n_rows] == ix.shape[0]:
         out_data = np.array(data, dtype=np.int64, copy=True)
@@ -127,22 +143,28 @@ def split_calls(const double[::1] more, double factor, int64_t total, double gri
                 int64_t[::1] draws):
     """Write into ``draws`` (int64, the size of ``more``) the split of ``total`` calls of
     :func:`reference.sampling_kernels.split_calls`, with ``factor = total / more.sum()``
-    (numpy's sum, computed by the caller) and the grid ``grid``, a power of two at most
-    ``2^32``: a share rounded to a multiple of ``1 / grid`` leaves a remainder ``k / grid``
-    with ``k`` an integer below ``grid``, the 32-bit key of its order (the indices are
-    32-bit too: at most ``2^31 - 1`` pairs)."""
-    cdef Py_ssize_t n = more.shape[0], i, count
+    (numpy's sum, computed by the caller) and the grid ``grid``, a power of two in
+    ``[1, 2^32]`` (the caller checks the arguments,
+    :func:`reference.sampling_kernels.check_split`): a share rounded to a multiple of
+    ``1 / grid`` leaves a remainder ``k / grid`` with ``k`` an integer below ``grid``, the
+    32-bit key of its order (the indices are 32-bit too: fewer than ``2^31 - 1`` pairs).
+    The calls left over, or the excess of whole calls taken back, follow the numpy
+    kernel: the same order of the remainders, read from its start to add, from its end
+    to take back, passes over the pairs that draw until the calls add up to ``total``."""
+    cdef Py_ssize_t n = more.shape[0], i
     cdef double share, whole
-    cdef int64_t drawn = 0, spare
+    cdef int64_t drawn = 0, spare, every
     cdef int32_t* sorted_
     cdef int exponent
     if draws.shape[0] != n:
-        raise ValueError("split_calls: `draws` must have the size of `more`")
-    if not (1.0 <= grid <= 4294967296.0 and frexp(grid, &exponent) == 0.5) or n >= 2147483647:
-        raise ValueError("split_calls: `grid` must be a power of two in [1, 2^32] and "
-                         "`more` hold fewer than 2^31 - 1 entries")
-    if n == 0:
-        return
+        raise ShapeError(f"split_calls: `draws` must have the size of `more` ({n}); got "
+                         f"{draws.shape[0]}.")
+    if not (1.0 <= grid <= 4294967296.0 and frexp(grid, &exponent) == 0.5) or n == 0:
+        raise ParameterError(f"split_calls: `grid` must be a power of two in [1, 2^32] and "
+                             f"`more` not empty; got {grid!r} and {n} entries.")
+    if n >= 2147483647:
+        raise TooLargeError(f"split_calls: `more` must hold fewer than 2^31 - 1 entries; "
+                            f"got {n}.")
     cdef uint32_t* keys = <uint32_t*>malloc(n * sizeof(uint32_t))
     cdef int32_t* order = <int32_t*>malloc(2 * n * sizeof(int32_t))
     if keys == NULL or order == NULL:
@@ -158,11 +180,21 @@ def split_calls(const double[::1] more, double factor, int64_t total, double gri
             keys[i] = <uint32_t>((share - whole) * grid)
             order[i] = <int32_t>i
         spare = total - drawn
-        count = spare if spare >= 0 else max(0, n + spare)
-        count = min(count, n)
-        if count > 0:
+        if spare != 0:
             sorted_ = _radix_descending(keys, order, order + n, n)
-            for i in range(count):
+        if spare > 0:
+            every = spare // n
+            if every > 0:
+                for i in range(n):
+                    draws[i] += every
+            for i in range(spare % n):
                 draws[sorted_[i]] += 1
+        while spare < 0:
+            i = n - 1
+            while i >= 0 and spare < 0:
+                if draws[sorted_[i]] > 0:
+                    draws[sorted_[i]] -= 1
+                    spare += 1
+                i -= 1
     free(keys)
     free(order)

@@ -33,6 +33,7 @@ from reference.kernels import goal_first_order, pour_order
 from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
+from reference.sampling_kernels import check_layouts, check_split
 from reference.poured import PouredKernel
 
 from . import (_boxes, _checks, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,
@@ -481,7 +482,9 @@ def lower_check(boxes, costs, values, q_values):
 
 def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):
     """Kernel ``merge_counts``, by :func:`fast._sampling.merge_counts` (a pass over both
-    terms for the sum's row lengths, one to write it)."""
+    terms for the sum's row lengths, one to write it), after the checks of the numpy
+    kernel's arguments that take ``O(1)`` (its first pass refuses decreasing row pointers)."""
+    check_layouts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
     return _sampling.merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data)
 
 
@@ -489,6 +492,7 @@ def split_calls(more, total, grid):
     """Kernel ``split_calls``, by :func:`fast._sampling.split_calls` (numpy's sum of ``more``
     computed here; the remainders ordered by a radix sort of their 32-bit keys)."""
     more = np.ascontiguousarray(more, dtype=np.float64)
+    check_split(more, total, grid)
     draws = np.empty(more.size, dtype=np.int64)
     _sampling.split_calls(more, total / more.sum(), total, grid, draws)
     return draws
