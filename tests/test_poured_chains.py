@@ -601,3 +601,17 @@ def test_compiled_solve_residual_is_that_of_the_candidate_kept(maxiter, rounds):
         positive = np.where(rows & (x > 0), x, 0.0)
         expected = np.abs(rhs + dense @ positive - positive)[positive > 0].max()
         assert abs(residual - expected) <= 1e-9 * expected + 1e-13 * max(1.0, np.abs(x).max())
+
+
+def test_compiled_solve_of_no_state():
+    # No row: nothing to solve, backward error 0; the residual is a max over no row (0), NaN
+    # for the transposed system.
+    from fast import _poured
+
+    empty_i, empty_d = np.zeros(0, dtype=np.int64), np.zeros(0)
+    arrays = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+              np.zeros(1, dtype=np.int64), empty_i, empty_d, empty_d, empty_i, empty_d,
+              np.zeros(0, dtype=np.int8), empty_d, np.zeros(0))
+    assert _poured.poured_solve(*arrays, 1e-12, 4, 10) == (0.0, 0.0)
+    omega, residual = _poured.poured_solve(*arrays, 1e-12, 4, 10, True)
+    assert omega == 0.0 and np.isnan(residual)
