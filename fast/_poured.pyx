@@ -32,9 +32,10 @@ cdef bint _system_dots(const Chain* c, const double* x, double* out,
     is 0 on the inactive rows and finite), with the dot products ``u_out = u . out`` and
     ``w_out = w . out`` (each unless its ``u``, ``w`` is NULL; ``u`` may be ``out``)
     summed in the same loop, in the order and with the operations of :func:`_dot`, so the
-    same floats while their additions overlap the product's. With ``q``, first ``q_out = q . q`` (the same), and when it is at most
-    ``limit`` the products stop there: returns whether they did. With ``c.transposed``,
-    ``out = M^T x`` (:func:`_transposed`) and the dots after it."""
+    same floats while their additions overlap the product's. With ``q``, first
+    ``q_out = q . q`` (the same), and when it is at most ``limit`` the products stop there:
+    returns whether they did. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`)
+    and the dots after it."""
     cdef int64_t S = c.S, i
     cdef double acc, u_acc = 0.0, w_acc = 0.0, o
     cdef double* cum = c.cum
@@ -74,8 +75,8 @@ cdef bint _system_dots(const Chain* c, const double* x, double* out,
 
 
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
-    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system_dots`; with
-    ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in
+    :func:`_system_dots`; with ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
     cdef int64_t S = c.S, i
     cdef double* cum = c.cum
     if c.transposed:
