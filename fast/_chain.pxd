@@ -13,9 +13,10 @@ cdef struct Chain:
     const int64_t* rank
     const int64_t* indptr
     const int64_t* indices
-    const double* weight        # stored entry's probability (0 on the diagonal and the goal),
-                                # less the width when it lies before the reach (taken off the
-                                # prefix)
+    const double* weight        # stored entry's probability, less the width when its next
+                                # state lies before the reach (taken off the prefix); on the
+                                # diagonal without the probability (-width before the reach,
+                                # else 0); 0 on the goal
     const double* width
     const int64_t* reach
     const double* partial
@@ -109,7 +110,7 @@ cdef inline void _transposed(const Chain* c, const double* x, double* out,
         cum[t] = 0.0
     for i in range(S):
         if c.active[i]:
-            xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+            xi = _magnitude(x[i]) if flow else x[i]
             cum[c.reach[i]] = cum[c.reach[i]] + c.width[i] * xi
     for t in range(S + 1, -1, -1):
         moved = cum[t]
@@ -120,7 +121,7 @@ cdef inline void _transposed(const Chain* c, const double* x, double* out,
     for i in range(S):
         if not c.active[i]:
             continue
-        xi = (x[i] if x[i] >= 0.0 else -x[i]) if flow else x[i]
+        xi = _magnitude(x[i]) if flow else x[i]
         for k in range(c.indptr[i], c.indptr[i + 1]):
             j = c.indices[k]
             if j < S:

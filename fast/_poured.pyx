@@ -24,28 +24,18 @@ from ._chain cimport (Chain, _dot, _magnitude, _row_rest, _stored_and_prefix,
 from ._search cimport _search_back
 
 
-cdef void _system(const Chain* c, const double* x, double* out, double* flow,
-                  double* offdiagonal) noexcept nogil:
-    """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere), and
-    ``flow = Q |x|`` and ``offdiagonal = Q x`` on the active rows unless NULL; ``x`` is 0 on
-    the inactive rows and finite."""
-    cdef double unused
-    _system_dots(c, x, out, offdiagonal, NULL, &unused, NULL, &unused)
-    if flow != NULL:
-        _flow(c, x, flow)
-
-
-cdef bint _system_dots(const Chain* c, const double* x, double* out, double* offdiagonal,
+cdef bint _system_dots(const Chain* c, const double* x, double* out,
                        const double* u, double* u_out, const double* w, double* w_out,
                        const double* q=NULL, double* q_out=NULL,
                        double limit=-1.0) noexcept nogil:
-    """``out = M x`` as :func:`_system` (and ``offdiagonal = Q x`` unless NULL), with the dot
-    products ``u_out = u . out`` and ``w_out = w . out`` (each unless its ``u``, ``w`` is
-    NULL; ``u`` may be ``out``) summed in the same loop, in the order and with the
-    operations of :func:`_dot`, so the same floats while their additions overlap the
-    product's. With ``q``, first ``q_out = q . q`` (the same), and when it is at most
-    ``limit`` the products stop there: returns whether they did. With ``c.transposed``,
-    ``out = M^T x`` (:func:`_transposed`) and the dots after it."""
+    """``out = M x`` with ``M = diag(d) - Q`` on the active rows (identity elsewhere; ``x``
+    is 0 on the inactive rows and finite), with the dot products ``u_out = u . out`` and
+    ``w_out = w . out`` (each unless its ``u``, ``w`` is NULL; ``u`` may be ``out``)
+    summed in the same loop, in the order and with the operations of :func:`_dot`, so the
+    same floats while their additions overlap the product's. With ``q``, first
+    ``q_out = q . q`` (the same), and when it is at most ``limit`` the products stop there:
+    returns whether they did. With ``c.transposed``, ``out = M^T x`` (:func:`_transposed`)
+    and the dots after it."""
     cdef int64_t S = c.S, i
     cdef double acc, u_acc = 0.0, w_acc = 0.0, o
     cdef double* cum = c.cum
@@ -74,8 +64,6 @@ cdef bint _system_dots(const Chain* c, const double* x, double* out, double* off
         else:
             acc = _row_rest(c, x, cum, i, c.acc[i], False)
             o = diagonal[i] * x[i] - acc
-            if offdiagonal != NULL:
-                offdiagonal[i] = acc
         out[i] = o
         if u != NULL:
             u_acc = u_acc + u[i] * o
@@ -87,8 +75,8 @@ cdef bint _system_dots(const Chain* c, const double* x, double* out, double* off
 
 
 cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
-    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in :func:`_system`; with
-    ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
+    """``flow = Q |x|`` on the active rows (0 elsewhere); ``x`` as in
+    :func:`_system_dots`; with ``c.transposed``, ``flow = |x| Q`` (:func:`_transposed`)."""
     cdef int64_t S = c.S, i
     cdef double* cum = c.cum
     if c.transposed:
@@ -105,20 +93,21 @@ cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
 cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
                             double* flow) noexcept nogil:
     """Componentwise backward error of ``x`` (``max |b - M x| / (|b| + d |x| + Q |x|)``, 0/0 =
-    0, ``inf`` for a non-finite ``x``); writes ``residual = b - M x``."""
+    0, ``inf`` for a non-finite ``x``); writes ``residual = b - M x`` and ``flow = Q |x|``
+    (:func:`_flow`), unless ``x`` is not finite."""
     cdef int64_t i
-    cdef double worst = 0.0, gap, scale
+    cdef double worst = 0.0, gap, scale, unused
     for i in range(c.S):
         if not isfinite(x[i]):
             return INFINITY
-    _system(c, x, residual, flow, NULL)
+    _system_dots(c, x, residual, NULL, &unused, NULL, &unused)
+    _flow(c, x, flow)
     for i in range(c.S):
         residual[i] = rhs[i] - residual[i]
         if not c.active[i] or residual[i] == 0.0:
             continue
-        gap = residual[i] if residual[i] >= 0.0 else -residual[i]
-        scale = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
-                 + c.diagonal[i] * (x[i] if x[i] >= 0.0 else -x[i]) + flow[i])
+        gap = _magnitude(residual[i])
+        scale = _magnitude(rhs[i]) + c.diagonal[i] * _magnitude(x[i]) + flow[i]
         if not gap <= worst * scale:
             worst = gap / scale
     return worst
@@ -159,7 +148,7 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         for i in range(S):
             p[i] = r[i] + beta * (p[i] - omega * v[i])
             y[i] = p[i] / precond[i]
-        _system_dots(c, y, v, NULL, rhat, &den, NULL, &unused)
+        _system_dots(c, y, v, rhat, &den, NULL, &unused)
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
@@ -169,7 +158,7 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
             e[i] = e[i] + alpha * y[i]
             y[i] = si / precond[i]
         # ``ss = s . s`` is summed in the product's first loop, which stops when it is small.
-        if _system_dots(c, y, t, NULL, t, &tt, s, &ts, s, &ss, limit):
+        if _system_dots(c, y, t, t, &tt, s, &ts, s, &ss, limit):
             return
         if tt == 0.0 or not isfinite(tt):
             return
@@ -227,6 +216,8 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef bint flow_kept
     cdef int64_t stored = indices.shape[0]
     cdef int64_t n = S + 1
+    if S == 0:
+        return 0.0, (NAN if transposed else 0.0)
     cdef double* work = <double*>malloc((16 * n + S + 2 + stored) * sizeof(double))
     cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
     cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
@@ -314,6 +305,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                 trial = 1.0
         if not best <= trial:
             best = trial
+            flow_kept = False
             for i in range(S):
                 current[i] = 0.0
                 residual[i] = rhs[i]
@@ -323,8 +315,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             enough = INFINITY
             for i in range(S):
                 if c.active[i]:
-                    trial = ((rhs[i] if rhs[i] >= 0.0 else -rhs[i])
-                             + c.diagonal[i] * _magnitude(current[i]))
+                    trial = _magnitude(rhs[i]) + c.diagonal[i] * _magnitude(current[i])
                     if trial < enough:
                         enough = trial
             _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
@@ -355,8 +346,7 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             gap = 0.0
             for i in range(S):
                 if current[i] > 0.0 and c.active[i]:
-                    trial = rhs[i] + flow[i] + self_loop[i] * current[i] - current[i]
-                    trial = trial if trial >= 0.0 else -trial
+                    trial = _magnitude(rhs[i] + flow[i] + self_loop[i] * current[i] - current[i])
                     if not trial <= gap:
                         gap = trial
     free(work)

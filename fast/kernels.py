@@ -351,8 +351,8 @@ def _iteration_tools(boxes):
     """The :class:`fast._iteration.Tools` of a policy iteration on ``boxes``: their arrays, the
     pour order of :func:`_pour_walk` (for the first pour, not kept: the loop repairs its own
     orders by :data:`REPAIR_MOVES`), :func:`poured_chain_values`, its fallback and its solve's
-    limits,
-    the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A`` rows)."""
+    limits, the threads of :func:`pour_kernel` and :func:`pour_values` (``S`` and ``S*A``
+    rows)."""
     S, A = boxes.n_states, boxes.n_actions
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
     return _iteration.Tools(

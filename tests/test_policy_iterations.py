@@ -283,3 +283,44 @@ def test_lower_ends_reach_the_goal_on_a_sampled_garnet():
     # The case the shortcut is for: 300 samples a pair give every seen next state a positive
     # lower end, and the seen edges reach the goal.
     assert _lower_ends_check(_garnet_problem(), 0) == [True, True]
+
+
+def _undeclared(problem):
+    """The adversary's arguments of ``problem`` with no state declared infinite: its
+    evaluations find the traps themselves (values ``+inf``), as the numpy kernel's."""
+    args = list(_adversary_args(*problem))
+    args[3] = np.zeros(problem[0].n_states, dtype=bool)
+    return args
+
+
+@settings(max_examples=EXAMPLES // 2, **SETTINGS)
+@given(problem=problems())
+def test_compiled_adversary_searches_the_goal_unless_its_lower_ends_reach_it(problem):
+    # The compiled adversary's iteration skips the goal search on the kernels it pours only
+    # when the edges of positive lower end of its rows reach the goal. With no state declared
+    # infinite, boxes whose lower ends do not (the goal reached only through an unseen run
+    # or a partial, or not at all) must still be evaluated as the loop on compiled steps
+    # evaluates them: finite where every pour reaches the goal, +inf where one traps.
+    args = _undeclared(problem)
+    _same(COMPILED_KERNELS.adversary_iteration(*args), _steps_loop("adversary")(*args))
+
+
+def test_compiled_adversary_finds_a_trap_behind_lower_ends_that_exit():
+    # State 0 exits (2 of 5 samples to the goal), state 1 moved once to state 2, never
+    # sampled: its box lets every pour keep all its mass away from the goal, so the adversary
+    # traps 1 and 2 there, and 0 too (its self-loop and unseen run reach 1 and 2). The lower
+    # ends (0 -> 0, 0 -> goal, 1 -> 2) leave 1 and 2 without a path to the goal: the kernels
+    # must be searched, and every value is +inf, as the graph test and the numpy kernel say.
+    counts = np.zeros((3, 1, 4))
+    counts[0, 0, [0, 3]] = [3, 2]
+    counts[1, 0, 2] = 1
+    boxes, costs = reference_robust.checked_inputs(NUMPY_KERNELS, counts, np.ones((3, 1)),
+                                                   0.1, "kl")
+    problem = (boxes, costs, np.zeros(3, dtype=np.int64), np.array([0.5, 0.5, 0.5]))
+    assert _adversary_args(*problem)[3].all()
+    args = _undeclared(problem)
+    assert not _lower_ends_reach_goal(boxes, args[1], np.arange(4), np.arange(4))
+    got = COMPILED_KERNELS.adversary_iteration(*args)
+    _same(got, _steps_loop("adversary")(*args))
+    assert np.isinf(got[0]).all()
+    assert np.isinf(NUMPY_KERNELS.adversary_iteration(*args)[0]).all()
