@@ -162,14 +162,10 @@ class KeptEnds:
         last, self.ends = self.ends, None
         if last is None or last[0] != csr.shape or last[7:] != (delta, record):
             return None, None
-        old_indptr, old_indices, old_counts, old_lo, old_hi, old_unseen = last[1:7]
-        stored, old_stored = np.diff(csr.indptr), np.diff(old_indptr)
-        same = stored == old_stored
-        # Rows of as many entries as before: compare them entry by entry, in their order.
-        new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
-        differ = ((csr.indices[new_entry] != old_indices[old_entry])
-                  | (csr.data[new_entry] != old_counts[old_entry]))
-        same[np.repeat(np.flatnonzero(same), stored[same])[differ]] = False
+        stored, old_stored = np.diff(csr.indptr), np.diff(last[1])
+        same = _same_rows(csr, stored, old_stored, *last[2:4])
+        old_lo, old_hi, old_unseen = last[4:7]
+        last = None  # the last counts are no longer needed: freed before the new ends exist
         new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
         n = _sample_sizes(csr)
         lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n.size)
@@ -183,6 +179,21 @@ class KeptEnds:
         if lo.size + hi_unseen.size <= KEPT_ENTRIES:
             self.ends = (csr.shape, csr.indptr, csr.indices, csr.data, lo, hi, hi_unseen,
                          delta, record)
+
+
+def _same_rows(csr, stored, old_stored, old_indices, old_counts):
+    """Whether each row of ``csr`` (``stored`` entries a row) has the entries of the last
+    counts (``old_stored`` a row, ``old_indices``, ``old_counts``), bool ``(S*A,)``: as many,
+    with the same columns and counts in their order."""
+    same = stored == old_stored
+    if old_indices is csr.indices and old_counts is csr.data:
+        return same
+    new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
+    differ = csr.data[new_entry] != old_counts[old_entry]
+    if old_indices is not csr.indices:
+        differ |= csr.indices[new_entry] != old_indices[old_entry]
+    same[np.repeat(np.flatnonzero(same), stored[same])[differ]] = False
+    return same
 
 
 def _sample_sizes(csr):
