@@ -337,8 +337,13 @@ def kl_interval(p_hat, n, level):
 
 def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
     """Kernel ``chernoff_rows``, by :func:`fast._kl.chernoff_rows` (the rows' entries and unseen
-    ends in short lists for the blocks of :func:`fast._kl.kl_interval`, threads over blocks)."""
+    ends in short lists for the blocks of :func:`fast._kl.kl_interval`, threads over blocks),
+    after :func:`reference.box_kinds.check_chernoff_rows` (no call for no rows)."""
+    indptr, counts, n, level, rows = box_kinds.check_chernoff_rows(
+        indptr, counts, n, level, rows, lo, hi, hi_unseen)
     hi_sum = np.empty(rows.size)
+    if not rows.size:
+        return hi_sum
     per_row = 1.0 + lo.size / max(1, n.size)
     _kl.chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen, hi_sum,
                       box_kinds.KL_BISECTIONS, box_kinds.KL_NEWTON_STEPS,

@@ -23,10 +23,10 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, ShapeError, SparseFormatError
 from .lemma5 import log_term, radius
 
-__all__ = ["BoxKind", "KINDS", "box_kind", "time_uniform_kinds"]
+__all__ = ["BoxKind", "KINDS", "box_kind", "check_chernoff_rows", "time_uniform_kinds"]
 
 SIMPLEX_SLACK = 1e-12
 """Tolerance of the simplex test of a box.
@@ -78,8 +78,8 @@ class BoxKind:
         with probability ``1 - delta``.
     chernoff : bool, default False
         Whether ``interval`` is the Chernoff interval (``kernels.kl_interval``),
-        whose ends :func:`reference.confidence.box_ends` then computes a row at a
-        time with the kernel ``chernoff_rows`` (the same floats).
+        whose ends :func:`reference.confidence.box_ends` then computes whole rows
+        at once, a block of them a call, with the kernel ``chernoff_rows`` (the same floats).
     """
 
     name: str
@@ -264,3 +264,94 @@ def time_uniform_kinds():
     ('bernstein', 'kl', 'mixture')
     """
     return tuple(name for name, kind in KINDS.items() if kind.time_uniform)
+
+
+def check_chernoff_rows(indptr, counts, n, level, rows, lo, hi, hi_unseen):
+    """The arguments of the kernel ``chernoff_rows`` (docs/backends.md), checked, in the
+    dtypes its kernels read: both kernels call it, and the compiled one indexes unchecked.
+
+    Parameters
+    ----------
+    indptr : ndarray of int, shape (n_rows + 1,)
+    counts : ndarray of int or float, shape (indptr[-1],)
+        Converted to int64 (integers of at most 32 bits) or float64 (floats of at most 64).
+    n : ndarray of float, shape (n_rows,)
+    level : ndarray of float, shape (m,)
+    rows : ndarray of int, shape (m,)
+        Entries in ``[0, n_rows)``.
+    lo, hi : ndarray of float64, shape (indptr[-1],)
+    hi_unseen : ndarray of float64, shape (n_rows,)
+        Written in place, so not converted.
+
+    Returns
+    -------
+    indptr, counts, n, level, rows : ndarray
+        C-contiguous: int64, int64 or float64, float64, float64, int64 (the arrays given
+        when they are so already).
+
+    Raises
+    ------
+    SparseFormatError
+        If ``indptr`` or ``counts`` has another dtype, or ``counts``, ``lo`` or ``hi``
+        holds other than ``indptr[-1]`` entries.
+    ShapeError
+        If an array is not one-dimensional, or ``level``, ``n`` or ``hi_unseen`` has
+        another length.
+    ParameterError
+        If ``rows`` is not integer or has an entry outside ``[0, n_rows)``, or ``lo``,
+        ``hi`` or ``hi_unseen`` is not a float64 array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ends = np.zeros(2), np.zeros(2), np.zeros(2)
+    >>> args = check_chernoff_rows(np.array([0, 2, 2]), np.array([1, 3], dtype=np.int32),
+    ...                            np.array([4.0, 0.0]), np.ones(1), np.array([0]), *ends)
+    >>> args[1].dtype
+    dtype('int64')
+    >>> check_chernoff_rows(np.array([0, 2, 2]), np.array([1, 3]), np.array([4.0, 0.0]),
+    ...                     np.ones(1), np.array([2]), *ends)
+    Traceback (most recent call last):
+    ...
+    reference.errors.ParameterError: `rows` must hold row numbers in [0, 2); got entries ...
+    """
+    arrays = dict(indptr=indptr, counts=counts, n=n, level=level, rows=rows, lo=lo, hi=hi,
+                  hi_unseen=hi_unseen)
+    for name, array in arrays.items():
+        if np.ndim(array) != 1:
+            raise ShapeError(f"`{name}` must be one-dimensional; got shape {np.shape(array)}.")
+    for name in ("lo", "hi", "hi_unseen"):
+        if not (isinstance(arrays[name], np.ndarray) and arrays[name].dtype == np.float64):
+            raise ParameterError(f"`{name}` must be a float64 array (written in place); "
+                                 f"got {type(arrays[name]).__name__} of "
+                                 f"{np.asarray(arrays[name]).dtype}.")
+    indptr, counts, rows = (np.asarray(a) for a in (indptr, counts, rows))
+    if indptr.dtype.kind not in "iu" or not np.can_cast(indptr.dtype, np.int64):
+        raise SparseFormatError(f"`indptr` must hold int64 row pointers; got {indptr.dtype}.")
+    for kind, dtype in (("iu", np.int64), ("f", np.float64)):
+        if counts.dtype.kind in kind and np.can_cast(counts.dtype, dtype):
+            counts = np.ascontiguousarray(counts, dtype=dtype)
+            break
+    else:
+        raise SparseFormatError("`counts` must hold int64 or float64 counts (or integers or "
+                                f"floats that convert exactly); got {counts.dtype}.")
+    if rows.dtype.kind not in "iu" or not np.can_cast(rows.dtype, np.int64):
+        raise ParameterError(f"`rows` must hold int64 row numbers; got {rows.dtype}.")
+    indptr, rows = (np.ascontiguousarray(a, dtype=np.int64) for a in (indptr, rows))
+    if not indptr.size:
+        raise ShapeError("`indptr` must have n_rows + 1 >= 1 entries; got none.")
+    n_rows, entries = indptr.size - 1, int(indptr[-1])
+    for name in ("counts", "lo", "hi"):
+        if np.size(arrays[name]) != entries:
+            raise SparseFormatError(f"`{name}` must have indptr[-1] = {entries} entries; got "
+                                    f"{np.size(arrays[name])}.")
+    for name, size in (("n", n_rows), ("hi_unseen", n_rows), ("level", rows.size)):
+        if np.size(arrays[name]) != size:
+            raise ShapeError(f"`{name}` must have shape ({size},) (" + (
+                "one level a row of `rows`" if name == "level" else "one a row of `indptr`")
+                + f"); got {np.shape(arrays[name])}.")
+    if rows.size and not (rows.min() >= 0 and rows.max() < n_rows):
+        raise ParameterError(f"`rows` must hold row numbers in [0, {n_rows}); got entries "
+                             f"from {rows.min()} to {rows.max()}.")
+    return (indptr, counts, np.ascontiguousarray(n, dtype=np.float64),
+            np.ascontiguousarray(level, dtype=np.float64), rows)

@@ -431,7 +431,7 @@ BLOCK_ENTRIES = 1 << 16
 """Stored entries a block of :func:`row_blocks` holds (whole rows)."""
 
 
-def row_blocks(indptr, block=None):
+def row_blocks(indptr, block=None, local=True):
     """Blocks of whole rows of a CSR layout, each of about ``block`` stored entries
     (:data:`BLOCK_ENTRIES` by default, at least one row).
 
@@ -440,6 +440,8 @@ def row_blocks(indptr, block=None):
     indptr : ndarray of int, shape (n_rows + 1,)
     block : int, optional
         Entries a block.
+    local : bool, default True
+        Whether to build ``local`` (None otherwise).
 
     Yields
     ------
@@ -455,7 +457,7 @@ def row_blocks(indptr, block=None):
         r1 = max(r0 + 1, int(np.searchsorted(indptr, indptr[r0] + block, side="right")) - 1)
         r1 = min(r1, n_rows)
         yield (r0, r1, int(indptr[r0]), int(indptr[r1]),
-               np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1])))
+               np.repeat(np.arange(r1 - r0), np.diff(indptr[r0:r1 + 1])) if local else None)
         r0 = r1
 
 
@@ -556,7 +558,7 @@ def box_ends(kernels, csr, delta, record, rows=None, ends=None):
     if record.chernoff:  # whole rows by the kernel chernoff_rows: the same floats
         indptr = csr.indptr.astype(np.int64, copy=False)
         for numbers in [rows] if rows is not None else (
-                np.arange(r0, r1) for r0, r1, *_ in row_blocks(indptr)):
+                np.arange(r0, r1) for r0, r1, *_ in row_blocks(indptr, local=False)):
             level = record.level(np.maximum(n[numbers], 1.0), S, A, delta)
             refuse_missed_simplex(kernels.chernoff_rows(indptr, csr.data, n, level, numbers,
                                                         width, lo, hi, hi_unseen),

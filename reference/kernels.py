@@ -551,6 +551,8 @@ def chernoff_rows(indptr, counts, n, level, rows, width, lo, hi, hi_unseen):
     Returns ``hi_sum``, float64 ``(m,)``: ``(width - k) hi_unseen[r]`` plus the
     ``k`` upper ends of the row summed in their order (``np.bincount``).
     """
+    indptr, counts, n, level, rows = box_kinds.check_chernoff_rows(
+        indptr, counts, n, level, rows, lo, hi, hi_unseen)
     stored = indptr[rows + 1] - indptr[rows]
     entry = np.repeat(indptr[rows], stored) + segment_positions(stored)
     n_row = n[rows]

@@ -10,7 +10,7 @@ to the store is the interval ends, two floats a stored entry, and one
 number a pair (the sample sizes are summed from the counts when asked). The intervals are computed a block of rows at a time, so the
 build needs no array of the size of the counts beyond the two it keeps.
 
-Round after round, a :class:`KeptEnds` hands the last round's ends of the rows whose counts
+Round after round, a :class:`KeptEnds` hands the last round's ends of the rows whose entries
 have not changed to the next build, which computes only the others (the same floats; held
 for small stores only, :data:`KEPT_ENTRIES`).
 
@@ -98,24 +98,43 @@ def row_sums(indptr, weights, block=None):
 
 
 class KeptEnds:
-    r"""The last round's ends of :func:`store_boxes`, for the rows whose counts have not
+    r"""The last round's ends of :func:`store_boxes`, for the rows whose entries have not
     changed since.
 
-    A row's ends depend on its own counts and on ``S``, ``A``, ``delta`` and the kind
-    only (:func:`reference.confidence.box_ends`: each kind's level is a function of the
-    row's sample size ``N``, its intervals of ``N``, the level and the row's frequencies),
-    not on the round, the other rows or the total of the samples. A store only adds
-    samples, so a row that has as many samples and stored entries as in the last round
-    has the same counts, and its ends are the last round's floats.
+    A row's ends are a function of its own entries (next states and counts) and of ``S``,
+    ``A``, ``delta`` and the kind alone (:func:`reference.confidence.box_ends`: each
+    kind's level is a function of the row's sample size ``N``, the sum of its counts, and
+    its intervals of ``N``, the level and the row's frequencies), not of the round, the
+    other rows or the total of the samples. So a row whose stored entries are, column for
+    column and count for count, those of the last build of the same shape, ``delta`` and
+    kind record has the last build's floats as its ends, whatever the store did in
+    between: the match is on the exact entries, never on float sums, and needs nothing of
+    the caller.
 
     :func:`store_boxes` reads :attr:`ends` and sets them to the boxes it builds, which
-    are held (not copied) until the next build when the boxes have at most
-    :data:`KEPT_ENTRIES` stored entries plus pairs, and dropped otherwise.
+    are held with the counts' own arrays (not copied: a store never modifies the arrays
+    of a matrix it returned, :meth:`~reference.generative.SampleStore.counts_csr`) until
+    the next build when the boxes have at most :data:`KEPT_ENTRIES` stored entries plus
+    pairs, and dropped otherwise.
 
     Attributes
     ----------
     ends : tuple or None
-        ``(n, indptr, lo, hi, hi_unseen, delta, kind)`` of the last boxes built, or None.
+        ``(shape, indptr, indices, counts, lo, hi, hi_unseen, delta, record)`` of the last
+        boxes built, or None.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from reference.box_kinds import box_kind
+    >>> from reference.kernels import NUMPY_KERNELS
+    >>> kept, kl = KeptEnds(), box_kind("kl")
+    >>> first = sp.csr_array(np.array([[3, 1], [0, 5]], dtype=np.int64))
+    >>> boxes = store_boxes(NUMPY_KERNELS, first, 0.1, kl, kept)
+    >>> later = sp.csr_array(np.array([[3, 1], [2, 5]], dtype=np.int64))
+    >>> rows, ends = kept.take(later, 0.1, kl)
+    >>> rows, bool(ends[1][0] == boxes.lo[0])
+    (array([1]), True)
     """
 
     def __init__(self):
@@ -127,36 +146,54 @@ class KeptEnds:
         Parameters
         ----------
         csr : scipy.sparse.csr_array, shape (S*A, S+1)
-            This round's counts.
+            This round's counts, canonical.
         delta : float
         record : BoxKind
 
         Returns
         -------
         rows : ndarray of int64 or None
-            The rows whose counts changed (None: every row, nothing kept).
+            The rows whose entries differ from the last build's (None: every row, nothing
+            kept).
         ends : tuple or None
             ``(n, lo, hi, hi_unseen)`` for :func:`reference.confidence.box_ends`, with
             the unchanged rows' ends in place (None with ``rows``).
         """
         last, self.ends = self.ends, None
-        if last is None or last[5:] != (delta, record.name) or last[0].size != csr.shape[0]:
+        if last is None or last[0] != csr.shape or last[7:] != (delta, record):
             return None, None
+        stored, old_stored = np.diff(csr.indptr), np.diff(last[1])
+        same = _same_rows(csr, stored, old_stored, *last[2:4])
+        old_lo, old_hi, old_unseen = last[4:7]
+        last = None  # the last counts are no longer needed: freed before the new ends exist
+        new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
         n = _sample_sizes(csr)
-        old_n, old_indptr, old_lo, old_hi, old_unseen = last[:5]
-        stored = np.diff(csr.indptr)
-        same = (n == old_n) & (stored == np.diff(old_indptr))
         lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n.size)
-        # The kept rows have the same lengths, so their entries come in the same order.
-        new_entry, old_entry = np.repeat(same, stored), np.repeat(same, np.diff(old_indptr))
         lo[new_entry], hi[new_entry] = old_lo[old_entry], old_hi[old_entry]
         hi_unseen[same] = old_unseen[same]
         return np.flatnonzero(~same), (n, lo, hi, hi_unseen)
 
-    def keep(self, n, indptr, lo, hi, hi_unseen, delta, record):
-        """Hold the ends just built, if they are small enough (:data:`KEPT_ENTRIES`)."""
-        if lo.size + n.size <= KEPT_ENTRIES:
-            self.ends = (n, indptr, lo, hi, hi_unseen, delta, record.name)
+    def keep(self, csr, lo, hi, hi_unseen, delta, record):
+        """Hold the ends just built on ``csr``, with its arrays, if they are small enough
+        (:data:`KEPT_ENTRIES`)."""
+        if lo.size + hi_unseen.size <= KEPT_ENTRIES:
+            self.ends = (csr.shape, csr.indptr, csr.indices, csr.data, lo, hi, hi_unseen,
+                         delta, record)
+
+
+def _same_rows(csr, stored, old_stored, old_indices, old_counts):
+    """Whether each row of ``csr`` (``stored`` entries a row) has the entries of the last
+    counts (``old_stored`` a row, ``old_indices``, ``old_counts``), bool ``(S*A,)``: as many,
+    with the same columns and counts in their order."""
+    same = stored == old_stored
+    if old_indices is csr.indices and old_counts is csr.data:
+        return same
+    new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
+    differ = csr.data[new_entry] != old_counts[old_entry]
+    if old_indices is not csr.indices:
+        differ |= csr.indices[new_entry] != old_indices[old_entry]
+    same[np.repeat(np.flatnonzero(same), stored[same])[differ]] = False
+    return same
 
 
 def _sample_sizes(csr):
@@ -184,7 +221,7 @@ def store_boxes(kernels, csr, delta, record, kept=None):
     record : BoxKind
         The kind's record (:func:`~reference.box_kinds.box_kind`).
     kept : KeptEnds, optional
-        The ends of the last boxes built with it: the rows whose counts have not changed
+        The ends of the last boxes built with it: the rows whose entries have not changed
         take theirs from it, and it keeps these boxes' for the next call. Without it,
         every row is computed.
 
@@ -223,7 +260,7 @@ def store_boxes(kernels, csr, delta, record, kept=None):
     rows, ends = (None, None) if kept is None else kept.take(csr, delta, record)
     n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record, rows, ends)
     if kept is not None:
-        kept.keep(n, csr.indptr, lo, hi, hi_unseen, delta, record)
+        kept.keep(csr, lo, hi, hi_unseen, delta, record)
     return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S,
                       indptr=csr.indptr.astype(np.int64, copy=False),
                       indices=csr.indices.astype(np.int64, copy=False),

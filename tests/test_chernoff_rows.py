@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from fast.kernels import COMPILED_KERNELS
 from reference import box_kinds
+from reference.errors import ParameterError, ShapeError, SparseFormatError
 from reference.kernels import NUMPY_KERNELS
 
 
@@ -100,3 +101,65 @@ def test_rows_over_several_lists_and_a_row_longer_than_a_list():
         want = _ends(NUMPY_KERNELS, csr, n, level, rows)
         for name, a, b in zip(("lo", "hi", "hi_unseen", "hi_sum"), got, want):
             assert np.array_equal(a, b), name
+
+
+def _valid(dtype=np.int64):
+    """The arguments of a valid call on two rows: ``(indptr, counts, n, level, rows, width,
+    lo, hi, hi_unseen)``."""
+    counts = np.array([3, 1, 4], dtype=dtype)
+    return [np.array([0, 2, 3], dtype=np.int64), counts, np.array([4.0, 4.0]),
+            np.array([1.0, 2.0]), np.array([0, 1], dtype=np.int64), 3,
+            np.zeros(3), np.zeros(3), np.zeros(2)]
+
+
+BAD_ARGUMENTS = [
+    ("rows", np.array([-1, 0]), ParameterError, r"`rows` must hold row numbers in \[0, 2\).*-1"),
+    ("rows", np.array([0, 7]), ParameterError, r"`rows` must hold row numbers in \[0, 2\).*7"),
+    ("rows", np.array([0.0, 1.0]), ParameterError, r"`rows` must hold int64.*float64"),
+    ("level", np.array([1.0]), ShapeError, r"`level` must have shape \(2,\).*got \(1,\)"),
+    ("counts", np.array([3, 1]), SparseFormatError, r"`counts` must have indptr\[-1\] = 3"),
+    ("lo", np.zeros(2), SparseFormatError, r"`lo` must have indptr\[-1\] = 3"),
+    ("hi", np.zeros(4), SparseFormatError, r"`hi` must have indptr\[-1\] = 3"),
+    ("indptr", np.array([0, 2, 5]), SparseFormatError, r"`counts` must have indptr\[-1\] = 5"),
+    ("n", np.array([4.0]), ShapeError, r"`n` must have shape \(2,\)"),
+    ("hi_unseen", np.zeros(3), ShapeError, r"`hi_unseen` must have shape \(2,\)"),
+    ("counts", np.array([3, 1, 4], dtype=np.uint64), SparseFormatError, r"`counts`.*uint64"),
+    ("counts", np.array([True, False, True]), SparseFormatError, r"`counts`.*bool"),
+    ("lo", np.zeros(3, dtype=np.float32), ParameterError, r"`lo` must be a float64 array"),
+    ("indptr", np.array([0.0, 2.0, 3.0]), SparseFormatError, r"`indptr` must hold int64"),
+    ("rows", np.array([[0, 1]]), ShapeError, r"`rows` must be one-dimensional"),
+]
+NAMES = ("indptr", "counts", "n", "level", "rows", "width", "lo", "hi", "hi_unseen")
+
+
+@pytest.mark.parametrize("kernels", [NUMPY_KERNELS, COMPILED_KERNELS],
+                         ids=["numpy", "compiled"])
+@pytest.mark.parametrize("name, value, error, message", BAD_ARGUMENTS,
+                         ids=[f"{case[0]}-{i}" for i, case in enumerate(BAD_ARGUMENTS)])
+def test_bad_arguments_are_refused_naming_them(kernels, name, value, error, message):
+    args = _valid()
+    args[NAMES.index(name)] = value
+    with pytest.raises(error, match=message):
+        kernels.chernoff_rows(*args)
+    assert all((end == 0).all() for end in args[6:])  # nothing written
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, np.float32])
+def test_other_count_dtypes_give_the_ends_of_their_int64_or_float64_values(dtype):
+    want = _valid(np.float64 if np.dtype(dtype).kind == "f" else np.int64)
+    got = _valid(dtype)
+    for kernels in (NUMPY_KERNELS, COMPILED_KERNELS):
+        for args in (got, want):
+            args[6:] = [np.zeros(3), np.zeros(3), np.zeros(2)]
+            args.append(kernels.chernoff_rows(*args))
+        for a, b in zip(got[6:], want[6:]):
+            assert np.array_equal(a, b) and (a[:2] > 0).all()
+        del got[-1], want[-1]
+
+
+def test_no_rows_write_nothing_on_both_kernels():
+    for kernels in (NUMPY_KERNELS, COMPILED_KERNELS):
+        args = _valid()
+        args[3], args[4] = np.zeros(0), np.zeros(0, dtype=np.int64)
+        assert kernels.chernoff_rows(*args).shape == (0,)
+        assert all((end == 0).all() for end in args[6:])
