@@ -77,6 +77,38 @@ def test_the_rounds_on_a_garnet_switch_and_end_as_the_loop():
         assert not np.array_equal(got[1], done[1]) or rounds == done[3] - 1
 
 
+@pytest.mark.parametrize("block", [1, 5, 7, 13])
+def test_the_rounds_in_blocks_of_states_are_the_rounds_in_one(block, monkeypatch):
+    # The garnet's 40 states in blocks of `block` (the last one shorter but for 1 and 5):
+    # each pair's Q-value takes the cost of its own pair, in whichever block it is poured.
+    problem = _garnet_problem()
+    whole = _check(problem)
+    A = problem[1].shape[1]
+    monkeypatch.setattr(fast_kernels, "POUR_BLOCK_PAIRS", block * A)
+    monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", block * A)
+    assert fast_kernels._block_states(A) == block
+    assert len(robust_rounds._state_blocks(problem[1].shape[0], A)) > 1
+    got = _check(problem)
+    _same(got, whole)
+    assert got[-1] == robust_rounds.DONE and got[3] >= 2
+
+
+@pytest.mark.parametrize("kernels", [NUMPY_KERNELS, COMPILED_KERNELS], ids=lambda k: k.name)
+def test_the_rounds_take_a_read_only_policy_and_return_their_own(kernels):
+    boxes, costs, policy, start = _garnet_problem()
+    policy.setflags(write=False)
+    done = kernels.robust_iteration(boxes, costs, policy, start, 1000)
+    assert done[-1] == robust_rounds.DONE
+    same = kernels.robust_iteration(boxes, costs, done[1], done[0], 1000)
+    assert same[-1] == robust_rounds.DONE and same[3] == 1
+    np.testing.assert_array_equal(same[1], done[1])
+    assert not np.shares_memory(same[1], done[1])
+    zero = costs.copy()
+    zero[3] = 0.0
+    opened = kernels.robust_iteration(boxes, zero, policy, start, 1000)
+    assert opened[-1] == robust_rounds.OPEN and not np.shares_memory(opened[1], policy)
+
+
 def test_the_rounds_hand_back_zero_costs_and_closable_sets():
     boxes, costs, policy, start = _garnet_problem()
     zero = costs.copy()
@@ -94,19 +126,26 @@ def test_the_rounds_hand_back_zero_costs_and_closable_sets():
     assert got[-1] == robust_rounds.OPEN and got[3] == 0
 
 
-@settings(max_examples=EXAMPLES // 4, **SETTINGS)
-@given(problem=problems())
-def test_the_rounds_stop_on_infinite_values_after_failed_solves(problem, monkeypatch):
+def test_the_rounds_stop_on_infinite_values_after_failed_solves(monkeypatch):
     def fails(kernel, costs, start):
         raise ConvergenceError("no acceptable candidate")
 
     monkeypatch.setattr(poured_chains, "POURED_ACCEPT", -1.0)
     monkeypatch.setattr(fast_kernels, "poured_chain_values", fails)
     monkeypatch.setattr(poured_chains, "poured_values", fails)
-    got = _check(problem)
-    assert got[-1] in (robust_rounds.OPEN, robust_rounds.INFINITE)
-    if got[-1] == robust_rounds.INFINITE:
-        assert np.isinf(got[0]).any() and got[3] == 1 and not got[5]
+    statuses = []
+
+    @settings(max_examples=EXAMPLES // 4, **SETTINGS)
+    @given(problem=problems())
+    def check(problem):
+        got = _check(problem)
+        statuses.append(got[-1])
+        assert got[-1] in (robust_rounds.OPEN, robust_rounds.INFINITE)
+        if got[-1] == robust_rounds.INFINITE:
+            assert np.isinf(got[0]).any() and got[3] == 1 and not got[5]
+
+    check()
+    assert robust_rounds.INFINITE in statuses
 
 
 @pytest.mark.parametrize("kernels", [NUMPY_KERNELS, COMPILED_KERNELS], ids=lambda k: k.name)
