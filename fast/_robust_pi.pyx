@@ -11,7 +11,8 @@ compiled adversary iteration (``fast._iteration.adversary_iteration``) and check
 ``pour_pairs`` it is given, ``block`` states at a time, and does the policy's rows and costs,
 the argmins, the tolerance and the switches in typed loops. Each round's adversary kernel
 is kept as its pour order and positions while the check and the pours run, and poured
-only when returned (the kernel the adversary iteration would have poured).
+only when returned (the kernel the adversary iteration would have poured; none for
+``"open"``, whose caller evaluates the policy afresh).
 """
 
 from functools import partial
@@ -97,8 +98,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
                 positive = False
         if not positive or _closable.closable(indptr, indices, lo, hi, hi_unseen, rows, need,
                                               mask) > 0:
-            return (values, policy, _kernel(tools, kernel_rows, kernel), n_round, n_iter,
-                    converged, dropped, r, "open")
+            return values, policy, None, n_round, n_iter, converged, dropped, r, "open"
         kernel = kernel_rows = None
         candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
             tools, rows, costs_pi, nowhere, values, False)

@@ -99,7 +99,8 @@ def robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes
         The policy the next round would evaluate (the last one evaluated, for
         :data:`DONE` and :data:`INFINITE`).
     kernel : PouredKernel or None
-        The adversary's kernel of the last round (None when no round ran).
+        The adversary's kernel of the last round (None when no round ran, and
+        for :data:`OPEN`: the caller evaluates that policy afresh).
     n_rounds, n_iter : int
         Rounds made, and the adversary's evaluations over them.
     converged : bool
@@ -120,7 +121,7 @@ def robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes
         rows = states * A + policy
         costs_pi = costs[states, policy]
         if not (costs_pi > 0).all() or closable(boxes, rows).any():
-            return values, policy, kernel, n_round, n_iter, converged, dropped, r, OPEN
+            return values, policy, None, n_round, n_iter, converged, dropped, r, OPEN
         kernel = None
         candidate, kernel, evaluations, converged = adversary_iteration(
             boxes, rows, costs_pi, nowhere, values)

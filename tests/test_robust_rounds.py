@@ -42,6 +42,7 @@ def _check(problem, rounds=1000):
     got = COMPILED_KERNELS.robust_iteration(boxes, costs, policy, start, rounds)
     _same(got, _steps_loop(boxes, costs, policy, start, rounds))
     assert got[-1] in STATUSES
+    assert got[-1] != robust_rounds.OPEN or got[2] is None
     return got
 
 
