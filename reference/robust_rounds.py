@@ -58,10 +58,15 @@ def improvement(pour_values, boxes, costs, policy, values):
     return switch, best
 
 
+def block_states(n_actions, pairs):
+    """The states of at most ``pairs`` pairs of ``n_actions`` actions each (one at least)."""
+    return max(1, pairs // max(1, n_actions))
+
+
 def _state_blocks(n_states, n_actions):
     """``(s0, s1)``: the states in blocks of at most :data:`IMPROVEMENT_BLOCK_PAIRS` pairs
     (one state at least), so the Q-values of :func:`improvement` are never held whole."""
-    size = max(1, IMPROVEMENT_BLOCK_PAIRS // max(1, n_actions))
+    size = block_states(n_actions, IMPROVEMENT_BLOCK_PAIRS)
     return [(s0, min(n_states, s0 + size)) for s0 in range(0, n_states, size)]
 
 

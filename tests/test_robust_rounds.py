@@ -87,7 +87,7 @@ def test_the_rounds_in_blocks_of_states_are_the_rounds_in_one(block, monkeypatch
     A = problem[1].shape[1]
     monkeypatch.setattr(fast_kernels, "POUR_BLOCK_PAIRS", block * A)
     monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", block * A)
-    assert fast_kernels._block_states(A) == block
+    assert robust_rounds.block_states(A, fast_kernels.POUR_BLOCK_PAIRS) == block
     assert len(robust_rounds._state_blocks(problem[1].shape[0], A)) > 1
     got = _check(problem)
     _same(got, whole)
