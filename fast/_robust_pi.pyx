@@ -6,11 +6,13 @@ need no graph search, in one call.
 Private module of the ``fast`` backend. The loop is ``reference.robust_rounds.robust_rounds``,
 with the same floats: each round calls the compiled ``closable`` (``fast._closable``), the
 compiled adversary iteration (``fast._iteration.adversary_iteration``) and check
-(``fast._checks.upper_check``) directly, pours every pair against the checked values with
-the ``pour`` it is given (the kernel ``pour_values``), and does the policy's rows and costs,
+(``fast._checks.upper_check``, its pours by the ``pour`` it is given: the kernel
+``pour_values``) directly, pours every pair against the checked values with the
+``pour_pairs`` it is given, ``block`` states at a time, and does the policy's rows and costs,
 the argmins, the tolerance and the switches in typed loops. Each round's adversary kernel
 is kept as its pour order and positions while the check and the pours run, and poured
-only when returned (the kernel the adversary iteration would have poured).
+only when returned (the kernel the adversary iteration would have poured; none for
+``"open"``, whose caller evaluates the policy afresh).
 """
 
 from functools import partial
@@ -63,7 +65,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     ``pour_values`` of ``rows`` by decreasing value; ``pour_pairs(v_ext)``: the function of
     ``(r0, r1)`` that pours the pairs ``r0:r1`` so (the Q-values are poured ``block`` states
     at a time, each pair's pour the same in any block); ``costs``: float64 C-contiguous
-    ``(S, A)``; ``policy``: int64 ``(S,)`` (never written: a switch makes a new one);
+    ``(S, A)``; ``policy``: int64 ``(S,)`` (never written, never returned: a copy is);
     ``start``: finite float64 ``(S,)``; ``need``: ``1 - SIMPLEX_SLACK``; ``unit``,
     ``subnormal``, ``max_slack``: those of the check. Returns ``(values, policy, kernel,
     n_rounds, n_iter, converged, dropped, r, status)``.
@@ -73,7 +75,8 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     cdef int n_round, n_iter = 0
     cdef bint positive, any_switch
     cdef double tol, q_best, current
-    cdef int64_t[::1] rows_v, pol
+    cdef int64_t[::1] rows_v
+    cdef const int64_t[::1] pol
     cdef double[::1] cpi, qv
     cdef const double[::1] u
     cdef unsigned char[::1] mask = np.empty(S, dtype=np.uint8)
@@ -81,6 +84,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     cpi = costs_pi
     nowhere = np.zeros(S, dtype=bool)
     nowhere_u8 = nowhere.view(np.uint8)
+    policy = policy.copy()
     values, kernel, kernel_rows, converged, dropped, r = start, None, None, False, 0, 0.0
     for n_round in range(rounds):
         rows = np.empty(S, dtype=np.int64)
@@ -94,8 +98,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
                 positive = False
         if not positive or _closable.closable(indptr, indices, lo, hi, hi_unseen, rows, need,
                                               mask) > 0:
-            return (values, policy, _kernel(tools, kernel_rows, kernel), n_round, n_iter,
-                    converged, dropped, r, "open")
+            return values, policy, None, n_round, n_iter, converged, dropped, r, "open"
         kernel = kernel_rows = None
         candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
             tools, rows, costs_pi, nowhere, values, False)

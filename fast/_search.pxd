@@ -1,8 +1,9 @@
 # cython: language_level=3
 """A breadth-first search on reversed edges, written once for the compiled kernels.
 
-Cimported by ``fast/_graphs.pyx`` (the kernel ``reaching``) and ``fast/_poured.pyx``
-(``reaches_goal``); it has no module of its own.
+Cimported by ``fast/_graphs.pyx`` (the kernel ``reaching``), ``fast/_poured.pyx``
+(``reaches_goal``) and ``fast/_closable.pyx`` (the kernel ``closable``); it has no module of
+its own.
 """
 
 from libc.stdint cimport int64_t

@@ -33,6 +33,7 @@ from reference.kernels import goal_first_order, pour_order
 from reference.errors import ConvergenceError, ParameterError, ShapeError
 from reference.robust_checks import CHECK_MAX_SLACK
 from reference.robust_loops import ROBUST_MAX_ITER, SWITCH_RTOL
+from reference.robust_rounds import block_states
 from reference.sampling_kernels import check_layouts, check_split
 from reference.poured import PouredKernel
 
@@ -416,11 +417,6 @@ POUR_BLOCK_PAIRS = 1 << 15
 :func:`robust_iteration`): their Q-values are never held whole."""
 
 
-def _block_states(n_actions):
-    """The states of :data:`POUR_BLOCK_PAIRS` pairs (at least one)."""
-    return max(1, POUR_BLOCK_PAIRS // max(1, n_actions))
-
-
 def _pour_blocks(boxes, v_ext, descending):
     """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
     compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
@@ -448,8 +444,8 @@ def robust_iteration(boxes, costs, policy, start, rounds):
     S, A = boxes.n_states, boxes.n_actions
     return _robust_pi.robust_iteration(
         _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
-        lambda v_ext: _pour_blocks(boxes, v_ext, True), _block_states(A), boxes.indptr,
-        boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
+        lambda v_ext: _pour_blocks(boxes, v_ext, True), block_states(A, POUR_BLOCK_PAIRS),
+        boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
         _checked("costs", costs, np.float64, (S, A)),
         _checked("policy", policy, np.int64, (S,), A, "actions"),
         _checked("start", start, np.float64, (S,)), int(rounds), 1.0 - SIMPLEX_SLACK,
@@ -482,7 +478,7 @@ def lower_check(boxes, costs, values, q_values):
         lambda v_ext: _pour_blocks(boxes, v_ext, False), boxes.indptr, boxes.lo,
         boxes.hi_unseen, _checked("costs", costs, np.float64, (S, A)).ravel(),
         _checked("values", values, np.float64, (S,)), q_values, UNIT_ROUNDOFF,
-        SUBNORMAL_UNIT, CHECK_MAX_SLACK, _block_states(A))
+        SUBNORMAL_UNIT, CHECK_MAX_SLACK, block_states(A, POUR_BLOCK_PAIRS))
 
 
 def merge_counts(indptr, indices, data, inc_indptr, inc_indices, inc_data):

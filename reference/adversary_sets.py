@@ -16,6 +16,23 @@ from .poured import segment_positions
 __all__ = []
 
 
+def stays(state, n, into, must, hi, size, h):
+    r"""Whether each of ``n`` states can keep the chain in its set, by sums: bool ``(n,)``.
+
+    The stored entries of the states (``state``, their states, in the order of
+    the stored entries) tell whether they lie in the state's set (``into``),
+    have a positive lower end (``must``) and their upper end (``hi``); a
+    state stays when none of its entries with ``must`` lies outside its set
+    and its upper ends inside it plus ``h`` (its row's unseen upper end, shape
+    ``(n,)``) for each unseen state of it (``size``, its set's size, less its
+    entries inside) sum, from 0, to at least ``1 - SIMPLEX_SLACK``.
+    """
+    leaks = np.bincount(state, weights=must & ~into, minlength=n) > 0
+    room = (np.bincount(state, weights=np.where(into, hi, 0.0), minlength=n)
+            + (size - np.bincount(state, weights=into, minlength=n)) * h)
+    return ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+
+
 def closable(reaching, boxes, rows):
     r"""The largest set ``X`` of states that every state of it can keep the chain in, by sums.
 
@@ -76,11 +93,8 @@ def closable(reaching, boxes, rows):
     alive = ~reaching(state[must], col[must], goal)[:S]
     h = boxes.hi_unseen[rows]
     while alive.any():
-        into = np.append(alive, False)[col]
-        leaks = np.bincount(state, weights=must & ~into, minlength=S) > 0
-        room = (np.bincount(state, weights=np.where(into, boxes.hi[entry], 0.0), minlength=S)
-                + (int(alive.sum()) - np.bincount(state, weights=into, minlength=S)) * h)
-        keep = alive & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        keep = alive & stays(state, S, np.append(alive, False)[col], must, boxes.hi[entry],
+                             int(alive.sum()), h)
         if np.array_equal(keep, alive):
             break
         alive = keep

@@ -58,10 +58,15 @@ def improvement(pour_values, boxes, costs, policy, values):
     return switch, best
 
 
+def block_states(n_actions, pairs):
+    """The states of at most ``pairs`` pairs of ``n_actions`` actions each (one at least)."""
+    return max(1, pairs // max(1, n_actions))
+
+
 def _state_blocks(n_states, n_actions):
     """``(s0, s1)``: the states in blocks of at most :data:`IMPROVEMENT_BLOCK_PAIRS` pairs
     (one state at least), so the Q-values of :func:`improvement` are never held whole."""
-    size = max(1, IMPROVEMENT_BLOCK_PAIRS // max(1, n_actions))
+    size = block_states(n_actions, IMPROVEMENT_BLOCK_PAIRS)
     return [(s0, min(n_states, s0 + size)) for s0 in range(0, n_states, size)]
 
 
@@ -99,7 +104,8 @@ def robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes
         The policy the next round would evaluate (the last one evaluated, for
         :data:`DONE` and :data:`INFINITE`).
     kernel : PouredKernel or None
-        The adversary's kernel of the last round (None when no round ran).
+        The adversary's kernel of the last round (None when no round ran, and
+        for :data:`OPEN`: the caller evaluates that policy afresh).
     n_rounds, n_iter : int
         Rounds made, and the adversary's evaluations over them.
     converged : bool
@@ -120,7 +126,7 @@ def robust_rounds(closable, adversary_iteration, upper_check, pour_values, boxes
         rows = states * A + policy
         costs_pi = costs[states, policy]
         if not (costs_pi > 0).all() or closable(boxes, rows).any():
-            return values, policy, kernel, n_round, n_iter, converged, dropped, r, OPEN
+            return values, policy, None, n_round, n_iter, converged, dropped, r, OPEN
         kernel = None
         candidate, kernel, evaluations, converged = adversary_iteration(
             boxes, rows, costs_pi, nowhere, values)

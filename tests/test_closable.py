@@ -2,6 +2,7 @@
 sets against every subset of the states on small boxes, and the compiled one against the
 numpy one on larger boxes that often trap the chain."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -89,6 +90,51 @@ def test_a_positive_lower_end_on_the_goal_keeps_a_state_out(kind, kernels):
     counts[:, 0, 2] = 0
     boxes = reference.confidence_boxes(counts, 0.1, kind)
     np.testing.assert_array_equal(kernels.closable(boxes, np.array([0, 1])), [True, True])
+
+
+def _arbitrary_boxes(rng, S):
+    """Boxes of one action with arbitrary ends ``0 <= lo <= hi <= 1`` on a random pattern
+    (often a positive lower end and no room: the ends of counts rarely are so)."""
+    counts = np.zeros((S, S + 1))
+    for row in range(S):
+        counts[row, rng.choice(S + 1, size=int(rng.integers(1, S + 2)), replace=False)] = 1
+    boxes = reference.confidence_boxes(sp.csr_array(counts), 0.1, "kl")
+    hi = rng.choice([0.0, 0.2, 0.3, 0.5, 1.0], boxes.hi.size)
+    lo = np.where(rng.random(hi.size) < 0.5, 0.0, hi * rng.choice([0.5, 1.0], hi.size))
+    return dataclasses.replace(boxes, lo=lo, hi=hi,
+                               hi_unseen=rng.choice([0.0, 0.3, 1.0], boxes.hi_unseen.size))
+
+
+@pytest.mark.parametrize("kernels", KERNEL_SETS, ids=lambda k: k.name)
+def test_a_positive_lower_end_outside_the_set_removes_a_state(kernels):
+    # Row 0: state 0 in [0, 1], state 1 in [0.2, 0.3]; row 1: state 1 in [0, 0.5], the goal
+    # in [0, 1]; no unseen room. No positive lower end leads to the goal, so the removal
+    # starts from {0, 1}. State 1's room is 0.5 < 1: it goes. In {0}, state 0's room is 1,
+    # but its lower end 0.2 on state 1 now lies outside: it goes too. Nothing can stay.
+    counts = np.zeros((2, 1, 3))
+    counts[0, 0] = [1, 1, 0]
+    counts[1, 0] = [0, 1, 1]
+    boxes = reference.confidence_boxes(counts, 0.1, "kl")
+    np.testing.assert_array_equal(boxes.indices, [0, 1, 1, 2])
+    boxes = dataclasses.replace(boxes, lo=np.array([0.0, 0.2, 0.0, 0.0]),
+                                hi=np.array([1.0, 0.3, 0.5, 1.0]), hi_unseen=np.zeros(2))
+    np.testing.assert_array_equal(kernels.closable(boxes, np.array([0, 1])), [False, False])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_closable_on_arbitrary_ends_is_the_union_of_every_set(seed):
+    rng = np.random.default_rng(300 + seed)
+    found = 0
+    for _ in range(20):
+        S = int(rng.integers(1, 6))
+        boxes = _arbitrary_boxes(rng, S)
+        rows = np.arange(S, dtype=np.int64)
+        want = _largest_by_subsets(boxes, rows)
+        found += want.any()
+        for kernels in KERNEL_SETS:
+            np.testing.assert_array_equal(kernels.closable(boxes, rows), want,
+                                          err_msg=kernels.name)
+    assert found
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._checks import check_policy
-from ..confidence import SIMPLEX_SLACK, EntryBlocks
+from ..adversary_sets import stays
+from ..confidence import EntryBlocks
 from ..errors import ParameterError
 from ..evi import checked_box
 from ..kernels import NUMPY_KERNELS, order_values, pour, pour_order
@@ -176,16 +177,14 @@ def _staying(boxes, blocks, h, alive, inside, size):
     tells, for the stored entries of the states ``s0:s1`` (a block of
     ``blocks``, :class:`~reference.confidence.EntryBlocks`) and their next
     states ``col``, whether each lies in its state's set; ``size`` is the size
-    of every state's set, shape ``(S,)``.
+    of every state's set, shape ``(S,)``; the sums are
+    :func:`reference.adversary_sets.stays`.
     """
     keep = np.empty(alive.size, dtype=bool)
     col, lo, hi = boxes.indices, boxes.lo, boxes.hi
     for s0, s1, local, entry in blocks:
-        into = inside(s0, s1, local, col[entry])
-        leaks = np.bincount(local, weights=(lo[entry] > 0) & ~into, minlength=s1 - s0) > 0
-        room = (np.bincount(local, weights=np.where(into, hi[entry], 0.0), minlength=s1 - s0)
-                + (size[s0:s1] - np.bincount(local, weights=into, minlength=s1 - s0)) * h[s0:s1])
-        keep[s0:s1] = alive[s0:s1] & ~leaks & (room >= 1.0 - SIMPLEX_SLACK)
+        keep[s0:s1] = alive[s0:s1] & stays(local, s1 - s0, inside(s0, s1, local, col[entry]),
+                                           lo[entry] > 0, hi[entry], size[s0:s1], h[s0:s1])
     return keep
 
 
