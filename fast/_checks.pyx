@@ -18,6 +18,8 @@ from libc.math cimport INFINITY, fabs, floor, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
 
+from ._switches cimport extended
+
 
 cdef void _touched(const int64_t[::1] indptr, const double[::1] lo, const double[::1] hi_unseen,
                    const int64_t[::1] rows, double n_next, double unit, double[::1] touched,
@@ -117,16 +119,6 @@ cdef inline double _positive_part(double x) noexcept nogil:
     return x if (x > 0.0 or isnan(x)) else 0.0
 
 
-cdef object _extended(const double[::1] values):
-    """A new ``(S+1,)`` array: ``values`` and the goal's 0."""
-    cdef Py_ssize_t n = values.shape[0]
-    out = np.empty(n + 1)
-    cdef double[::1] o = out
-    o[:n] = values
-    o[n] = 0.0
-    return out
-
-
 cdef bint _meets_infinite(const int64_t[::1] indptr, const int64_t[::1] indices,
                           const double[::1] lo, const double[::1] hi,
                           const double[::1] hi_unseen, int64_t row, const double[::1] U,
@@ -152,7 +144,7 @@ cdef void _upper_bellman(pour, const double[::1] U, const double[::1] costs_pi,
     """``T U`` plus each row's rounding bound (infinite on the doubtful rows that give a
     state of infinite ``U`` a positive width)."""
     cdef Py_ssize_t i, S = U.shape[0], n_infinite = 0
-    u_ext = _extended(U)
+    u_ext = extended(U)
     cdef const double[::1] poured = pour(u_ext)
     cdef double top = _top(u_ext), total, bound
     for i in range(S):
@@ -232,7 +224,7 @@ cdef void _lower_bellman(pour, const double[::1] L, const double[::1] costs, q,
     cdef bint any_negative
     cdef const double[::1] qv
     cdef const double[::1] ordered = None
-    l_ext = _extended(L)
+    l_ext = extended(L)
     pour_rows = None if q is not None else pour(l_ext)
     sorted_w, top, any_negative = _ascending_scales(l_ext)
     if not any_negative:

@@ -28,6 +28,7 @@ from libc.stdint cimport int64_t
 
 from . import _poured, _robust
 from ._order cimport repair_whole_order
+from ._switches cimport extended, switch_tolerance
 
 
 cdef class Tools:
@@ -110,17 +111,6 @@ cdef tuple _pour(Tools t, rows, tuple walk):
     return order, rank, pieces
 
 
-cdef object _extended(const double[::1] values):
-    """``np.append(values, 0.0)``."""
-    cdef Py_ssize_t S = values.shape[0], i
-    out = np.empty(S + 1)
-    cdef double[::1] o = out
-    for i in range(S):
-        o[i] = values[i]
-    o[S] = 0.0
-    return out
-
-
 cdef bint _all_finite(const double[::1] x):
     cdef Py_ssize_t i
     for i in range(x.shape[0]):
@@ -141,14 +131,7 @@ cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
 
 cdef double _tolerance(const double[::1] values, double residual, double switch_rtol):
     """``max(switch_rtol * max(1, largest finite value), residual)``, as Python's ``max``."""
-    cdef double scale = 0.0, tol
-    cdef Py_ssize_t i
-    for i in range(values.shape[0]):
-        if isfinite(values[i]) and values[i] > scale:
-            scale = values[i]
-    if not scale > 1.0:
-        scale = 1.0
-    tol = switch_rtol * scale
+    cdef double tol = switch_tolerance(values, switch_rtol)
     return residual if residual > tol else tol
 
 
@@ -234,14 +217,14 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
     cdef bint any_infinite = infinite.any()
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
-    kernel = _pour(t, rows, _walk(t, _extended(values), True, None, False))
+    kernel = _pour(t, rows, _walk(t, extended(values), True, None, False))
     cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, kernel)
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
                                      active, proper)
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
-        v_ext = _extended(values)
+        v_ext = extended(values)
         old_p = _product(t, kernel, v_ext, True)
         walk = kernel[:2]
         kernel = None  # one kernel at a time: the last one is poured again if it is kept
@@ -297,7 +280,7 @@ def optimist_iteration(Tools t, costs, policy, start):
     switch_v = switch.view(np.int8)
     values = start
     _policy_rows(policy, A, rows)
-    kernel = _pour(t, rows, _walk(t, _extended(values), False, None, False))
+    kernel = _pour(t, rows, _walk(t, extended(values), False, None, False))
     q = None
     for n_iter in range(1, t.max_iter + 1):
         costs_pi = np.empty(S)
@@ -309,7 +292,7 @@ def optimist_iteration(Tools t, costs, policy, start):
         if isinf(residual):
             q = None
             break
-        v_ext = _extended(values)
+        v_ext = extended(values)
         current = _product(t, kernel, v_ext, False)
         last = kernel[:2]
         kernel = None  # one kernel at a time: the last one is poured again if it is kept

@@ -23,29 +23,7 @@ from libc.math cimport isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 
 from . import _checks, _closable, _iteration
-
-
-cdef object _extended(const double[::1] values):
-    """``np.append(values, 0.0)``."""
-    cdef Py_ssize_t S = values.shape[0], i
-    out = np.empty(S + 1)
-    cdef double[::1] o = out
-    for i in range(S):
-        o[i] = values[i]
-    o[S] = 0.0
-    return out
-
-
-cdef double _switch_tolerance(const double[::1] values, double switch_rtol):
-    """``switch_rtol * max(1, largest finite value)``, as Python's ``max``."""
-    cdef double scale = 0.0
-    cdef Py_ssize_t i
-    for i in range(values.shape[0]):
-        if isfinite(values[i]) and values[i] > scale:
-            scale = values[i]
-    if not scale > 1.0:
-        scale = 1.0
-    return switch_rtol * scale
+from ._switches cimport extended, switch_tolerance
 
 
 cdef object _kernel(tools, rows, kept):
@@ -113,8 +91,8 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
             if isinf(u[s]):
                 return (values, policy, tools.adversary_kernel(rows, kernel), n_round + 1,
                         n_iter, converged, dropped, r, "infinite")
-        pour_rows = pour_pairs(_extended(values))
-        tol = _switch_tolerance(u, switch_rtol)
+        pour_rows = pour_pairs(extended(values))
+        tol = switch_tolerance(u, switch_rtol)
         best = np.empty(S, dtype=np.int64)
         any_switch = False
         for s0 in range(0, S, block):
