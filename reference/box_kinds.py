@@ -26,7 +26,7 @@ import numpy as np
 from .errors import ParameterError, ShapeError, SparseFormatError
 from .lemma5 import log_term, radius
 
-__all__ = ["BoxKind", "KINDS", "box_kind", "check_chernoff_rows", "time_uniform_kinds"]
+__all__ = ["BoxKind", "KINDS", "box_kind", "time_uniform_kinds"]
 
 SIMPLEX_SLACK = 1e-12
 """Tolerance of the simplex test of a box.
