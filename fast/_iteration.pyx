@@ -6,11 +6,11 @@
 Private module of the ``fast`` backend. The loops are those of
 ``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
 floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
-``fast._robust.pour_values``), the compiled chain solve (``fast._poured.poured_solve``,
-after ``fast._poured.reaches_goal``: the adversary's loop searches once, on the edges every
-pour of its rows holds, and each kernel only when those do not reach the goal) and the
-compiled product (``fast._poured.poured_apply``)
-on the kernels' pieces directly, and does the tolerances, comparisons, argmins and switches
+``fast._robust.pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
+C function behind ``poured_solve``, after ``fast._poured.reaches_goal``: the adversary's loop
+searches once, on the edges every pour of its rows holds, and each kernel only when those do
+not reach the goal) and the compiled product (``fast._poured.chain_apply``, that of
+``poured_apply``) on the kernels' pieces directly, by their pointers, and does the tolerances, comparisons, argmins and switches
 in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
 the common path does not cover (a cost of 0, an infinite state, a state that may not reach
 the goal, an infinite value), which go through the kernel ``poured_chain_values`` and the
@@ -23,12 +23,17 @@ on it (``pour_pieces`` reads the order only through ``rank``: the same pieces).
 
 import numpy as np
 
+cimport numpy as cnp
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
 
 from . import _poured, _robust
 from ._order cimport repair_whole_order
+from ._poured cimport ChainPieces, chain_apply, chain_solve
 from ._switches cimport extended, switch_tolerance
+
+cnp.import_array()
 
 
 cdef class Tools:
@@ -119,12 +124,46 @@ cdef bint _all_finite(const double[::1] x):
     return True
 
 
+cdef inline const void* _data(array) noexcept:
+    return cnp.PyArray_DATA(<cnp.ndarray>array)
+
+
+cdef ChainPieces _pieces(order, rank, tuple pieces):
+    """The pointers of the kernel ``(order, rank, pieces)`` (``pieces`` of
+    ``fast._robust.pour_pieces``: fresh C-contiguous arrays, as ``order`` and ``rank``)."""
+    cdef ChainPieces k
+    k.S = cnp.PyArray_DIMS(<cnp.ndarray>order)[0] - 1
+    k.n = cnp.PyArray_DIMS(<cnp.ndarray>pieces[4])[0]
+    k.stored = cnp.PyArray_DIMS(<cnp.ndarray>pieces[1])[0]
+    k.order = <const int64_t*>_data(order)
+    k.rank = <const int64_t*>_data(rank)
+    k.indptr = <const int64_t*>_data(pieces[0])
+    k.indices = <const int64_t*>_data(pieces[1])
+    k.data = <const double*>_data(pieces[2])
+    k.width = <const double*>_data(pieces[3])
+    k.reach = <const int64_t*>_data(pieces[4])
+    k.partial = <const double*>_data(pieces[5])
+    return k
+
+
 cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
     """``kernel @ v_ext`` (``0 * inf = 0``): ``poured_apply`` when ``v_ext`` is finite."""
     order, rank, pieces = kernel
+    cdef ChainPieces k
+    cdef double* along
+    cdef double* result
+    cdef const double* x
     if _all_finite(v_ext):
-        out = np.empty(pieces[4].shape[0])
-        _poured.poured_apply(order, rank, *pieces, v_ext, np.empty(order.shape[0] + 1), out)
+        k = _pieces(order, rank, pieces)
+        out = np.empty(k.n)
+        x = <const double*>_data(v_ext)
+        result = <double*>_data(out)
+        along = <double*>malloc((k.S + 2) * sizeof(double))
+        if along == NULL:
+            raise MemoryError()
+        with nogil:
+            chain_apply(&k, x, along, result)
+        free(along)
         return out
     return t.make_kernel(order, rank, pieces, descending) @ v_ext
 
@@ -171,6 +210,10 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     cdef Py_ssize_t S = c.shape[0], i
     cdef bint positive = True
     cdef double[::1] xv
+    cdef double omega, residual
+    cdef ChainPieces k
+    cdef int status
+    cdef const char* flags = <const char*>_data(active)
     order, rank, pieces = kernel
     for i in range(S):
         if not c[i] > 0.0:
@@ -181,8 +224,14 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         xv = x
         for i in range(S):
             xv[i] = s0[i] if isfinite(s0[i]) and s0[i] >= 0.0 else 0.0
-        omega, residual = _poured.poured_solve(order, rank, *pieces, active, costs_pi, x,
-                                               t.rtol, t.rounds, t.maxiter, False)
+        omega, residual = 0.0, 0.0
+        if S > 0:
+            k = _pieces(order, rank, pieces)
+            with nogil:
+                status = chain_solve(&k, flags, &c[0], &xv[0], t.rtol, t.rounds, t.maxiter,
+                                     False, &omega, &residual)
+            if status < 0:
+                raise MemoryError()
         if omega <= t.accept:
             return np.maximum(x, 0.0), residual
         try:

@@ -24,6 +24,27 @@ from ._chain cimport (Chain, _dot, _magnitude, _row_rest, _stored_and_prefix,
 from ._search cimport _search_back
 
 
+cdef ChainPieces chain_pieces(const int64_t[::1] order, const int64_t[::1] rank,
+                              const int64_t[::1] indptr, const int64_t[::1] indices,
+                              const double[::1] data, const double[::1] width,
+                              const int64_t[::1] reach, const double[::1] partial) noexcept:
+    """The pointers of a ``PouredKernel``'s pieces (NULL for empty arrays)."""
+    cdef ChainPieces k
+    k.S = order.shape[0] - 1
+    k.n = reach.shape[0]
+    k.stored = indices.shape[0]
+    k.order = &order[0]
+    k.rank = &rank[0]
+    k.indptr = &indptr[0]
+    with cython.boundscheck(False):
+        k.indices = &indices[0] if k.stored else NULL
+        k.data = &data[0] if k.stored else NULL
+        k.width = &width[0] if k.n else NULL
+        k.reach = &reach[0] if k.n else NULL
+        k.partial = &partial[0] if k.n else NULL
+    return k
+
+
 cdef bint _system_dots(const Chain* c, const double* x, double* out,
                        const double* u, double* u_out, const double* w, double* w_out,
                        const double* q=NULL, double* q_out=NULL,
@@ -177,6 +198,167 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         rho = rho_next
 
 
+cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs, double* x,
+                     double rtol, int rounds, int maxiter, bint transposed, double* omega,
+                     double* residual_out) noexcept nogil:
+    """:func:`poured_solve` on the pieces ``k`` of a square kernel (``k.n = k.S > 0``): writes the candidate into ``x``,
+    its backward error into ``omega`` and the residual into ``residual_out``; returns 0, or
+    -1 (nothing written) when its scratch space cannot be allocated."""
+    cdef int64_t S = k.S, i
+    cdef int round_
+    cdef double best, trial, enough, gap
+    cdef Chain c
+    cdef int64_t e, j, n_before
+    cdef bint stored_self, stored_at_reach, before
+    cdef double leave, loop
+    cdef bint flow_kept
+    cdef int64_t stored = k.stored
+    cdef int64_t n = S + 1
+    cdef const int64_t* order = k.order
+    cdef const int64_t* rank = k.rank
+    cdef const int64_t* indptr = k.indptr
+    cdef const int64_t* indices = k.indices
+    cdef const double* data = k.data
+    cdef const double* width = k.width
+    cdef const int64_t* reach = k.reach
+    cdef const double* partial = k.partial
+    cdef double* work = <double*>malloc((16 * n + S + 2 + stored) * sizeof(double))
+    cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
+    cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
+    if work == NULL or partial_to == NULL or self_before == NULL:
+        free(work)
+        free(partial_to)
+        free(self_before)
+        return -1
+    # Vectors of S+1 entries, the last 0 in those the products read (the goal's value).
+    cdef double* residual = work
+    cdef double* flow = work + n
+    cdef double* step = work + 2 * n
+    cdef double* zero = work + 3 * n
+    cdef double* current = work + 4 * n
+    cdef double* scratch = work + 5 * n
+    cdef double* diagonal = work + 12 * n
+    cdef double* self_loop = work + 13 * n
+    cdef double* precond = work + 14 * n
+    cdef double* weight = work + 16 * n + S + 2
+    for i in range(S):
+        stored_self = False
+        stored_at_reach = False
+        leave = 0.0
+        loop = 0.0
+        n_before = 0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            before = rank[j] < reach[i]
+            n_before = n_before + before
+            if rank[j] == reach[i]:
+                stored_at_reach = True
+            if j == S:
+                leave = leave + data[e]
+                weight[e] = 0.0
+            elif j == i:
+                stored_self = True
+                loop = data[e]
+                weight[e] = -width[i] if before else 0.0
+            else:
+                leave = leave + data[e]
+                weight[e] = data[e] - width[i] if before else data[e]
+        self_before[i] = not stored_self and rank[i] < reach[i]
+        if self_before[i]:
+            loop = width[i]
+        partial_to[i] = -1
+        diagonal[i] = leave + width[i] * (reach[i] - n_before - self_before[i])
+        if reach[i] <= S and not stored_at_reach:
+            if not stored_self and rank[i] == reach[i]:
+                loop = partial[i]
+            else:
+                diagonal[i] = diagonal[i] + partial[i]
+                if order[reach[i]] < S:
+                    partial_to[i] = order[reach[i]]
+        self_loop[i] = loop
+        precond[i] = diagonal[i] if active[i] else 1.0
+        current[i] = x[i]
+    current[S] = 0.0
+    step[S] = 0.0
+    c.S = S
+    c.order = order
+    c.rank = rank
+    c.indptr = indptr
+    c.indices = indices
+    c.weight = weight
+    c.width = width
+    c.reach = reach
+    c.partial = partial
+    c.partial_to = partial_to
+    c.self_before = self_before
+    c.active = active
+    c.diagonal = diagonal
+    c.precond = precond
+    c.acc = work + 15 * n
+    c.cum = work + 16 * n
+    c.transposed = transposed
+    best = _backward_error(&c, rhs, current, residual, flow)
+    flow_kept = True
+    # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
+    # its residual is rhs and each active row with rhs != 0 scores |rhs| / |rhs| = 1.
+    trial = 0.0
+    for i in range(S):
+        if c.active[i] and rhs[i] != 0.0:
+            trial = 1.0
+    if not best <= trial:
+        best = trial
+        flow_kept = False
+        for i in range(S):
+            current[i] = 0.0
+            residual[i] = rhs[i]
+    for round_ in range(rounds):
+        if best <= rtol:
+            break
+        enough = INFINITY
+        for i in range(S):
+            if c.active[i]:
+                trial = _magnitude(rhs[i]) + c.diagonal[i] * _magnitude(current[i])
+                if trial < enough:
+                    enough = trial
+        _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
+        for i in range(S):
+            step[i] = current[i] + step[i]
+        trial = _backward_error(&c, rhs, step, zero, flow)
+        flow_kept = trial < best
+        if not flow_kept:
+            break
+        current, step = step, current
+        residual, zero = zero, residual
+        if trial > 0.5 * best:
+            best = trial
+            break
+        best = trial
+    for i in range(S):
+        x[i] = current[i]
+        # The flow of the candidate serves the residual below when the candidate is
+        # its own positive part (zeros of either sign add nothing to a product).
+        if not (current[i] == 0.0 or (current[i] > 0.0 and c.active[i])):
+            flow_kept = False
+    gap = NAN
+    if not transposed:
+        if not flow_kept:
+            for i in range(S):
+                step[i] = current[i] if c.active[i] and current[i] > 0.0 else 0.0
+            _flow(&c, step, flow)
+        gap = 0.0
+        for i in range(S):
+            if current[i] > 0.0 and c.active[i]:
+                trial = _magnitude(rhs[i] + flow[i] + self_loop[i] * current[i] - current[i])
+                if not trial <= gap:
+                    gap = trial
+    free(work)
+    free(partial_to)
+    free(self_before)
+    omega[0] = best
+    residual_out[0] = gap
+    return 0
+
+
 def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
                  const int64_t[::1] indptr, const int64_t[::1] indices,
                  const double[::1] data, const double[::1] width, const int64_t[::1] reach,
@@ -206,154 +388,55 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     sums over the reaches; the backward error is that of ``M^T`` (``Q |x|`` becomes
     ``|x| Q``) and the residual returned is NaN.
     """
-    cdef int64_t S = order.shape[0] - 1, i
-    cdef int round_
-    cdef double best, trial, enough, gap
-    cdef Chain c
-    cdef int64_t k, j, n_before
-    cdef bint stored_self, stored_at_reach, before
-    cdef double leave, loop
-    cdef bint flow_kept
-    cdef int64_t stored = indices.shape[0]
-    cdef int64_t n = S + 1
-    if S == 0:
-        return 0.0, (NAN if transposed else 0.0)
-    cdef double* work = <double*>malloc((16 * n + S + 2 + stored) * sizeof(double))
-    cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
-    cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
-    if work == NULL or partial_to == NULL or self_before == NULL:
-        free(work)
-        free(partial_to)
-        free(self_before)
-        raise MemoryError()
-    # Vectors of S+1 entries, the last 0 in those the products read (the goal's value).
-    cdef double* residual = work
-    cdef double* flow = work + n
-    cdef double* step = work + 2 * n
-    cdef double* zero = work + 3 * n
-    cdef double* current = work + 4 * n
-    cdef double* scratch = work + 5 * n
-    cdef double* diagonal = work + 12 * n
-    cdef double* self_loop = work + 13 * n
-    cdef double* precond = work + 14 * n
-    cdef double* weight = work + 16 * n + S + 2
-    with nogil:
-        for i in range(S):
-            stored_self = False
-            stored_at_reach = False
-            leave = 0.0
-            loop = 0.0
-            n_before = 0
-            for k in range(indptr[i], indptr[i + 1]):
-                j = indices[k]
-                before = rank[j] < reach[i]
-                n_before = n_before + before
-                if rank[j] == reach[i]:
-                    stored_at_reach = True
-                if j == S:
-                    leave = leave + data[k]
-                    weight[k] = 0.0
-                elif j == i:
-                    stored_self = True
-                    loop = data[k]
-                    weight[k] = -width[i] if before else 0.0
-                else:
-                    leave = leave + data[k]
-                    weight[k] = data[k] - width[i] if before else data[k]
-            self_before[i] = not stored_self and rank[i] < reach[i]
-            if self_before[i]:
-                loop = width[i]
-            partial_to[i] = -1
-            diagonal[i] = leave + width[i] * (reach[i] - n_before - self_before[i])
-            if reach[i] <= S and not stored_at_reach:
-                if not stored_self and rank[i] == reach[i]:
-                    loop = partial[i]
-                else:
-                    diagonal[i] = diagonal[i] + partial[i]
-                    if order[reach[i]] < S:
-                        partial_to[i] = order[reach[i]]
-            self_loop[i] = loop
-            precond[i] = diagonal[i] if active[i] else 1.0
-            current[i] = x[i]
-        current[S] = 0.0
-        step[S] = 0.0
-    c.S = S
-    c.order = &order[0]
-    c.rank = &rank[0]
-    c.indptr = &indptr[0]
-    c.indices = &indices[0] if indices.shape[0] else NULL
-    c.weight = weight
-    c.width = &width[0]
-    c.reach = &reach[0]
-    c.partial = &partial[0]
-    c.partial_to = partial_to
-    c.self_before = self_before
-    c.active = &active[0]
-    c.diagonal = diagonal
-    c.precond = precond
-    c.acc = work + 15 * n
-    c.cum = work + 16 * n
-    c.transposed = transposed
-    with nogil:
-        best = _backward_error(&c, &rhs[0], current, residual, flow)
-        flow_kept = True
-        # Zero's backward error, without its products: M 0 = 0 and Q |0| = 0 exactly, so
-        # its residual is rhs and each active row with rhs != 0 scores |rhs| / |rhs| = 1.
-        trial = 0.0
-        for i in range(S):
-            if c.active[i] and rhs[i] != 0.0:
-                trial = 1.0
-        if not best <= trial:
-            best = trial
-            flow_kept = False
-            for i in range(S):
-                current[i] = 0.0
-                residual[i] = rhs[i]
-        for round_ in range(rounds):
-            if best <= rtol:
-                break
-            enough = INFINITY
-            for i in range(S):
-                if c.active[i]:
-                    trial = _magnitude(rhs[i]) + c.diagonal[i] * _magnitude(current[i])
-                    if trial < enough:
-                        enough = trial
-            _bicgstab(&c, residual, step, scratch, maxiter, 1e-13, rtol * enough)
-            for i in range(S):
-                step[i] = current[i] + step[i]
-            trial = _backward_error(&c, &rhs[0], step, zero, flow)
-            flow_kept = trial < best
-            if not flow_kept:
-                break
-            current, step = step, current
-            residual, zero = zero, residual
-            if trial > 0.5 * best:
-                best = trial
-                break
-            best = trial
-        for i in range(S):
-            x[i] = current[i]
-            # The flow of the candidate serves the residual below when the candidate is
-            # its own positive part (zeros of either sign add nothing to a product).
-            if not (current[i] == 0.0 or (current[i] > 0.0 and c.active[i])):
-                flow_kept = False
-        gap = NAN
-        if not transposed:
-            if not flow_kept:
-                for i in range(S):
-                    step[i] = current[i] if c.active[i] and current[i] > 0.0 else 0.0
-                _flow(&c, step, flow)
-            gap = 0.0
-            for i in range(S):
-                if current[i] > 0.0 and c.active[i]:
-                    trial = _magnitude(rhs[i] + flow[i] + self_loop[i] * current[i] - current[i])
-                    if not trial <= gap:
-                        gap = trial
-    free(work)
-    free(partial_to)
-    free(self_before)
-    return best, gap
+    cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
+    cdef double omega, gap
+    cdef int status
+    if k.S > 0:
+        with nogil:
+            status = chain_solve(&k, &active[0], &rhs[0], &x[0], rtol, rounds, maxiter,
+                                 transposed, &omega, &gap)
+        if status < 0:
+            raise MemoryError()
+        return omega, gap
+    return 0.0, (NAN if transposed else 0.0)
 
+
+
+cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
+                      double* out) noexcept nogil:
+    """:func:`poured_apply` on the pieces ``k``: ``out = kernel @ x``, ``along`` scratch of
+    ``k.S + 2`` doubles."""
+    cdef Py_ssize_t n = k.n, n_next = k.S + 1, i, t
+    cdef int64_t e, at, reach_at
+    cdef double seen_before, stored, unseen, at_reach
+    cdef bint stored_there
+    cdef const int64_t* order = k.order
+    cdef const int64_t* rank = k.rank
+    cdef const int64_t* indptr = k.indptr
+    cdef const int64_t* indices = k.indices
+    cdef const double* data = k.data
+    cdef const int64_t* reach = k.reach
+    along[0] = 0.0
+    for t in range(n_next):
+        along[t + 1] = x[order[t]] if t == 0 else along[t] + x[order[t]]
+    for i in range(n):
+        seen_before = 0.0
+        stored = 0.0
+        stored_there = False
+        reach_at = reach[i]
+        for e in range(indptr[i], indptr[i + 1]):
+            at = rank[indices[e]]
+            if at < reach_at:
+                seen_before = seen_before + x[indices[e]]
+            elif at == reach_at:
+                stored_there = True
+            stored = stored + data[e] * x[indices[e]]
+        unseen = along[reach_at] - seen_before
+        if reach_at < n_next and not stored_there:
+            at_reach = x[order[reach_at]]
+        else:
+            at_reach = 0.0
+        out[i] = stored + k.width[i] * unseen + k.partial[i] * at_reach
 
 
 def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
@@ -365,32 +448,12 @@ def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
     the reach and all of them, from 0 in index order; then ``stored + width * unseen +
     partial * at_reach``), so the same floats."""
-    cdef Py_ssize_t n = reach.shape[0], n_next = order.shape[0], i, t
-    cdef int64_t k, at, reach_at
-    cdef double seen_before, stored, unseen, at_reach
-    cdef bint stored_there
+    cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
+    cdef double* rows_out
+    with cython.boundscheck(False):
+        rows_out = &out[0] if k.n else NULL
     with nogil:
-        along[0] = 0.0
-        for t in range(n_next):
-            along[t + 1] = x[order[t]] if t == 0 else along[t] + x[order[t]]
-        for i in range(n):
-            seen_before = 0.0
-            stored = 0.0
-            stored_there = False
-            reach_at = reach[i]
-            for k in range(indptr[i], indptr[i + 1]):
-                at = rank[indices[k]]
-                if at < reach_at:
-                    seen_before = seen_before + x[indices[k]]
-                elif at == reach_at:
-                    stored_there = True
-                stored = stored + data[k] * x[indices[k]]
-            unseen = along[reach_at] - seen_before
-            if reach_at < n_next and not stored_there:
-                at_reach = x[order[reach_at]]
-            else:
-                at_reach = 0.0
-            out[i] = stored + width[i] * unseen + partial[i] * at_reach
+        chain_apply(&k, &x[0], &along[0], rows_out)
 
 
 def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
