@@ -24,6 +24,13 @@ from ._chain cimport (Chain, _dot, _magnitude, _row_rest, _stored_and_prefix,
 from ._search cimport _search_back
 
 
+cdef extern from "_krylov.h" nogil:
+    void krylov_direction(int64_t n, const double* r, double* p, const double* v,
+                          const double* precond, double* y, double beta, double omega)
+    void krylov_half_step(int64_t n, const double* r, const double* v, const double* precond,
+                          double* s, double* e, double* y, double alpha)
+
+
 cdef ChainPieces chain_pieces(const int64_t[::1] order, const int64_t[::1] rank,
                               const int64_t[::1] indptr, const int64_t[::1] indices,
                               const double[::1] data, const double[::1] width,
@@ -150,7 +157,7 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
     cdef double* t = w + 6 * n
     cdef const double* precond = c.precond
     cdef double rho, rho_prev = 1.0, alpha = 1.0, omega = 1.0, beta, den, tt, limit
-    cdef double ss, ts, rr, rho_next, unused, si, ri
+    cdef double ss, ts, rr, rho_next, unused, ri
     y[S] = 0.0
     for i in range(S):
         e[i] = 0.0
@@ -166,18 +173,12 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
         if rho == 0.0 or not isfinite(rho):
             return
         beta = (rho / rho_prev) * (alpha / omega)
-        for i in range(S):
-            p[i] = r[i] + beta * (p[i] - omega * v[i])
-            y[i] = p[i] / precond[i]
+        krylov_direction(S, r, p, v, precond, y, beta, omega)
         _system_dots(c, y, v, rhat, &den, NULL, &unused)
         if den == 0.0 or not isfinite(den):
             return
         alpha = rho / den
-        for i in range(S):
-            si = r[i] - alpha * v[i]
-            s[i] = si
-            e[i] = e[i] + alpha * y[i]
-            y[i] = si / precond[i]
+        krylov_half_step(S, r, v, precond, s, e, y, alpha)
         # ``ss = s . s`` is summed in the product's first loop, which stops when it is small.
         if _system_dots(c, y, t, t, &tt, s, &ts, s, &ss, limit):
             return
