@@ -383,3 +383,54 @@ def optimist_iteration(Tools t, costs, policy, start):
         kernel = _pour(t, rows, walk)
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))
+
+
+cdef class Pours:
+    """Pours of the boxes' rows against vectors in one direction, for the compiled robust
+    rounds (``fast._robust_pi.robust_iteration``): the kernel ``pour_values`` of the rows,
+    each pour along the order of its vector repaired from the last one (:func:`_walk`, the
+    same permutation as a fresh sort, so the same floats), with no Python layer between
+    the rounds and the compiled pour."""
+
+    cdef Tools t
+    cdef bint descending
+    cdef object previous
+
+    def __init__(self, Tools t, bint descending):
+        self.t, self.descending, self.previous = t, descending, None
+
+    cdef object _pour(self, rows, v_ext, Py_ssize_t size, int threads):
+        walk = _walk(self.t, v_ext, self.descending, self.previous, True)
+        self.previous = walk[0]
+        out = np.empty(size)
+        _robust.pour_values(self.t.indptr, self.t.cols, self.t.lo, self.t.hi, self.t.hi_unseen,
+                            rows, v_ext, *walk, out, threads)
+        return out
+
+    def rows(self, rows, v_ext):
+        """The values of the pours of ``rows`` (int64 ``(S,)``) against ``v_ext``."""
+        return self._pour(rows, v_ext, rows.shape[0], self.t.pieces_threads)
+
+    def pairs(self, v_ext):
+        """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``, all
+        along one order (each pair's pour the same in any block)."""
+        walk = _walk(self.t, v_ext, self.descending, self.previous, True)
+        self.previous = walk[0]
+        return _PairBlocks(self.t, v_ext, walk)
+
+
+cdef class _PairBlocks:
+    """The pours of the pairs ``r0:r1`` against one vector along its walk (:meth:`Pours.pairs`)."""
+
+    cdef Tools t
+    cdef object v_ext, walk
+
+    def __init__(self, Tools t, v_ext, tuple walk):
+        self.t, self.v_ext, self.walk = t, v_ext, walk
+
+    def __call__(self, int64_t r0, int64_t r1):
+        out = np.empty(r1 - r0)
+        _robust.pour_values(self.t.indptr, self.t.cols, self.t.lo, self.t.hi, self.t.hi_unseen,
+                            np.arange(r0, r1, dtype=np.int64), self.v_ext, *self.walk, out,
+                            self.t.values_threads)
+        return out

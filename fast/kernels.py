@@ -438,13 +438,15 @@ def _pour_blocks(boxes, v_ext, descending):
 def robust_iteration(boxes, costs, policy, start, rounds):
     """Kernel ``robust_iteration``: the rounds in one call of
     :func:`fast._robust_pi.robust_iteration` (the compiled ``closable``, adversary iteration
-    and check called directly, the pours of every pair by :func:`_pour_blocks`,
-    :data:`POUR_BLOCK_PAIRS` pairs at a time), after checking the shapes (``costs``
-    ``(S, A)``, the others ``(S,)``) and that ``policy`` lies in ``[0, A)``."""
+    and check called directly, the check's pours and those of every pair by
+    :class:`fast._iteration.Pours`, :data:`POUR_BLOCK_PAIRS` pairs at a time), after
+    checking the shapes (``costs`` ``(S, A)``, the others ``(S,)``) and that ``policy`` lies
+    in ``[0, A)``."""
     S, A = boxes.n_states, boxes.n_actions
+    tools = _iteration_tools(boxes)
+    pours = _iteration.Pours(tools, True)
     return _robust_pi.robust_iteration(
-        _iteration_tools(boxes), lambda rows, v_ext: pour_values(boxes, rows, v_ext, True),
-        lambda v_ext: _pour_blocks(boxes, v_ext, True), block_states(A, POUR_BLOCK_PAIRS),
+        tools, pours.rows, pours.pairs, block_states(A, POUR_BLOCK_PAIRS),
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
         _checked("costs", costs, np.float64, (S, A)),
         _checked("policy", policy, np.int64, (S,), A, "actions"),
