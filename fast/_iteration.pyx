@@ -27,6 +27,7 @@ cimport numpy as cnp
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
+from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
 from ._order cimport repair_whole_order
@@ -34,6 +35,25 @@ from ._poured cimport ChainPieces, chain_apply, chain_solve
 from ._switches cimport extended, switch_tolerance
 
 cnp.import_array()
+
+cdef bint _timing = False
+cdef double _direct = 0.0
+
+
+def direct_seconds(bint timing):
+    """The process CPU seconds spent in the chain solves and products these loops call
+    directly (``fast._poured.chain_solve``, ``chain_apply``: no Python function of
+    ``fast._poured`` a wrapper could time) since the last call, which turns their timing
+    on or off (off by default; ``benchmarks/certified_round.py`` counts them as compiled)."""
+    global _timing, _direct
+    seconds, _direct, _timing = _direct, 0.0, timing
+    return seconds
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec now
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+    return now.tv_sec + 1e-9 * now.tv_nsec
 
 
 cdef class Tools:
@@ -153,6 +173,8 @@ cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
     cdef double* along
     cdef double* result
     cdef const double* x
+    cdef double start
+    global _direct
     if _all_finite(v_ext):
         k = _pieces(order, rank, pieces)
         out = np.empty(k.n)
@@ -161,9 +183,12 @@ cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
         along = <double*>malloc((k.S + 2) * sizeof(double))
         if along == NULL:
             raise MemoryError()
+        start = _now() if _timing else 0.0
         with nogil:
             chain_apply(&k, x, along, result)
         free(along)
+        if _timing:
+            _direct += _now() - start
         return out
     return t.make_kernel(order, rank, pieces, descending) @ v_ext
 
@@ -213,7 +238,9 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     cdef double omega, residual
     cdef ChainPieces k
     cdef int status
+    cdef double begin
     cdef const char* flags = <const char*>_data(active)
+    global _direct
     order, rank, pieces = kernel
     for i in range(S):
         if not c[i] > 0.0:
@@ -227,9 +254,12 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         omega, residual = 0.0, 0.0
         if S > 0:
             k = _pieces(order, rank, pieces)
+            begin = _now() if _timing else 0.0
             with nogil:
                 status = chain_solve(&k, flags, &c[0], &xv[0], t.rtol, t.rounds, t.maxiter,
                                      False, &omega, &residual)
+            if _timing:
+                _direct += _now() - begin
             if status < 0:
                 raise MemoryError()
         if omega <= t.accept:
