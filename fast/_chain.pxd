@@ -28,6 +28,8 @@ cdef struct Chain:
     double* cum                 # scratch (S + 2,): prefix sums along the order
     double* acc                 # scratch (S+1,): the columns of the transposed products, or
                                 # the rows' sums over their stored entries
+    double* cum_abs             # scratch (S + 2,) and (S,): ``cum`` and ``acc`` of ``|x|``
+    double* acc_abs             # for the product and the flow taken in one pass
     bint transposed             # products by M^T (y -> d y - y Q) instead of M
 
 

@@ -118,6 +118,45 @@ cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
         flow[i] = _row_rest(c, x, cum, i, c.acc[i], True)
 
 
+cdef void _product_and_flow(const Chain* c, const double* x, double* out,
+                            double* flow) noexcept nogil:
+    """``out = M x`` and ``flow = Q |x|`` (``c`` not transposed; ``x`` as in
+    :func:`_system_dots`): the products of :func:`_system_dots` and :func:`_flow` in one
+    pass over the entries, every sum the same, from 0 in its order."""
+    cdef int64_t S = c.S, t, k, i
+    cdef const int64_t* order = c.order
+    cdef const int64_t* indices = c.indices
+    cdef const double* weight = c.weight
+    cdef double* cum = c.cum
+    cdef double* cum_abs = c.cum_abs
+    cdef double total = 0.0, total_abs = 0.0, acc, acc_abs, value
+    cum[0] = 0.0
+    cum_abs[0] = 0.0
+    for t in range(S):
+        value = x[order[t]]
+        total = total + value
+        total_abs = total_abs + _magnitude(value)
+        cum[t + 1] = total
+        cum_abs[t + 1] = total_abs
+        acc = 0.0
+        acc_abs = 0.0
+        for k in range(c.indptr[t], c.indptr[t + 1]):
+            value = x[indices[k]]
+            acc = acc + weight[k] * value
+            acc_abs = acc_abs + weight[k] * _magnitude(value)
+        c.acc[t] = acc
+        c.acc_abs[t] = acc_abs
+    cum[S + 1] = total + x[order[S]]
+    cum_abs[S + 1] = total_abs + _magnitude(x[order[S]])
+    for i in range(S):
+        if not c.active[i]:
+            out[i] = x[i]
+            flow[i] = 0.0
+        else:
+            out[i] = c.diagonal[i] * x[i] - _row_rest(c, x, cum, i, c.acc[i], False)
+            flow[i] = _row_rest(c, x, cum_abs, i, c.acc_abs[i], True)
+
+
 cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
                             double* flow) noexcept nogil:
     """Componentwise backward error of ``x`` (``max |b - M x| / (|b| + d |x| + Q |x|)``, 0/0 =
@@ -128,8 +167,11 @@ cdef double _backward_error(const Chain* c, const double* rhs, const double* x, 
     for i in range(c.S):
         if not isfinite(x[i]):
             return INFINITY
-    _system_dots(c, x, residual, NULL, &unused, NULL, &unused)
-    _flow(c, x, flow)
+    if c.transposed:
+        _system_dots(c, x, residual, NULL, &unused, NULL, &unused)
+        _flow(c, x, flow)
+    else:
+        _product_and_flow(c, x, residual, flow)
     for i in range(c.S):
         residual[i] = rhs[i] - residual[i]
         if not c.active[i] or residual[i] == 0.0:
@@ -223,7 +265,7 @@ cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs
     cdef const double* width = k.width
     cdef const int64_t* reach = k.reach
     cdef const double* partial = k.partial
-    cdef double* work = <double*>malloc((16 * n + S + 2 + stored) * sizeof(double))
+    cdef double* work = <double*>malloc((18 * n + S + 3 + stored) * sizeof(double))
     cdef int64_t* partial_to = <int64_t*>malloc((S + 1) * sizeof(int64_t))
     cdef char* self_before = <char*>malloc((S + 1) * sizeof(char))
     if work == NULL or partial_to == NULL or self_before == NULL:
@@ -297,6 +339,8 @@ cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs
     c.precond = precond
     c.acc = work + 15 * n
     c.cum = work + 16 * n
+    c.acc_abs = weight + stored
+    c.cum_abs = weight + stored + n
     c.transposed = transposed
     best = _backward_error(&c, rhs, current, residual, flow)
     flow_kept = True
