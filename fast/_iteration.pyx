@@ -7,7 +7,8 @@ Private module of the ``fast`` backend. The loops are those of
 ``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
 floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
 ``fast._robust.pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
-C function behind ``poured_solve``, after ``fast._poured.reaches_goal``: the adversary's loop
+C function behind ``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of
+``reaches_goal``: the adversary's loop
 searches once, on the edges every pour of its rows holds, and each kernel only when those do
 not reach the goal) and the compiled product (``fast._poured.chain_apply``, that of
 ``poured_apply``) on the kernels' pieces directly, by their pointers, and does the tolerances, comparisons, argmins and switches
@@ -26,12 +27,12 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
 from ._order cimport repair_whole_order
-from ._poured cimport ChainPieces, chain_apply, chain_solve
+from ._poured cimport ChainPieces, chain_apply, chain_reaches_goal, chain_solve
 from ._switches cimport extended, switch_tolerance
 
 cnp.import_array()
@@ -199,6 +200,17 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
+cdef bint _reaches_goal(order, rank, tuple pieces) except -1:
+    """:func:`fast._poured.reaches_goal` on the kernel, by its pointers."""
+    cdef ChainPieces c = _pieces(order, rank, pieces)
+    cdef int found
+    with nogil:
+        found = chain_reaches_goal(&c)
+    if found < 0:
+        raise MemoryError()
+    return found == 1
+
+
 cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
     """Whether every state reaches the goal on the edges of positive lower end of the rows'
     boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
@@ -218,8 +230,21 @@ cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel)
         first = indptr[rows[i]] - p[i]
         for k in range(p[i], p[i + 1]):
             low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
-    return _poured.reaches_goal(order, rank, ptr, pieces[1], lower, np.zeros(S),
-                                np.zeros(S, dtype=np.int64), np.zeros(S))
+    cdef ChainPieces c = _pieces(order, rank, pieces)
+    cdef double* zeros = <double*>calloc(3 * S + 1, sizeof(double))
+    cdef int found
+    if zeros == NULL:
+        raise MemoryError()
+    c.data = &low[0] if c.stored else NULL
+    c.width = zeros
+    c.reach = <const int64_t*>(zeros + S)
+    c.partial = zeros + 2 * S
+    with nogil:
+        found = chain_reaches_goal(&c)
+    free(zeros)
+    if found < 0:
+        raise MemoryError()
+    return found == 1
 
 
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
@@ -246,7 +271,7 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         if not c[i] > 0.0:
             positive = False
             break
-    if not any_infinite and positive and (proper or _poured.reaches_goal(order, rank, *pieces)):
+    if not any_infinite and positive and (proper or _reaches_goal(order, rank, pieces)):
         x = np.empty(S)
         xv = x
         for i in range(S):

@@ -30,3 +30,5 @@ cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs
 
 cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
                       double* out) noexcept nogil
+
+cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil

@@ -501,6 +501,65 @@ def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_
         chain_apply(&k, &x[0], &along[0], rows_out)
 
 
+cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil:
+    """:func:`reaches_goal` on the pieces ``c`` of a square kernel: 1 or 0, or -1 when its
+    scratch space cannot be allocated."""
+    cdef Py_ssize_t S = c.S, i, tail = 0
+    cdef int64_t k, j, goal_at = c.rank[S], target, n_edges = 0, edges = c.stored + S
+    cdef bint goal_stored, exits, stored_there
+    cdef const int64_t* indptr = c.indptr
+    cdef const int64_t* indices = c.indices
+    cdef const int64_t* rank = c.rank
+    cdef const int64_t* reach = c.reach
+    cdef const double* data = c.data
+    # One block: tails, heads (edges each), the queue (S) and the search's scratch
+    # (2 S + 1 + edges), each written before it is read.
+    cdef int64_t* block = <int64_t*>malloc((3 * S + 1 + 3 * edges) * sizeof(int64_t))
+    cdef unsigned char* seen = <unsigned char*>calloc(S + 1, sizeof(unsigned char))
+    if block == NULL or seen == NULL:
+        free(block)
+        free(seen)
+        return -1
+    cdef int64_t* tails = block
+    cdef int64_t* heads = tails + edges
+    cdef int64_t* queue = heads + edges
+    cdef int64_t* scratch = queue + S
+    for i in range(S):
+        goal_stored = False
+        exits = False
+        stored_there = False
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if rank[j] == reach[i]:
+                stored_there = True
+            if j == S:
+                goal_stored = True
+                if data[k] > 0.0:
+                    exits = True
+            elif data[k] > 0.0 and j != i:
+                tails[n_edges] = i
+                heads[n_edges] = j
+                n_edges = n_edges + 1
+        if not goal_stored and ((goal_at < reach[i] and c.width[i] > 0.0)
+                                or (goal_at == reach[i] and c.partial[i] > 0.0)):
+            exits = True
+        if reach[i] <= S and not stored_there and c.partial[i] > 0.0:
+            target = c.order[reach[i]]
+            if target < S and target != i:
+                tails[n_edges] = i
+                heads[n_edges] = target
+                n_edges = n_edges + 1
+        if exits:
+            seen[i] = 1
+            queue[tail] = i
+            tail = tail + 1
+    if tail < S:
+        tail = _search_back(S, n_edges, tails, heads, scratch, queue, tail, seen)
+    free(block)
+    free(seen)
+    return tail == S
+
+
 def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
                  const int64_t[::1] indices, const double[::1] data, const double[::1] width,
                  const int64_t[::1] reach, const double[::1] partial):
@@ -509,56 +568,13 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     partial is positive, and the goal when the row moves there (as
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
-    cdef Py_ssize_t S = reach.shape[0], i, tail = 0
-    cdef int64_t k, j, goal_at = rank[S], target, n_edges = 0, edges = indices.shape[0] + S
-    cdef bint goal_stored, exits, stored_there
-    # One block: tails, heads (edges each), the queue (S) and the search's scratch
-    # (2 S + 1 + edges), each written before it is read.
-    cdef int64_t* block = <int64_t*>malloc((3 * S + 1 + 3 * edges) * sizeof(int64_t))
-    cdef unsigned char* seen = <unsigned char*>calloc(S + 1, sizeof(unsigned char))
-    if block == NULL or seen == NULL:
-        free(block)
-        free(seen)
-        raise MemoryError()
-    cdef int64_t* tails = block
-    cdef int64_t* heads = tails + edges
-    cdef int64_t* queue = heads + edges
-    cdef int64_t* scratch = queue + S
+    cdef ChainPieces c = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
+    cdef int found
     with nogil:
-        for i in range(S):
-            goal_stored = False
-            exits = False
-            stored_there = False
-            for k in range(indptr[i], indptr[i + 1]):
-                j = indices[k]
-                if rank[j] == reach[i]:
-                    stored_there = True
-                if j == S:
-                    goal_stored = True
-                    if data[k] > 0.0:
-                        exits = True
-                elif data[k] > 0.0 and j != i:
-                    tails[n_edges] = i
-                    heads[n_edges] = j
-                    n_edges = n_edges + 1
-            if not goal_stored and ((goal_at < reach[i] and width[i] > 0.0)
-                                    or (goal_at == reach[i] and partial[i] > 0.0)):
-                exits = True
-            if reach[i] <= S and not stored_there and partial[i] > 0.0:
-                target = order[reach[i]]
-                if target < S and target != i:
-                    tails[n_edges] = i
-                    heads[n_edges] = target
-                    n_edges = n_edges + 1
-            if exits:
-                seen[i] = 1
-                queue[tail] = i
-                tail = tail + 1
-        if tail < S:
-            tail = _search_back(S, n_edges, tails, heads, scratch, queue, tail, seen)
-    free(block)
-    free(seen)
-    return tail == S
+        found = chain_reaches_goal(&c)
+    if found < 0:
+        raise MemoryError()
+    return found == 1
 
 
 def poured_infinities(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] ptr,
