@@ -32,7 +32,7 @@ from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
 from ._order cimport repair_whole_order
-from ._poured cimport ChainPieces, chain_apply, chain_reaches_goal, chain_solve
+from ._poured cimport ChainPieces, chain_apply, chain_solve, goal_reached
 from ._switches cimport extended, switch_tolerance
 
 cnp.import_array()
@@ -200,17 +200,6 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
-cdef bint _reaches_goal(order, rank, tuple pieces) except -1:
-    """:func:`fast._poured.reaches_goal` on the kernel, by its pointers."""
-    cdef ChainPieces c = _pieces(order, rank, pieces)
-    cdef int found
-    with nogil:
-        found = chain_reaches_goal(&c)
-    if found < 0:
-        raise MemoryError()
-    return found == 1
-
-
 cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
     """Whether every state reaches the goal on the edges of positive lower end of the rows'
     boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
@@ -232,19 +221,16 @@ cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel)
             low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
     cdef ChainPieces c = _pieces(order, rank, pieces)
     cdef double* zeros = <double*>calloc(3 * S + 1, sizeof(double))
-    cdef int found
     if zeros == NULL:
         raise MemoryError()
     c.data = &low[0] if c.stored else NULL
     c.width = zeros
     c.reach = <const int64_t*>(zeros + S)
     c.partial = zeros + 2 * S
-    with nogil:
-        found = chain_reaches_goal(&c)
-    free(zeros)
-    if found < 0:
-        raise MemoryError()
-    return found == 1
+    try:
+        return goal_reached(&c)
+    finally:
+        free(zeros)
 
 
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
@@ -271,7 +257,10 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
         if not c[i] > 0.0:
             positive = False
             break
-    if not any_infinite and positive and (proper or _reaches_goal(order, rank, pieces)):
+    if not any_infinite and positive and not proper:
+        k = _pieces(order, rank, pieces)
+        proper = goal_reached(&k)
+    if not any_infinite and positive and proper:
         x = np.empty(S)
         xv = x
         for i in range(S):

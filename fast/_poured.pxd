@@ -32,3 +32,5 @@ cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
                       double* out) noexcept nogil
 
 cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil
+
+cdef bint goal_reached(const ChainPieces* c) except -1

@@ -560,6 +560,16 @@ cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil:
     return tail == S
 
 
+cdef bint goal_reached(const ChainPieces* c) except -1:
+    """:func:`chain_reaches_goal` without the GIL, raising ``MemoryError`` when it fails."""
+    cdef int found
+    with nogil:
+        found = chain_reaches_goal(c)
+    if found < 0:
+        raise MemoryError()
+    return found == 1
+
+
 def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
                  const int64_t[::1] indices, const double[::1] data, const double[::1] width,
                  const int64_t[::1] reach, const double[::1] partial):
@@ -569,12 +579,7 @@ def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
     cdef ChainPieces c = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
-    cdef int found
-    with nogil:
-        found = chain_reaches_goal(&c)
-    if found < 0:
-        raise MemoryError()
-    return found == 1
+    return goal_reached(&c)
 
 
 def poured_infinities(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] ptr,
