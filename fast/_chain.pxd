@@ -1,7 +1,8 @@
 # The chain of a square poured kernel and its products by prefix sums along the pour order,
 # inline, for the chain solve of ``fast/_poured.pyx``: the forward products ``Q x`` (each row's
-# stored entries summed in the loop of the prefix sums, then its unseen run and partial) and
-# the transposed ones ``x Q`` (suffix sums over the reaches).
+# stored entries summed in the loop of the prefix sums, then its unseen run and partial; with
+# ``Q |x|`` in the same pass for a backward error) and the transposed ones ``x Q`` (suffix sums
+# over the reaches).
 
 from libc.stdint cimport int64_t
 
@@ -140,3 +141,43 @@ cdef inline void _transposed(const Chain* c, const double* x, double* out,
             out[j] = acc[j]
         else:
             out[j] = c.diagonal[j] * x[j] - acc[j]
+
+
+cdef inline void _product_and_flow(const Chain* c, const double* x, double* out,
+                                   double* flow) noexcept nogil:
+    """``out = M x`` and ``flow = Q |x|`` (``c`` not transposed; ``x`` finite, ``x[S] = 0``,
+    0 on the inactive rows): the products of ``_system_dots`` and ``_flow`` of
+    ``fast/_poured.pyx`` in one pass over the entries, every sum the same, from 0 in its
+    order."""
+    cdef int64_t S = c.S, t, k, i
+    cdef const int64_t* order = c.order
+    cdef const int64_t* indices = c.indices
+    cdef const double* weight = c.weight
+    cdef double* cum = c.cum
+    cdef double* cum_abs = c.cum_abs
+    cdef double total = 0.0, total_abs = 0.0, acc, acc_abs, value
+    cum[0] = 0.0
+    cum_abs[0] = 0.0
+    for t in range(S):
+        value = x[order[t]]
+        total = total + value
+        total_abs = total_abs + _magnitude(value)
+        cum[t + 1] = total
+        cum_abs[t + 1] = total_abs
+        acc = 0.0
+        acc_abs = 0.0
+        for k in range(c.indptr[t], c.indptr[t + 1]):
+            value = x[indices[k]]
+            acc = acc + weight[k] * value
+            acc_abs = acc_abs + weight[k] * _magnitude(value)
+        c.acc[t] = acc
+        c.acc_abs[t] = acc_abs
+    cum[S + 1] = total + x[order[S]]
+    cum_abs[S + 1] = total_abs + _magnitude(x[order[S]])
+    for i in range(S):
+        if not c.active[i]:
+            out[i] = x[i]
+            flow[i] = 0.0
+        else:
+            out[i] = c.diagonal[i] * x[i] - _row_rest(c, x, cum, i, c.acc[i], False)
+            flow[i] = _row_rest(c, x, cum_abs, i, c.acc_abs[i], True)

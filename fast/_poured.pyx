@@ -19,8 +19,8 @@ from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
 
-from ._chain cimport (Chain, _dot, _magnitude, _row_rest, _stored_and_prefix,
-                     _transposed)
+from ._chain cimport (Chain, _dot, _magnitude, _product_and_flow, _row_rest,
+                     _stored_and_prefix, _transposed)
 from ._search cimport _search_back
 
 
@@ -116,45 +116,6 @@ cdef void _flow(const Chain* c, const double* x, double* flow) noexcept nogil:
             flow[i] = 0.0
             continue
         flow[i] = _row_rest(c, x, cum, i, c.acc[i], True)
-
-
-cdef void _product_and_flow(const Chain* c, const double* x, double* out,
-                            double* flow) noexcept nogil:
-    """``out = M x`` and ``flow = Q |x|`` (``c`` not transposed; ``x`` as in
-    :func:`_system_dots`): the products of :func:`_system_dots` and :func:`_flow` in one
-    pass over the entries, every sum the same, from 0 in its order."""
-    cdef int64_t S = c.S, t, k, i
-    cdef const int64_t* order = c.order
-    cdef const int64_t* indices = c.indices
-    cdef const double* weight = c.weight
-    cdef double* cum = c.cum
-    cdef double* cum_abs = c.cum_abs
-    cdef double total = 0.0, total_abs = 0.0, acc, acc_abs, value
-    cum[0] = 0.0
-    cum_abs[0] = 0.0
-    for t in range(S):
-        value = x[order[t]]
-        total = total + value
-        total_abs = total_abs + _magnitude(value)
-        cum[t + 1] = total
-        cum_abs[t + 1] = total_abs
-        acc = 0.0
-        acc_abs = 0.0
-        for k in range(c.indptr[t], c.indptr[t + 1]):
-            value = x[indices[k]]
-            acc = acc + weight[k] * value
-            acc_abs = acc_abs + weight[k] * _magnitude(value)
-        c.acc[t] = acc
-        c.acc_abs[t] = acc_abs
-    cum[S + 1] = total + x[order[S]]
-    cum_abs[S + 1] = total_abs + _magnitude(x[order[S]])
-    for i in range(S):
-        if not c.active[i]:
-            out[i] = x[i]
-            flow[i] = 0.0
-        else:
-            out[i] = c.diagonal[i] * x[i] - _row_rest(c, x, cum, i, c.acc[i], False)
-            flow[i] = _row_rest(c, x, cum_abs, i, c.acc_abs[i], True)
 
 
 cdef double _backward_error(const Chain* c, const double* rhs, const double* x, double* residual,
