@@ -137,48 +137,60 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order kept on each thread and its direction (:func:`_pour_walk`)."""
+"""The last pour kept on each thread (:func:`_pour_walk`): ``(descending, key, walk)``."""
 
 
 REPAIR_MOVES = 16
 """Most moves, per next state, of the insertion that repairs a kept pour order
 (:func:`fast._robust.repair_order`) before a sort takes over."""
 
+KEPT_WALK_STATES = 1 << 12
+"""The most next states of a pour whose whole walk :func:`_pour_walk` keeps for a pour of the
+same vector (at most 128 KiB held); larger pours keep their order alone."""
+
 
 def _pour_walk(v_ext, descending, keep=True):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
-    The last order kept on the thread, when of the same direction (its values moved little,
-    or not at all: the policy iterations pour one vector twice), is repaired into the new one by
+    The last pour kept on the thread, when of the same direction, gives its walk whole when
+    it poured the same vector, bit for bit (the policy iterations and the robust rounds pour
+    one vector two or three times; kept up to :data:`KEPT_WALK_STATES` next states). Otherwise
+    its order (its values moved little, or not at all) is repaired into the new one by
     insertion (:func:`fast._robust.repair_order`, the same permutation as
     :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
     more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
     :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
-    NaN. Only the new order is kept (read-only: a kernel built on it shares it), the last one
-    dropped, and none with ``keep`` False (the policy iterations' first pour: they repair their own
-    orders after it); the position and the sums are the caller's, freed with its pour.
+    NaN. Only the new walk is kept (read-only: kernels built on it and later pours share
+    it), the last one dropped, and none with ``keep`` False (the policy iterations' first
+    pour: they repair their own orders after it).
     """
-    previous = getattr(_LAST_POUR, "order", None)
-    _LAST_POUR.order = None
-    order = None
-    if previous is not None and previous[0] == descending and previous[1].size == v_ext.size:
-        previous = previous[1]
-        order = previous.copy()
-        if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
-            order = None
-    previous = None
-    if order is None:
-        order = np.empty(v_ext.size, dtype=np.int64)
-        if not _robust.sort_order(v_ext, order, descending):
-            order = pour_order(v_ext, descending).astype(np.int64)
-    rank = np.empty(order.size, dtype=np.int64)
-    cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
-    _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
-    order.flags.writeable = False
+    last = getattr(_LAST_POUR, "walk", None)
+    _LAST_POUR.walk = None
+    key = v_ext.tobytes() if v_ext.size <= KEPT_WALK_STATES else None
+    if last is not None and last[0] == descending and key is not None and last[1] == key:
+        walk = last[2]
+    else:
+        order = None
+        if last is not None and last[0] == descending and last[2][0].size == v_ext.size:
+            order = last[2][0].copy()
+            last = None
+            if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
+                order = None
+        last = None
+        if order is None:
+            order = np.empty(v_ext.size, dtype=np.int64)
+            if not _robust.sort_order(v_ext, order, descending):
+                order = pour_order(v_ext, descending).astype(np.int64)
+        rank = np.empty(order.size, dtype=np.int64)
+        cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
+        _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
+        walk = order, rank, cum_v, cum_inf
+        for array in walk:
+            array.flags.writeable = False
     if keep:
-        _LAST_POUR.order = (descending, order)
-    return order, rank, cum_v, cum_inf
+        _LAST_POUR.walk = (descending, key, walk if key is not None else walk[:1])
+    return walk
 
 
 def _pour_arguments(boxes, rows, v_ext, descending):
