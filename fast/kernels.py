@@ -19,6 +19,7 @@ compiled (:class:`CompiledPouredKernel`).
 """
 
 import threading
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -203,7 +204,12 @@ def _pour_arguments(boxes, rows, v_ext, descending):
 
 
 def pour_values(boxes, rows, v_ext, descending):
-    """Kernel ``pour_values``, by :func:`fast._robust.pour_values` (threads over rows)."""
+    """Kernel ``pour_values``, by :func:`fast._robust.pour_values` (threads over rows); a pour
+    of every pair by increasing value that :func:`_pour_blocks` just made on the same boxes
+    and vector (:func:`_poured_pairs`) is copied instead."""
+    kept = _poured_pairs(boxes, rows, v_ext, descending)
+    if kept is not None:
+        return kept
     arguments = _pour_arguments(boxes, rows, v_ext, descending)
     work = 8 * (boxes.lo.size + len(rows))
     _robust.pour_values(*arguments, sweep_threads(work))
@@ -429,19 +435,50 @@ POUR_BLOCK_PAIRS = 1 << 15
 :func:`robust_iteration`): their Q-values are never held whole."""
 
 
+_POURED_PAIRS = threading.local()
+"""The last pour of every pair by increasing value that :func:`_pour_blocks` made on the thread
+(:func:`_poured_pairs`)."""
+
+
+def _poured_pairs(boxes, rows, v_ext, descending):
+    """A copy of the pour of every pair by increasing value against ``v_ext`` when
+    :func:`_pour_blocks` made it last on the thread, on these boxes and this vector bit for
+    bit, and ``rows`` are all the pairs in order (the lower check's pour of the optimist's
+    values, which the adaptive sampling pours again); else None. Kept up to
+    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, by a weak
+    reference to the boxes."""
+    kept = getattr(_POURED_PAIRS, "kept", None)
+    n_pairs = boxes.hi_unseen.size
+    if descending or kept is None or kept[0]() is not boxes or len(rows) != n_pairs:
+        return None
+    rows = np.asarray(rows)
+    if not (rows[0] == 0 and rows[-1] == n_pairs - 1 and (rows[1:] > rows[:-1]).all()
+            and kept[1] == np.ascontiguousarray(v_ext, dtype=np.float64).tobytes()):
+        return None
+    return kept[2].copy()
+
+
 def _pour_blocks(boxes, v_ext, descending):
     """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
     compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
-    (the floats of :func:`pour_values`, row by row)."""
+    (the floats of :func:`pour_values`, row by row). A pour of every pair by increasing value
+    is kept, read-only, for :func:`_poured_pairs`."""
     v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
     walk = _pour_walk(v_ext, descending)
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
+    keep = (not descending and v_ext.size <= KEPT_WALK_STATES
+            and boxes.hi_unseen.size <= POUR_BLOCK_PAIRS)
+    if not descending:
+        _POURED_PAIRS.kept = None
 
     def pour(r0, r1):
         out = np.empty(r1 - r0)
         _robust.pour_values(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
                             np.arange(r0, r1, dtype=np.int64), v_ext, *walk, out,
                             sweep_threads(int(8 * (r1 - r0) * (per_row + 1))))
+        if keep and r0 == 0 and r1 == boxes.hi_unseen.size:
+            out.flags.writeable = False
+            _POURED_PAIRS.kept = (weakref.ref(boxes), v_ext.tobytes(), out)
         return out
 
     return pour

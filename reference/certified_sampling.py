@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ._checks import exact_sum
 from .confidence import EntryBlocks
 from .kernels import order_values
 
@@ -106,7 +107,7 @@ def _policy_widths(kernels, boxes, rows, upper, kernel_l):
     return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
 
 
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
+def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
@@ -144,7 +145,6 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    n = boxes.n
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
     q_low = costs + best.reshape(S, A)
     if rivals:
@@ -175,16 +175,19 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     return np.maximum(target, 0.0, out=target)
 
 
-def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
-    ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
+def _next_draws(kernels, boxes, costs, sampling, n_pair, state, goal_gap, cap, rivals=False):
+    """New calls per pair for the next round, at most ``cap`` in total (``n_pair`` the
+    samples of every pair, int64 ``(S, A)``, those the counts of ``boxes`` sum to: the sample
+    store's; ``state`` of the round; ``rivals``: also sample the rivals of the policy's
+    actions, :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
+    n_calls, n = exact_sum(n_pair), n_pair.reshape(-1).astype(np.float64)
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
-        more = np.maximum(per_pair - boxes.n, 0.0)
+        more = np.maximum(per_pair - n, 0.0)
         total = min(cap, int(more.sum()))
     else:
-        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap,
+        more = _adaptive_draws(kernels, boxes, costs, n, GROWTH * n_calls, *state, goal_gap,
                                rivals)
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
