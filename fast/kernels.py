@@ -14,8 +14,9 @@ pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
 :class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last
-order poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run
-compiled (:class:`CompiledPouredKernel`).
+order poured on the thread by insertion, or take its whole walk when they pour the same
+vector again (:func:`_pour_walk`); their kernels' products run compiled
+(:class:`CompiledPouredKernel`).
 """
 
 import threading
@@ -445,8 +446,9 @@ def _poured_pairs(boxes, rows, v_ext, descending):
     :func:`_pour_blocks` made it last on the thread, on these boxes and this vector bit for
     bit, and ``rows`` are all the pairs in order (the lower check's pour of the optimist's
     values, which the adaptive sampling pours again); else None. Kept up to
-    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, by a weak
-    reference to the boxes."""
+    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, with a weak
+    reference to the boxes (boxes without one are never kept): boxes are not modified once
+    built."""
     kept = getattr(_POURED_PAIRS, "kept", None)
     n_pairs = boxes.hi_unseen.size
     if descending or kept is None or kept[0]() is not boxes or len(rows) != n_pairs:
@@ -466,19 +468,23 @@ def _pour_blocks(boxes, v_ext, descending):
     v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
     walk = _pour_walk(v_ext, descending)
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
-    keep = (not descending and v_ext.size <= KEPT_WALK_STATES
-            and boxes.hi_unseen.size <= POUR_BLOCK_PAIRS)
+    owner = None
     if not descending:
         _POURED_PAIRS.kept = None
+        if v_ext.size <= KEPT_WALK_STATES and boxes.hi_unseen.size <= POUR_BLOCK_PAIRS:
+            try:
+                owner = weakref.ref(boxes)
+            except TypeError:
+                owner = None
 
     def pour(r0, r1):
         out = np.empty(r1 - r0)
         _robust.pour_values(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
                             np.arange(r0, r1, dtype=np.int64), v_ext, *walk, out,
                             sweep_threads(int(8 * (r1 - r0) * (per_row + 1))))
-        if keep and r0 == 0 and r1 == boxes.hi_unseen.size:
+        if owner is not None and r0 == 0 and r1 == boxes.hi_unseen.size:
             out.flags.writeable = False
-            _POURED_PAIRS.kept = (weakref.ref(boxes), v_ext.tobytes(), out)
+            _POURED_PAIRS.kept = (owner, v_ext.tobytes(), out)
         return out
 
     return pour

@@ -562,7 +562,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept, run.store.n_pair)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)
