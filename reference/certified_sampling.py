@@ -114,7 +114,8 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
     kernel ``poured_chain_visits``; the kernel is poured again along its pour order
     ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts (``n``: the
+    samples of every pair, float64 ``(S*A,)``, the floats of ``boxes.n``), the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
@@ -130,7 +131,8 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     :func:`_rivals` finds worth sampling gets the same score with its own
     width (:func:`_widths`), at its state's visits. The optimist's pour of
     every pair against ``lower`` is made once (the Q-values and the rivals'
-    widths read it; the policy's widths read ``kernel_l``), and the
+    widths read it; the policy's widths read ``kernel_l``; the compiled kernel set
+    copies the lower check's pour of the same vector), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
     and the rivals' brackets).
     """
