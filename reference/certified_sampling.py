@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ._checks import exact_sum
 from .confidence import EntryBlocks
 from .kernels import order_values
 
@@ -106,14 +107,15 @@ def _policy_widths(kernels, boxes, rows, upper, kernel_l):
     return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
 
 
-def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
+def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
     kernel ``poured_chain_visits``; the kernel is poured again along its pour order
     ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts (``n``: the
+    samples of every pair, float64 ``(S*A,)``, the floats of ``boxes.n``), the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
@@ -129,7 +131,8 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     :func:`_rivals` finds worth sampling gets the same score with its own
     width (:func:`_widths`), at its state's visits. The optimist's pour of
     every pair against ``lower`` is made once (the Q-values and the rivals'
-    widths read it; the policy's widths read ``kernel_l``), and the
+    widths read it; the policy's widths read ``kernel_l``; the compiled kernel set
+    copies the lower check's pour of the same vector), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
     and the rivals' brackets).
     """
@@ -144,7 +147,6 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    n = boxes.n
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
     q_low = costs + best.reshape(S, A)
     if rivals:
@@ -175,16 +177,19 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     return np.maximum(target, 0.0, out=target)
 
 
-def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
-    ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
+def _next_draws(kernels, boxes, costs, sampling, n_pair, state, goal_gap, cap, rivals=False):
+    """New calls per pair for the next round, at most ``cap`` in total (``n_pair`` the
+    samples of every pair, int64 ``(S, A)``, those the counts of ``boxes`` sum to: the sample
+    store's; ``state`` of the round; ``rivals``: also sample the rivals of the policy's
+    actions, :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
+    n_calls, n = exact_sum(n_pair), n_pair.reshape(-1).astype(np.float64)
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
-        more = np.maximum(per_pair - boxes.n, 0.0)
+        more = np.maximum(per_pair - n, 0.0)
         total = min(cap, int(more.sum()))
     else:
-        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap,
+        more = _adaptive_draws(kernels, boxes, costs, n, GROWTH * n_calls, *state, goal_gap,
                                rivals)
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0
