@@ -28,6 +28,7 @@ cimport numpy as cnp
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcmp
 from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
@@ -433,19 +434,34 @@ cdef class Pours:
     """Pours of the boxes' rows against vectors in one direction, for the compiled robust
     rounds (``fast._robust_pi.robust_iteration``): the kernel ``pour_values`` of the rows,
     each pour along the order of its vector repaired from the last one (:func:`_walk`, the
-    same permutation as a fresh sort, so the same floats), with no Python layer between
-    the rounds and the compiled pour."""
+    same permutation as a fresh sort, so the same floats), or along the last walk whole for
+    the same vector, with no Python layer between the rounds and the compiled pour."""
 
     cdef Tools t
     cdef bint descending
-    cdef object previous
+    cdef object previous, last_v, last_walk
 
     def __init__(self, Tools t, bint descending):
         self.t, self.descending, self.previous = t, descending, None
+        self.last_v = self.last_walk = None
+
+    cdef tuple _walk_of(self, v_ext):
+        """The walk of ``v_ext``: the last one whole when it was of the same vector, bit for
+        bit (the rounds pour the policy's rows, then every pair, against one vector), else
+        :func:`_walk` from the last order."""
+        cdef const double[::1] v = v_ext
+        cdef const double[::1] last
+        if self.last_v is not None:
+            last = self.last_v
+            if last.shape[0] == v.shape[0] and memcmp(&last[0], &v[0],
+                                                      v.shape[0] * sizeof(double)) == 0:
+                return self.last_walk
+        walk = _walk(self.t, v_ext, self.descending, self.previous, True)
+        self.previous, self.last_v, self.last_walk = walk[0], np.array(v_ext), walk
+        return walk
 
     cdef object _pour(self, rows, v_ext, Py_ssize_t size, int threads):
-        walk = _walk(self.t, v_ext, self.descending, self.previous, True)
-        self.previous = walk[0]
+        walk = self._walk_of(v_ext)
         out = np.empty(size)
         _robust.pour_values(self.t.indptr, self.t.cols, self.t.lo, self.t.hi, self.t.hi_unseen,
                             rows, v_ext, *walk, out, threads)
@@ -458,9 +474,7 @@ cdef class Pours:
     def pairs(self, v_ext):
         """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``, all
         along one order (each pair's pour the same in any block)."""
-        walk = _walk(self.t, v_ext, self.descending, self.previous, True)
-        self.previous = walk[0]
-        return _PairBlocks(self.t, v_ext, walk)
+        return _PairBlocks(self.t, v_ext, self._walk_of(v_ext))
 
 
 cdef class _PairBlocks:
