@@ -8,13 +8,13 @@ Private module of the ``fast`` backend. The loops are those of
 floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
 ``fast._robust.pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
 C function behind ``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of
-``reaches_goal``: the adversary's loop
-searches once, on the edges every pour of its rows holds, and each kernel only when those do
-not reach the goal) and the compiled product (``fast._poured.chain_apply``, that of
-``poured_apply``) on the kernels' pieces directly, by their pointers, and does the tolerances, comparisons, argmins and switches
-in typed loops. No ``PouredKernel`` is built inside the loop but for the rare evaluations
-the common path does not cover (a cost of 0, an infinite state, a state that may not reach
-the goal, an infinite value), which go through the kernel ``poured_chain_values`` and the
+``reaches_goal``: the adversary's loop searches once, on the edges every pour of its rows
+holds, and each kernel only when those do not reach the goal) and the compiled product
+(``fast._poured.chain_apply``, that of ``poured_apply``) on the kernels' pieces directly, by
+their pointers, and does the tolerances, comparisons, argmins and switches in typed loops.
+No ``PouredKernel`` is built inside the loop but for the rare evaluations the common path
+does not cover (a cost of 0, an infinite state, a state that may not reach the goal, an
+infinite value), which go through the kernel ``poured_chain_values`` and the
 kernel's own product as in the numpy loop; a solve whose backward error is too large goes
 to the fallback of ``poured_chain_values`` (``reference.chains.poured_values``) directly.
 Each loop holds one kernel at a time: once its products are taken, the last kernel is kept
@@ -31,7 +31,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp
 from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
-from . import _poured, _robust
+from . import _robust
 from ._order cimport repair_whole_order
 from ._poured cimport ChainPieces, chain_apply, chain_solve, goal_reached
 from ._switches cimport extended, switch_tolerance

@@ -205,9 +205,10 @@ cdef void _bicgstab(const Chain* c, const double* rhs, double* e, double* w,
 cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs, double* x,
                      double rtol, int rounds, int maxiter, bint transposed, double* omega,
                      double* residual_out) noexcept nogil:
-    """:func:`poured_solve` on the pieces ``k`` of a square kernel (``k.n = k.S > 0``): writes the candidate into ``x``,
-    its backward error into ``omega`` and the residual into ``residual_out``; returns 0, or
-    -1 (nothing written) when its scratch space cannot be allocated."""
+    """:func:`poured_solve` on the pieces ``k`` of a square kernel (``k.n = k.S > 0``):
+    writes the candidate into ``x``, its backward error into ``omega`` and the residual into
+    ``residual_out``; returns 0, or -1 (nothing written) when its scratch space cannot be
+    allocated."""
     cdef int64_t S = k.S, i
     cdef int round_
     cdef double best, trial, enough, gap
