@@ -135,27 +135,36 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
-cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
+cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple walk):
     """Whether every state reaches the goal on the edges of positive lower end of the rows'
     boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
     those edges and exits are in every pour of the rows, whose stored entries hold their
     lower end plus a mass of at least 0, so then :func:`fast._poured.reaches_goal` is True
-    on each of their kernels."""
-    cdef const int64_t[::1] indptr = t.indptr
+    on each of their kernels. Searched on a chain of those entries alone (no unseen mass),
+    before any kernel of the rows is poured."""
+    cdef const int64_t[::1] indptr = t.indptr, cols = t.cols
     cdef const double[::1] lo = t.lo, hi = t.hi
     cdef Py_ssize_t S = rows.shape[0], i
-    cdef int64_t k, first
-    order, rank, pieces = kernel
-    ptr = pieces[0]
-    cdef const int64_t[::1] p = ptr
-    lower = np.empty(p[S])
-    cdef double[::1] low = lower
+    cdef int64_t e, k = 0
     for i in range(S):
-        first = indptr[rows[i]] - p[i]
-        for k in range(p[i], p[i + 1]):
-            low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
-    return _poured.reaches_goal(order, rank, ptr, pieces[1], lower, np.zeros(S),
-                                np.zeros(S, dtype=np.int64), np.zeros(S))
+        for e in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            if hi[e] >= lo[e] and lo[e] > 0.0:
+                k += 1
+    ptr = np.empty(S + 1, dtype=np.int64)
+    heads, lower = np.empty(k, dtype=np.int64), np.empty(k)
+    cdef int64_t[::1] p = ptr, h = heads
+    cdef double[::1] low = lower
+    k = 0
+    for i in range(S):
+        p[i] = k
+        for e in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            if hi[e] >= lo[e] and lo[e] > 0.0:
+                h[k], low[k] = cols[e], lo[e]
+                k += 1
+    p[S] = k
+    none = np.zeros(S)
+    return _poured.reaches_goal(walk[0], walk[1], ptr, heads, lower, none,
+                                np.zeros(S, dtype=np.int64), none)
 
 
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
@@ -217,8 +226,10 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
     cdef bint any_infinite = infinite.any()
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
-    kernel = _pour(t, rows, _walk(t, extended(values), True, None, False))
-    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, kernel)
+    walk = _walk(t, extended(values), True, None, False)
+    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, walk)
+    kernel = _pour(t, rows, walk)
+    walk = None
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
                                      active, proper)

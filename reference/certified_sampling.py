@@ -91,16 +91,19 @@ def _widths(kernels, boxes, rows, n, upper, lower, best):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
 
 
-def _policy_widths(kernels, boxes, rows, upper, kernel_l):
+def _policy_widths(kernels, boxes, rows, upper, kernel_l, worst=None):
     r"""Width term of the optimistic policy's pairs ``rows`` (one a state):
     :math:`(p^+ - p^-) \cdot U`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the row of
     the optimistic kernel ``kernel_l`` (``(S, S+1)``); a pair that can reach
-    an infinite ``upper`` (in either pour) gets ``inf``. Returns ``(width, p+ . U)``.
+    an infinite ``upper`` (in either pour) gets ``inf``. ``worst`` is ``p+ . U`` when the
+    caller poured it already (before ``kernel_l``, so that the pour's arrays and the kernel
+    are not held at once). Returns ``(width, p+ . U)``.
     """
     u_ext = np.append(upper, 0.0)
-    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    if worst is None:
+        worst = kernels.pour_values(boxes, rows, u_ext, True)
     with np.errstate(invalid="ignore"):
         width = worst - kernel_l @ u_ext
     return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
@@ -135,18 +138,18 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
-    gaps = np.where(np.isinf(upper), np.inf, upper - lower)
-    start = (gaps > goal_gap).astype(float)
+    start = (np.where(np.isinf(upper), np.inf, upper - lower) > goal_gap).astype(float)
     rows = states * A + policy_l
+    worst = kernels.pour_values(boxes, rows, np.append(upper, 0.0), True)
     kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
     visits = kernels.poured_chain_visits(kernel_l, start)
-    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l)
-    del kernel_l
+    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l, worst)
+    del kernel_l, start
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    n = boxes.n
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
     q_low = costs + best.reshape(S, A)
+    n = boxes.n if rivals else None
     if rivals:
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
                                costs[states, policy_l] + worst, n)
@@ -160,6 +163,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     del best
     alive = (q_low <= upper[:, None]).ravel()
     del q_low
+    n = boxes.n if n is None else n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
     if rivals:
