@@ -333,15 +333,16 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
-            walk = order = rank = cum_v = cum_inf = None
+            walk = order = rank = cum_v = cum_inf = v_ext = current = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)
         rows = np.empty(S, dtype=np.int64)
         _policy_rows(policy, A, rows)
         current = None  # freed before the new pour, and the Q-values unless returned
+        walk = last = cum_v = cum_inf = None  # the new kernel holds (order, rank)
         if n_iter < t.max_iter:
             q = qv = None
-        kernel = _pour(t, rows, walk)
+        kernel = _pour(t, rows, (order, rank))
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))

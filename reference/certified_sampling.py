@@ -143,8 +143,9 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     worst = kernels.pour_values(boxes, rows, np.append(upper, 0.0), True)
     kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
     visits = kernels.poured_chain_visits(kernel_l, start)
+    del start
     width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l, worst)
-    del kernel_l, start
+    del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)

@@ -90,7 +90,6 @@ def _robust_policy(kernels, boxes, costs, policy):
     :func:`_goal_forcing`.
     """
     S, A = boxes.n_states, boxes.n_actions
-    states = np.arange(S)
     policy = policy.copy()
     start, forcing, total, n_round = np.zeros(S), None, 0, 0
     infinite = np.zeros(S, dtype=bool)
@@ -106,11 +105,11 @@ def _robust_policy(kernels, boxes, costs, policy):
         if status == OPEN:
             kernel = None
             U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
-                kernels, boxes, costs[states, policy], policy, U)
+                kernels, boxes, costs[np.arange(S), policy], policy, U)
             n_round, total = n_round + 1, total + n_iter
         if np.isinf(U).any():
             if forcing is None:
-                kernel = _Poured(kernel.order, states * A + policy)
+                kernel = _Poured(kernel.order, np.arange(S) * A + policy)
                 forcing = _goal_forcing(boxes)
             rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
             if rescue.any():
