@@ -44,7 +44,7 @@ def write_checkpoint(store, path, rng, meta):
         indptr=csr.indptr.astype(np.int64),
         indices=csr.indices.astype(np.int64),
         data=csr.data.astype(np.int64),
-        n_pair=store._n_pair.reshape(-1),
+        n_pair=store.n_pair.reshape(-1),
     ))
     if store._ledger == path + LEDGER_SUFFIX:
         empty_ledger(store._ledger)

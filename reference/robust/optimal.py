@@ -107,10 +107,9 @@ def _robust_policy(kernels, boxes, costs, policy):
             U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
                 kernels, boxes, costs[np.arange(S), policy], policy, U)
             n_round, total = n_round + 1, total + n_iter
+        kernel = _Poured(kernel.order, np.arange(S) * A + policy)
         if np.isinf(U).any():
-            if forcing is None:
-                kernel = _Poured(kernel.order, np.arange(S) * A + policy)
-                forcing = _goal_forcing(boxes)
+            forcing = _goal_forcing(boxes) if forcing is None else forcing
             rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
             if rescue.any():
                 policy = np.where(rescue, forcing[1], policy)
@@ -129,8 +128,8 @@ def _robust_policy(kernels, boxes, costs, policy):
 
 @dataclass(frozen=True)
 class _Poured:
-    """An adversary's kernel kept as its pour order and rows while goal forcing runs
-    (:func:`_poured` pours it again)."""
+    """An adversary's kernel kept as its pour order and rows while goal forcing and the
+    switches run (:func:`_poured` pours it again)."""
 
     order: np.ndarray
     rows: np.ndarray
