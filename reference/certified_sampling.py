@@ -137,9 +137,8 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     and the rivals' brackets).
     """
     S, A = boxes.n_states, boxes.n_actions
-    states = np.arange(S)
     start = (np.where(np.isinf(upper), np.inf, upper - lower) > goal_gap).astype(float)
-    rows = states * A + policy_l
+    rows = np.arange(S) * A + policy_l
     worst = kernels.pour_values(boxes, rows, np.append(upper, 0.0), True)
     kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
     visits = kernels.poured_chain_visits(kernel_l, start)
@@ -153,7 +152,7 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     n = boxes.n if rivals else None
     if rivals:
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
-                               costs[states, policy_l] + worst, n)
+                               costs[np.arange(S), policy_l] + worst, n)
         open_ &= visits > 0
         rival = rival[open_]
         rival_width = _widths(kernels, boxes, rival, n[rival], upper, lower, best[rival])[0]

@@ -194,6 +194,20 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
             pairs, n, np.random.default_rng(1)), want)
 
 
+def test_per_pair_counts_pass_two_to_the_31():
+    # The store holds N(s, a) in int32 while the calls made fit; the merge that passes
+    # 2^31 - 1 calls widens them, so a pair's count past it is exact, not wrapped.
+    store = SampleStore(2, 1)
+    store.add(0, 0, [1], [2**31 - 10])
+    store.add(1, 0, [2], [3])
+    assert store.n_pair.dtype == np.int64 and store.n_pair.tolist() == [[2**31 - 10], [3]]
+    store.add(0, 0, [2], [20])
+    store.add(0, 0, [1], [2**31])
+    want = [[2**32 + 10], [3]]
+    assert store.n_pair.tolist() == want and store.n_samples == 2**32 + 13
+    np.testing.assert_array_equal(store.counts_csr().sum(axis=1), np.ravel(want))
+
+
 def test_certified_rounds_peak_below_three_point_one_five_stores():
     # tracemalloc's peak of the rounds after the first, against the store's CSR bytes (the
     # instance and its model are built before tracing starts; the first round also holds
