@@ -102,6 +102,18 @@ cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     return order, rank
 
 
+cdef tuple _with_ranks(order):
+    """``(order, rank)``: the walk of a pour order, with the position of every next state in
+    it."""
+    cdef const int64_t[::1] o = order
+    cdef Py_ssize_t k
+    rank = np.empty(o.shape[0], dtype=np.int64)
+    cdef int64_t[::1] r = rank
+    for k in range(o.shape[0]):
+        r[o[k]] = k
+    return order, rank
+
+
 cdef tuple _pour(Tools t, rows, tuple walk):
     """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
     ``pour_kernel`` without its ``PouredKernel``)."""
@@ -236,10 +248,11 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = extended(values)
+        values = v_ext[:S]  # the values' own array is freed: v_ext holds them
         old_p = _product(t, kernel, v_ext, True)
-        walk = kernel[:2]
-        kernel = None  # one kernel at a time: the last one is poured again if it is kept
-        candidate = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
+        walk = kernel[0]
+        kernel = None  # one kernel at a time: the last one is poured again (along its order)
+        candidate = _pour(t, rows, _walk(t, v_ext, True, walk, False))
         tol = _tolerance(values, residual, t.switch_rtol)
         new_p = _product(t, candidate, v_ext, True)
         gains = False
@@ -249,6 +262,7 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
                 break
         if not gains:
             candidate = None
+            walk = _with_ranks(walk)
             if not poured:
                 return values, walk, n_iter, True
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True

@@ -90,7 +90,6 @@ def _robust_policy(kernels, boxes, costs, policy):
     :func:`_goal_forcing`.
     """
     S, A = boxes.n_states, boxes.n_actions
-    policy = policy.copy()
     start, forcing, total, n_round = np.zeros(S), None, 0, 0
     infinite = np.zeros(S, dtype=bool)
     while n_round < ROBUST_MAX_ITER:
