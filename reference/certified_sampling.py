@@ -13,6 +13,7 @@ import numpy as np
 
 from .confidence import EntryBlocks
 from .kernels import order_values
+from .robust_rounds import _state_blocks
 
 
 GROWTH = 1.05
@@ -109,6 +110,14 @@ def _policy_widths(kernels, boxes, rows, upper, kernel_l, worst=None):
     return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
 
 
+def _optimist_q(kernels, boxes, costs, l_ext, s0, s1):
+    """``(p- . L, c + p- . L)`` of the pairs of the states ``s0:s1``: the optimist's pour of
+    each against ``l_ext`` (``(S+1,)``), flat, and the Q-values, ``(s1 - s0, A)``."""
+    A = boxes.n_actions
+    best = kernels.pour_values(boxes, np.arange(s0 * A, s1 * A), l_ext, False)
+    return best, costs[s0:s1] + best.reshape(s1 - s0, A)
+
+
 def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
@@ -134,7 +143,8 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     every pair against ``lower`` is made once (the Q-values and the rivals'
     widths read it; the policy's widths read ``kernel_l``), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
-    and the rivals' brackets).
+    and the rivals' brackets). Without rivals the Q-values are poured a block of states at a
+    time (:func:`reference.robust_rounds._state_blocks`), never held whole.
     """
     S, A = boxes.n_states, boxes.n_actions
     start = (np.where(np.isinf(upper), np.inf, upper - lower) > goal_gap).astype(float)
@@ -147,10 +157,10 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
     del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
-    q_low = costs + best.reshape(S, A)
-    n = boxes.n if rivals else None
+    l_ext = np.append(lower, 0.0)
     if rivals:
+        n = boxes.n
+        best, q_low = _optimist_q(kernels, boxes, costs, l_ext, 0, S)
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
                                costs[np.arange(S), policy_l] + worst, n)
         open_ &= visits > 0
@@ -160,10 +170,14 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
                                max(1.0, float(finite.max(initial=0.0))))
         rival_score = (visits[open_] * rival_width
                        * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
-    del best
-    alive = (q_low <= upper[:, None]).ravel()
-    del q_low
-    n = boxes.n if n is None else n
+        alive = (q_low <= upper[:, None]).ravel()
+        del best, q_low
+    else:
+        alive = np.empty(S * A, dtype=bool)
+        for s0, s1 in _state_blocks(S, A):
+            alive[s0 * A:s1 * A] = (_optimist_q(kernels, boxes, costs, l_ext, s0, s1)[1]
+                                    <= upper[s0:s1, None]).ravel()
+        n = boxes.n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
     if rivals:

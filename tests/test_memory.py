@@ -17,10 +17,12 @@ import scipy.sparse as sp
 from reference import certified_sampling, confidence, robust_rounds
 from reference import robust as reference_robust
 from reference.box_kinds import box_kind
+from reference.envs import exit_grid
 from reference.generative import SampleStore, models
 from reference.kernels import NUMPY_KERNELS, order_values, pour_order
 from reference.robust import optimal, pessimistic
 from reference.store_boxes import store_boxes
+from reference.theta_bounds import round_bounds
 
 EVERYTHING = 1 << 40
 """A block size holding every entry at once."""
@@ -133,6 +135,30 @@ def test_sampling_means_do_not_depend_on_the_blocks(backend, monkeypatch):
     for block in (1, 5, 100):
         _assert_same(_with_block(monkeypatch, block, certified_sampling._means, boxes, rows, n,
                                  *vectors), want)
+
+
+@pytest.mark.parametrize("rivals", [False, True])
+def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch, rivals):
+    # Without rivals, adaptive sampling pours the optimist's Q-values a block of states at a
+    # time; some pairs are ruled out (Q-value above U) and some are not.
+    kernels = _kernels(backend)
+    ssp = exit_grid(5, 7, spacing=4, success=0.9)
+    S, A = ssp.n_states, ssp.n_actions
+    rng = np.random.default_rng(11)
+    kernel = ssp.P.reshape(S * A, S + 1) if not sp.issparse(ssp.P) else ssp.P.toarray()
+    counts = np.array([rng.multinomial(2000, row / row.sum()) for row in kernel])
+    boxes = store_boxes(kernels, sp.csr_array(counts), 0.1, box_kind("kl"))
+    state = round_bounds(kernels, boxes, ssp.costs, {})[0]
+    q = ssp.costs + kernels.pour_values(boxes, np.arange(S * A), np.append(state[0], 0.0),
+                                        False).reshape(S, A)
+    alive = q <= state[3][:, None]
+    assert alive.any() and not alive.all()
+    args = (kernels, boxes, ssp.costs, 1e8, *state, 0.01, rivals)  # the floor binds
+    monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", EVERYTHING)
+    want = certified_sampling._adaptive_draws(*args)
+    for block in (1, 5, 3 * A):
+        monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", block)
+        _assert_same(certified_sampling._adaptive_draws(*args), want)
 
 
 def test_the_switches_do_not_depend_on_the_blocks(backend, monkeypatch):
