@@ -79,7 +79,7 @@ def _goal_forcing(boxes):
         W = R[:S].copy()
 
 
-def _robust_policy(kernels, boxes, costs, policy):
+def _robust_policy(kernels, boxes, costs, policy, poured=True):
     """Robust PI from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
 
     The rounds that need no graph search run in the kernel ``robust_iteration``
@@ -87,7 +87,8 @@ def _robust_policy(kernels, boxes, costs, policy):
     infinity decision of :func:`_robust_values`, and the same switches
     (:func:`reference.robust_rounds.improvement`). States with an infinite value that
     some policy can make finite first switch to the goal-forcing action of
-    :func:`_goal_forcing`.
+    :func:`_goal_forcing`. With ``poured`` False the kernel is None: a caller that drops it
+    saves its last pour.
     """
     S, A = boxes.n_states, boxes.n_actions
     start, forcing, total, n_round = np.zeros(S), None, 0, 0
@@ -122,7 +123,7 @@ def _robust_policy(kernels, boxes, costs, policy):
         start = np.where(np.isfinite(U), U, 0.0)
     converged = converged and status == DONE
     message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
-    return U, policy, _poured(kernels, boxes, kernel), total, converged, message
+    return U, policy, _poured(kernels, boxes, kernel) if poured else None, total, converged, message
 
 
 @dataclass(frozen=True)
