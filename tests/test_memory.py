@@ -221,8 +221,8 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
 
 
 def test_per_pair_counts_pass_two_to_the_31():
-    # The store holds N(s, a) in int32 while the calls made fit; the merge that passes
-    # 2^31 - 1 calls widens them, so a pair's count past it is exact, not wrapped.
+    # The store keeps no per-pair array: N(s, a) are the row sums of its int64 counts, exact
+    # past 2^31 - 1 and 2^32 (not wrapped), and its total is an exact integer.
     store = SampleStore(2, 1)
     store.add(0, 0, [1], [2**31 - 10])
     store.add(1, 0, [2], [3])
