@@ -30,7 +30,8 @@ def _goal_forcing(boxes):
     and **progressing** (every kernel of the box puts positive mass on ``R``:
     lower ends in ``R``, or upper ends outside ``R`` summing below 1). Returns
     ``(W, action)`` with ``action[s]`` the first safe and progressing action
-    found for ``s`` in ``W`` (0 elsewhere); following it from ``W``, every
+    found for ``s`` in ``W`` (0 elsewhere; the smallest unsigned integer type holding the
+    actions, as it is held through the rounds); following it from ``W``, every
     adversary reaches the goal with probability 1.
 
     Each test reads the boxes a block of rows at a time
@@ -44,7 +45,7 @@ def _goal_forcing(boxes):
     for r0, r1, e0, e1, local in row_blocks(indptr):
         free[r0:r1] = 1.0 - np.bincount(local, weights=lo[e0:e1], minlength=r1 - r0) > 0
     spread = free & (h > 0)
-    action = np.zeros(S, dtype=np.int64)
+    action = np.zeros(S, dtype=np.min_scalar_type(A - 1))
     W = np.ones(S, dtype=bool)
     safe, good = np.empty(S * A, dtype=bool), np.empty(S * A, dtype=bool)
     while True:
