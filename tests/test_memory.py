@@ -234,7 +234,7 @@ def test_per_pair_counts_pass_two_to_the_31():
     np.testing.assert_array_equal(store.counts_csr().sum(axis=1), np.ravel(want))
 
 
-def test_certified_rounds_peak_below_two_point_nine_two_stores():
+def test_certified_rounds_peak_below_two_point_eight_stores():
     # tracemalloc's peak of the rounds after the first, against the store's CSR bytes (the
     # instance and its model are built before tracing starts; the first round also holds
     # the first draw of every pair). Memory is the compiled backend's concern: the reference
@@ -242,7 +242,8 @@ def test_certified_rounds_peak_below_two_point_nine_two_stores():
     # sampling's width built per-entry temporaries and each policy iteration held two
     # kernels, 3.21 while the checks and the switches held (S, A) arrays and each round its
     # kernel through its check, 2.98 while the adversary's lower-end search ran beside its
-    # first kernel and the store counted the samples per pair in int64; 2.85 since.
+    # first kernel, the store held an int64 count per pair and the robust rounds copies of
+    # the policy, their values and the last kernel's positions; 2.71 since.
     fast = importlib.import_module("fast")
     ssp = fast.garnet(20_000, 4, 5, seed=1, sparse=True)
     model = fast.TabularGenerativeModel(ssp)
@@ -269,7 +270,7 @@ def test_certified_rounds_peak_below_two_point_nine_two_stores():
         finally:
             tracemalloc.stop()
     assert len(ratios) >= 3
-    assert max(ratios[1:]) < 2.92, ratios
+    assert max(ratios[1:]) < 2.8, ratios
 
 
 def test_strong_components_are_scipys_from_the_edge_lists():
