@@ -15,7 +15,8 @@ calls (checked). The **compiled share** is the CPU time of one ``fast`` run spen
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
 wrapper around each; the policy iterations of ``fast._iteration`` count only through the
 kernels they call, their own loops as Python) or drawing samples
-(``SampleStore.draw_pairs``), over the run's CPU time. Threads are pinned to one (BLAS and
+(``SampleStore._draw``, which ``SampleStore.draw_pairs`` and the solver's own draws call),
+over the run's CPU time. Threads are pinned to one (BLAS and
 OpenMP) unless the environment sets them.
 """
 
@@ -91,7 +92,7 @@ class Timed:
                 value = getattr(module, name)
                 if callable(value) and not isinstance(value, type) and not name.startswith("__"):
                     self._wrap(module, name, "compiled")
-        self._wrap(SampleStore, "draw_pairs", "sampling")
+        self._wrap(SampleStore, "_draw", "sampling")
         return self
 
     def __exit__(self, *exc):

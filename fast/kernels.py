@@ -14,11 +14,13 @@ pour can reach, starting from the order the previous sweep on the same boxes
 left (an insertion sort repairs it in ``O(S + inversions)`` while ``v`` moves
 little; a heap sorts afresh when it moves more), and runs on the threads
 :class:`fast._parallel.ThreadChoice` picks. The certificates' pours repair the last
-order poured on the thread by insertion (:func:`_pour_walk`); their kernels' products run
-compiled (:class:`CompiledPouredKernel`).
+order poured on the thread by insertion, or take its whole walk when they pour the same
+vector again (:func:`_pour_walk`); their kernels' products run compiled
+(:class:`CompiledPouredKernel`).
 """
 
 import threading
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -137,48 +139,60 @@ def vi_sweep(model, costs, v_ext, v_out, policy_out):
 
 
 _LAST_POUR = threading.local()
-"""The last pour order kept on each thread and its direction (:func:`_pour_walk`)."""
+"""The last pour kept on each thread (:func:`_pour_walk`): ``(descending, key, walk)``."""
 
 
 REPAIR_MOVES = 16
 """Most moves, per next state, of the insertion that repairs a kept pour order
 (:func:`fast._robust.repair_order`) before a sort takes over."""
 
+KEPT_WALK_STATES = 1 << 12
+"""The most next states of a pour whose whole walk :func:`_pour_walk` keeps for a pour of the
+same vector (at most 128 KiB held); larger pours keep their order alone."""
+
 
 def _pour_walk(v_ext, descending, keep=True):
     """``(order, rank, cum_v, cum_inf)``: :func:`pour_order`, the position of every next state
     in it, and the prefix sums of the finite values and counts of the infinite ones along it.
 
-    The last order kept on the thread, when of the same direction (its values moved little,
-    or not at all: the policy iterations pour one vector twice), is repaired into the new one by
+    The last pour kept on the thread, when of the same direction, gives its walk whole when
+    it poured the same vector, bit for bit (the policy iterations and the robust rounds pour
+    one vector two or three times; kept up to :data:`KEPT_WALK_STATES` next states). Otherwise
+    its order (its values moved little, or not at all) is repaired into the new one by
     insertion (:func:`fast._robust.repair_order`, the same permutation as
     :func:`pour_order`; ``O(S)`` when nothing moved), and sorted afresh when that would take
     more than :data:`REPAIR_MOVES` moves a next state: by the radix sort of
     :func:`fast._robust.sort_order` (the same permutation), or by :func:`pour_order` on a
-    NaN. Only the new order is kept (read-only: a kernel built on it shares it), the last one
-    dropped, and none with ``keep`` False (the policy iterations' first pour: they repair their own
-    orders after it); the position and the sums are the caller's, freed with its pour.
+    NaN. Only the new walk is kept (read-only: kernels built on it and later pours share
+    it), the last one dropped, and none with ``keep`` False (the policy iterations' first
+    pour: they repair their own orders after it).
     """
-    previous = getattr(_LAST_POUR, "order", None)
-    _LAST_POUR.order = None
-    order = None
-    if previous is not None and previous[0] == descending and previous[1].size == v_ext.size:
-        previous = previous[1]
-        order = previous.copy()
-        if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
-            order = None
-    previous = None
-    if order is None:
-        order = np.empty(v_ext.size, dtype=np.int64)
-        if not _robust.sort_order(v_ext, order, descending):
-            order = pour_order(v_ext, descending).astype(np.int64)
-    rank = np.empty(order.size, dtype=np.int64)
-    cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
-    _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
-    order.flags.writeable = False
+    last = getattr(_LAST_POUR, "walk", None)
+    _LAST_POUR.walk = None
+    key = v_ext.tobytes() if v_ext.size <= KEPT_WALK_STATES else None
+    if last is not None and last[0] == descending and key is not None and last[1] == key:
+        walk = last[2]
+    else:
+        order = None
+        if last is not None and last[0] == descending and last[2][0].size == v_ext.size:
+            order = last[2][0].copy()
+            last = None
+            if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
+                order = None
+        last = None
+        if order is None:
+            order = np.empty(v_ext.size, dtype=np.int64)
+            if not _robust.sort_order(v_ext, order, descending):
+                order = pour_order(v_ext, descending).astype(np.int64)
+        rank = np.empty(order.size, dtype=np.int64)
+        cum_v, cum_inf = np.empty(order.size + 1), np.empty(order.size + 1, dtype=np.int64)
+        _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
+        walk = order, rank, cum_v, cum_inf
+        for array in walk:
+            array.flags.writeable = False
     if keep:
-        _LAST_POUR.order = (descending, order)
-    return order, rank, cum_v, cum_inf
+        _LAST_POUR.walk = (descending, key, walk if key is not None else walk[:1])
+    return walk
 
 
 def _pour_arguments(boxes, rows, v_ext, descending):
@@ -191,7 +205,12 @@ def _pour_arguments(boxes, rows, v_ext, descending):
 
 
 def pour_values(boxes, rows, v_ext, descending):
-    """Kernel ``pour_values``, by :func:`fast._robust.pour_values` (threads over rows)."""
+    """Kernel ``pour_values``, by :func:`fast._robust.pour_values` (threads over rows); a pour
+    of every pair by increasing value that :func:`_pour_blocks` just made on the same boxes
+    and vector (:func:`_poured_pairs`) is copied instead."""
+    kept = _poured_pairs(boxes, rows, v_ext, descending)
+    if kept is not None:
+        return kept
     arguments = _pour_arguments(boxes, rows, v_ext, descending)
     work = 8 * (boxes.lo.size + len(rows))
     _robust.pour_values(*arguments, sweep_threads(work))
@@ -420,19 +439,55 @@ POUR_BLOCK_PAIRS = 1 << 15
 :func:`robust_iteration`): their Q-values are never held whole."""
 
 
+_POURED_PAIRS = threading.local()
+"""The last pour of every pair by increasing value that :func:`_pour_blocks` made on the thread
+(:func:`_poured_pairs`)."""
+
+
+def _poured_pairs(boxes, rows, v_ext, descending):
+    """A copy of the pour of every pair by increasing value against ``v_ext`` when
+    :func:`_pour_blocks` made it last on the thread, on these boxes and this vector bit for
+    bit, and ``rows`` are all the pairs in order (the lower check's pour of the optimist's
+    values, which the adaptive sampling pours again); else None. Kept up to
+    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, with a weak
+    reference to the boxes (boxes without one are never kept): boxes are not modified once
+    built."""
+    kept = getattr(_POURED_PAIRS, "kept", None)
+    n_pairs = boxes.hi_unseen.size
+    if descending or kept is None or kept[0]() is not boxes or len(rows) != n_pairs:
+        return None
+    rows = np.asarray(rows)
+    if not (rows[0] == 0 and rows[-1] == n_pairs - 1 and (rows[1:] > rows[:-1]).all()
+            and kept[1] == np.ascontiguousarray(v_ext, dtype=np.float64).tobytes()):
+        return None
+    return kept[2].copy()
+
+
 def _pour_blocks(boxes, v_ext, descending):
     """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
     compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
-    (the floats of :func:`pour_values`, row by row)."""
+    (the floats of :func:`pour_values`, row by row). A pour of every pair by increasing value
+    is kept, read-only, for :func:`_poured_pairs`."""
     v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
     walk = _pour_walk(v_ext, descending)
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
+    owner = None
+    if not descending:
+        _POURED_PAIRS.kept = None
+        if v_ext.size <= KEPT_WALK_STATES and boxes.hi_unseen.size <= POUR_BLOCK_PAIRS:
+            try:
+                owner = weakref.ref(boxes)
+            except TypeError:
+                owner = None
 
     def pour(r0, r1):
         out = np.empty(r1 - r0)
         _robust.pour_values(boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,
                             np.arange(r0, r1, dtype=np.int64), v_ext, *walk, out,
                             sweep_threads(int(8 * (r1 - r0) * (per_row + 1))))
+        if owner is not None and r0 == 0 and r1 == boxes.hi_unseen.size:
+            out.flags.writeable = False
+            _POURED_PAIRS.kept = (owner, v_ext.tobytes(), out)
         return out
 
     return pour

@@ -26,7 +26,7 @@ def segment_positions(lengths):
 
 
 def _read_only(array):
-    array.setflags(write=False)
+    array.flags.writeable = False
     return array
 
 
@@ -239,9 +239,8 @@ class PouredKernel:
         return kernel
 
     def _set(self, order, rank, indptr, indices, data, width, reach, partial, descending):
-        arrays = dict(order=order, rank=rank, indptr=indptr, indices=indices, data=data,
-                      width=width, reach=reach, partial=partial)
-        for name, array in arrays.items():
+        arrays = (order, rank, indptr, indices, data, width, reach, partial)
+        for name, array in zip(PouredKernel.__slots__, arrays):
             object.__setattr__(self, name, _read_only(array))
         object.__setattr__(self, "descending", bool(descending))
         object.__setattr__(self, "_layout", None)

@@ -85,10 +85,9 @@ class Record:
     """
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for value in vars(self).values():
             if isinstance(value, np.ndarray):
-                value.setflags(write=False)
+                value.flags.writeable = False
 
     def __repr__(self):
         lines = [f"{type(self).__name__}("]

@@ -140,7 +140,7 @@ class KeptEnds:
     def __init__(self):
         self.ends = None
 
-    def take(self, csr, delta, record):
+    def take(self, csr, delta, record, n_pair=None):
         """The rows of ``csr`` that need their ends computed, with the others' ends filled.
 
         Parameters
@@ -149,6 +149,10 @@ class KeptEnds:
             This round's counts, canonical.
         delta : float
         record : BoxKind
+        n_pair : ndarray of int, shape (S, A) or (S*A,), optional
+            The row sums of ``csr`` when the caller holds them (a sample store's
+            :attr:`~reference.generative.SampleStore.n_pair`); summed from ``csr``
+            otherwise.
 
         Returns
         -------
@@ -167,7 +171,7 @@ class KeptEnds:
         old_lo, old_hi, old_unseen = last[4:7]
         last = None  # the last counts are no longer needed: freed before the new ends exist
         new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
-        n = _sample_sizes(csr)
+        n = _sample_sizes(csr) if n_pair is None else n_pair.reshape(-1).astype(np.float64)
         lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n.size)
         lo[new_entry], hi[new_entry] = old_lo[old_entry], old_hi[old_entry]
         hi_unseen[same] = old_unseen[same]
@@ -205,7 +209,7 @@ def _sample_sizes(csr):
     return (totals[csr.indptr[1:]] - totals[csr.indptr[:-1]]).astype(np.float64)
 
 
-def store_boxes(kernels, csr, delta, record, kept=None):
+def store_boxes(kernels, csr, delta, record, kept=None, n_pair=None):
     r"""The boxes of ``record`` on a store's counts ``csr``, sharing its arrays.
 
     Parameters
@@ -224,6 +228,10 @@ def store_boxes(kernels, csr, delta, record, kept=None):
         The ends of the last boxes built with it: the rows whose entries have not changed
         take theirs from it, and it keeps these boxes' for the next call. Without it,
         every row is computed.
+    n_pair : ndarray of int, shape (S, A), optional
+        The samples of every pair, the row sums of ``csr`` (the store's
+        :attr:`~reference.generative.SampleStore.n_pair`): :meth:`KeptEnds.take` reads them
+        instead of summing the counts.
 
     Returns
     -------
@@ -257,7 +265,7 @@ def store_boxes(kernels, csr, delta, record, kept=None):
     True
     """
     S = csr.shape[1] - 1
-    rows, ends = (None, None) if kept is None else kept.take(csr, delta, record)
+    rows, ends = (None, None) if kept is None else kept.take(csr, delta, record, n_pair)
     n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record, rows, ends)
     if kept is not None:
         kept.keep(csr, lo, hi, hi_unseen, delta, record)

@@ -486,6 +486,56 @@ def test_a_reused_pour_order_never_serves_other_values(descending):
     agree(np.abs(zero_signed), descending)
 
 
+def test_a_kept_pour_of_every_pair_serves_only_its_boxes_and_vector(monkeypatch):
+    # The lower check's pour of every pair (by _pour_blocks, increasing value) is copied by
+    # the next pour_values of all the pairs on the same boxes and vector; a vector changed in
+    # place, other boxes of the same shape, a subset of the rows or the other direction pour
+    # afresh, and every answer is that of a fresh pour (the numpy kernels' too).
+    S, A = 30, 2
+    rng = np.random.default_rng(12)
+
+    def boxes_of(seed):
+        counts = np.random.default_rng(seed).integers(0, 30, size=(S * A, S + 1))
+        return reference.confidence_boxes(sp.csr_array(counts.astype(float)), 0.1, "kl")
+
+    boxes, other = boxes_of(1), boxes_of(2)
+    rows = np.arange(S * A)
+    v_ext = np.append(rng.random(S) * 5.0, 0.0)
+    poured = []
+    compiled_pour = fast_kernels._robust.pour_values
+    monkeypatch.setattr(fast_kernels._robust, "pour_values",
+                        lambda *args: poured.append(1) or compiled_pour(*args))
+
+    def fresh(b, r, v, direction):
+        fast_kernels._POURED_PAIRS.__dict__.clear()
+        want = COMPILED_KERNELS.pour_values(b, r, v, direction)
+        assert np.allclose(want, NUMPY_KERNELS.pour_values(b, r, v, direction),
+                           rtol=1e-12, atol=1e-12)
+        return want
+
+    kept = fast_kernels._pour_blocks(boxes, v_ext, False)(0, S * A)
+    assert not kept.flags.writeable
+    poured.clear()
+    got = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False)
+    assert not poured and got.flags.writeable and got is not kept
+    np.testing.assert_array_equal(got, fresh(boxes, rows, v_ext, False))
+    got[:] = -1.0
+    fast_kernels._pour_blocks(boxes, v_ext, False)(0, S * A)
+    np.testing.assert_array_equal(COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False), kept)
+    for b, r, direction in ((other, rows, False), (boxes, rows[:-1], False),
+                            (boxes, rows[::-1], False), (boxes, rows, True)):
+        fast_kernels._pour_blocks(boxes, v_ext, False)(0, S * A)
+        poured.clear()
+        got = COMPILED_KERNELS.pour_values(b, r, v_ext, direction)
+        assert poured
+        np.testing.assert_array_equal(got, fresh(b, r, v_ext, direction))
+    fast_kernels._pour_blocks(boxes, v_ext, False)(0, S * A)
+    v_ext[:S] = v_ext[:S][::-1]
+    got = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False)
+    np.testing.assert_array_equal(got, fresh(boxes, rows, v_ext, False))
+    assert not np.array_equal(got, kept)
+
+
 @settings(max_examples=POUR_EXAMPLES, **SETTINGS)
 @given(values=st.lists(st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, np.inf]) | st.floats(0, 3),
                        min_size=1, max_size=40),

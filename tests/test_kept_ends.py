@@ -27,7 +27,8 @@ def _kernels(backend):
 def _rounds(backend, kind, n_rounds=5, seed=0):
     """A store of a sparse garnet drawn in rounds: each round samples about a quarter of the
     pairs, a few of them for the first time (pairs without samples until then), and after
-    each round the boxes of :func:`store_boxes` with one :class:`KeptEnds`, the boxes of
+    each round the boxes of :func:`store_boxes` with one :class:`KeptEnds` (and, every other
+    round, the store's totals), the boxes of
     :func:`confidence_boxes` on the same counts, and the pairs that round drew."""
     ssp = backend.garnet(25, 3, 4, seed=2, sparse=True)
     n_pairs = ssp.n_states * ssp.n_actions
@@ -43,7 +44,8 @@ def _rounds(backend, kind, n_rounds=5, seed=0):
     for k in range(n_rounds):
         store.draw_pairs(model, np.arange(n_pairs), per_pair, rng)
         csr = store.counts_csr()
-        boxes = store_boxes(kernels, csr, 0.1, box_kind(kind), kept)
+        n_pair = store.n_pair if k % 2 else None  # the store's totals, or summed from csr
+        boxes = store_boxes(kernels, csr, 0.1, box_kind(kind), kept, n_pair)
         yield boxes, backend.confidence_boxes(csr, 0.1, kind=kind), drawn, kept
         per_pair = np.where(rng.random(n_pairs) < 0.25, rng.integers(1, 20, size=n_pairs), 0)
         per_pair[fresh[n_pairs // 3 - k - 1]] = 3
@@ -61,8 +63,8 @@ def test_kept_ends_give_the_boxes_built_anew_bit_for_bit(backend, kind, monkeypa
     taken = []
     real_take = KeptEnds.take
 
-    def take(self, csr, delta, record):
-        rows, ends = real_take(self, csr, delta, record)
+    def take(self, csr, delta, record, n_pair=None):
+        rows, ends = real_take(self, csr, delta, record, n_pair)
         taken.append(rows)
         return rows, ends
 
@@ -106,8 +108,8 @@ def _kept_and_rebuilt(backend, monkeypatch, ssp, **options):
     kept run computed each round (``None``: all)."""
     taken, real_take = [], KeptEnds.take
 
-    def take(self, csr, delta, record):
-        rows, ends = real_take(self, csr, delta, record)
+    def take(self, csr, delta, record, n_pair=None):
+        rows, ends = real_take(self, csr, delta, record, n_pair)
         taken.append(rows)
         return rows, ends
 
