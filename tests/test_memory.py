@@ -153,7 +153,8 @@ def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch, rivals
                                         False).reshape(S, A)
     alive = q <= state[3][:, None]
     assert alive.any() and not alive.all()
-    args = (kernels, boxes, ssp.costs, 1e8, *state, 0.01, rivals)  # the floor binds
+    args = (kernels, boxes, ssp.costs, counts.sum(axis=1), 1e8, *state, 0.01,
+            rivals)  # the floor binds
     monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", EVERYTHING)
     want = certified_sampling._adaptive_draws(*args)
     for block in (1, 5, 3 * A):
