@@ -560,7 +560,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept, run.store._n_pair)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)
@@ -577,7 +577,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break
-        more = _next_draws(kernels, boxes, work_costs, sampling, run.store._n_pair, state,
+        more = _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples, state,
                            goal_gap, cap, target == "policy")
         boxes = state = cert = None  # freed before the draw, and the calls before the merge
         _draw(run, more)

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from ._checks import exact_sum
 from .confidence import EntryBlocks
 from .kernels import order_values
 from .robust_rounds import _state_blocks
@@ -119,15 +118,14 @@ def _optimist_q(kernels, boxes, costs, l_ext, s0, s1):
     return best, costs[s0:s1] + best.reshape(s1 - s0, A)
 
 
-def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, order_l, upper,
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
     kernel ``poured_chain_visits``; the kernel is poured again along its pour order
     ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts (``n``: the
-    samples of every pair, integers ``(S*A,)``, the values of ``boxes.n``), the pairs of
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
@@ -162,6 +160,7 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
     l_ext = np.append(lower, 0.0)
     if rivals:
+        n = boxes.n
         best, q_low = _optimist_q(kernels, boxes, costs, l_ext, 0, S)
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
                                costs[np.arange(S), policy_l] + worst, n)
@@ -179,6 +178,7 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
         for s0, s1 in _state_blocks(S, A):
             alive[s0 * A:s1 * A] = (_optimist_q(kernels, boxes, costs, l_ext, s0, s1)[1]
                                     <= upper[s0:s1, None]).ravel()
+        n = boxes.n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
     if rivals:
@@ -194,19 +194,16 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     return np.maximum(target, 0.0, out=target)
 
 
-def _next_draws(kernels, boxes, costs, sampling, n_pair, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, at most ``cap`` in total (``n_pair`` the
-    samples of every pair, integers ``(S, A)``, those the counts of ``boxes`` sum to: the
-    sample store's, read, not copied; ``state`` of the round; ``rivals``: also sample the
-    rivals of the policy's actions, :func:`_adaptive_draws`)."""
+def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
+    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
+    ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
-    n_calls, n = exact_sum(n_pair), n_pair.reshape(-1)
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
-        more = np.maximum(per_pair - n.astype(np.float64), 0.0)
+        more = np.maximum(per_pair - boxes.n, 0.0)
         total = min(cap, int(more.sum()))
     else:
-        more = _adaptive_draws(kernels, boxes, costs, n, GROWTH * n_calls, *state, goal_gap,
+        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap,
                                rivals)
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0

@@ -149,7 +149,7 @@ class KeptEnds:
             This round's counts, canonical.
         delta : float
         record : BoxKind
-        n_pair : ndarray of int, shape (S, A) or (S*A,), optional
+        n_pair : ndarray of int64, shape (S, A) or (S*A,), optional
             The row sums of ``csr`` when the caller holds them (a sample store's
             :attr:`~reference.generative.SampleStore.n_pair`); summed from ``csr``
             otherwise.
@@ -228,7 +228,7 @@ def store_boxes(kernels, csr, delta, record, kept=None, n_pair=None):
         The ends of the last boxes built with it: the rows whose entries have not changed
         take theirs from it, and it keeps these boxes' for the next call. Without it,
         every row is computed.
-    n_pair : ndarray of int, shape (S, A), optional
+    n_pair : ndarray of int64, shape (S, A), optional
         The samples of every pair, the row sums of ``csr`` (the store's
         :attr:`~reference.generative.SampleStore.n_pair`): :meth:`KeptEnds.take` reads them
         instead of summing the counts.

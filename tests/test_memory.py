@@ -153,8 +153,7 @@ def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch, rivals
                                         False).reshape(S, A)
     alive = q <= state[3][:, None]
     assert alive.any() and not alive.all()
-    args = (kernels, boxes, ssp.costs, counts.sum(axis=1), 1e8, *state, 0.01,
-            rivals)  # the floor binds
+    args = (kernels, boxes, ssp.costs, 1e8, *state, 0.01, rivals)  # the floor binds
     monkeypatch.setattr(robust_rounds, "IMPROVEMENT_BLOCK_PAIRS", EVERYTHING)
     want = certified_sampling._adaptive_draws(*args)
     for block in (1, 5, 3 * A):
@@ -222,8 +221,8 @@ def test_draws_in_chunks_are_the_draws_at_once(backend, monkeypatch):
 
 
 def test_per_pair_counts_pass_two_to_the_31():
-    # The store holds N(s, a) in int32 while the calls made fit; the merge that passes
-    # 2^31 - 1 calls widens them, so a pair's count past it is exact, not wrapped.
+    # The store keeps no per-pair array: N(s, a) are the row sums of its int64 counts, exact
+    # past 2^31 - 1 and 2^32 (not wrapped), and its total is an exact integer.
     store = SampleStore(2, 1)
     store.add(0, 0, [1], [2**31 - 10])
     store.add(1, 0, [2], [3])
@@ -243,7 +242,7 @@ def test_certified_rounds_peak_below_two_point_eight_stores():
     # sampling's width built per-entry temporaries and each policy iteration held two
     # kernels, 3.21 while the checks and the switches held (S, A) arrays and each round its
     # kernel through its check, 2.98 while the adversary's lower-end search ran beside its
-    # first kernel, the store held int64 counts per pair and the robust rounds copies of
+    # first kernel, the store held an int64 count per pair and the robust rounds copies of
     # the policy, their values and the last kernel's positions; 2.71 since.
     fast = importlib.import_module("fast")
     ssp = fast.garnet(20_000, 4, 5, seed=1, sparse=True)

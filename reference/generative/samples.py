@@ -61,8 +61,8 @@ class SampleStore:
     The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``, observed next
     states only); samples added since it was last read wait in a list and are summed into it
     in one merge when it is read (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`;
-    :attr:`merge`), so merging costs nothing per pair. The samples of each pair are held in
-    int32 while the calls made fit (a pair's samples are at most the calls), in int64 beyond.
+    :attr:`merge`), so merging costs nothing per pair. The samples of each pair are the sums
+    of its row, computed when asked (:attr:`n_pair`); the store keeps their total only.
     The dense ``(S, A, S+1)`` array is only built by :meth:`counts_dense`. Top-ups visit the
     pairs in the order ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
     empirical branching factor is
@@ -90,8 +90,7 @@ class SampleStore:
         if fingerprint is not None and not isinstance(fingerprint, dict):
             raise ParameterError(
                 f"`fingerprint` must be a dict (see `model_fingerprint`) or None; got "
-                f"{type(fingerprint).__name__}."
-            )
+                f"{type(fingerprint).__name__}.")
         self.fingerprint = fingerprint
         self.context = ""
         self.merge = NUMPY_KERNELS.merge_counts
@@ -99,7 +98,7 @@ class SampleStore:
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
         self._gamma_hat = None
-        self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int32)
+        self._n_total = 0
         self._calls_made = 0
         self._calls_redrawn = 0
         self._ledger = None
@@ -107,13 +106,16 @@ class SampleStore:
 
     @property
     def n_pair(self):
-        """Samples per pair ``N(s, a)``, int64 array of shape ``(S, A)`` (a copy)."""
-        return self._n_pair.astype(np.int64)
+        """Samples per pair ``N(s, a)``, int64 ``(S, A)``: the row sums of :meth:`counts_csr`."""
+        csr = self.counts_csr()
+        seen, sums = np.flatnonzero(np.diff(csr.indptr)), np.zeros(csr.shape[0], dtype=np.int64)
+        sums[seen] = np.add.reduceat(csr.data, csr.indptr[seen]) if seen.size else 0
+        return sums.reshape(self.n_states, self.n_actions)
 
     @property
     def n_samples(self):
         """Total number of samples stored (an exact Python int)."""
-        return exact_sum(self._n_pair)
+        return self._n_total
 
     @property
     def calls_made(self):
@@ -171,9 +173,7 @@ class SampleStore:
         ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all;
         ``canonical`` when they are known to be in canonical order (see :func:`_increment`)."""
         self._pending.append((pairs, lengths, next_states, counts, canonical))
-        if self._calls_made > np.iinfo(np.int32).max:
-            self._n_pair = self._n_pair.astype(np.int64, copy=False)
-        np.add.at(self._n_pair.reshape(-1), pairs, totals)
+        self._n_total += exact_sum(totals)
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
