@@ -251,8 +251,11 @@ class CompiledPouredKernel(PouredKernel):
     def extended_product(self, x):
         """``kernel @ x`` for ``x`` that may hold infinities (compiled: :func:`finite_product`
         of the finite part, then :func:`fast._poured.poured_infinities`; the floats of
-        :meth:`reference.poured.PouredKernel.extended_product`)."""
+        :meth:`reference.poured.PouredKernel.extended_product`). A finite ``x`` takes the
+        finite product alone: no infinity to place, and no copy of ``x``."""
         x = np.ascontiguousarray(x, dtype=np.float64)
+        if np.isfinite(x).all():
+            return self.finite_product(x)
         out = self.finite_product(np.where(np.isfinite(x), x, 0.0))
         _poured.poured_infinities(*_chain_arrays(self), x, np.empty(x.size + 1, np.int64),
                                   np.empty(x.size + 1, np.int64), out)

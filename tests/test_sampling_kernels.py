@@ -251,9 +251,8 @@ def test_a_uniform_round_of_many_pairs_stays_within_its_cap(kernels):
     # S = 50000, A = 3, every pair sampled 64 times: the uniform round asks for 68 calls a
     # pair, 4 more each, 600000 in all, cut to the cap 599999.
     S, A = 50000, 3
-    boxes = types.SimpleNamespace(n_states=S, n_actions=A)
-    n_pair = np.full((S, A), 64, dtype=np.int64)
-    draws = _next_draws(kernels, boxes, None, "uniform", n_pair, None, 0.1, 599999)
+    boxes = types.SimpleNamespace(n_states=S, n_actions=A, n=np.full(S * A, 64.0))
+    draws = _next_draws(kernels, boxes, None, "uniform", 64 * S * A, None, 0.1, 599999)
     assert draws.sum() == 599999 and draws.min() >= 3 and draws.max() <= 4
 
 
