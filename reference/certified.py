@@ -357,9 +357,12 @@ def _certify(kernels, boxes, costs, policy, start):
 
 
 def _draw(run, more):
-    """Draw ``more[s*A + a]`` samples of every pair (int64, within the cap) into the store."""
+    """Draw ``more[s*A + a]`` samples of every pair into the store: ``more`` as
+    :func:`~reference.certified_sampling._next_draws` gives it (int64, ``>= 0``, within the
+    cap), which the store's argument check would only repeat."""
     pairs = np.flatnonzero(more > 0)
-    run.store._draw(run.model, pairs, more[pairs], int(more.sum()), run.rng)
+    run.store._draw(run.model, pairs, more[pairs].astype(np.int64, copy=False),
+                    int(more.sum()), run.rng)
 
 
 def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, seed, target):
@@ -562,7 +565,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
     while True:
         start_time = time.perf_counter()
         run.warm = dict(policies)
-        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept, run.store.n_pair)
+        boxes = store_boxes(kernels, run.store.counts_csr(), delta, record, kept)
         work_costs, state, cert, D_hat, nu = _round(kernels, boxes, costs, eps, theta, relative,
                                                     policies, target == "policy")
         searching = D_hat is not None and not np.isfinite(D_hat)
@@ -579,7 +582,7 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break
-        _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_pair,
+        _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
                                state, goal_gap, cap, target == "policy"))
         boxes = state = cert = None  # freed before the store merges the new samples
     if theta is None and target == "value":

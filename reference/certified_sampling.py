@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from ._checks import exact_sum
 from .confidence import EntryBlocks
 from .kernels import order_values
 
@@ -115,7 +114,7 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     kernel ``poured_chain_visits``; the kernel is poured again along its pour order
     ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
     the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts (``n``: the
-    samples of every pair, float64 ``(S*A,)``, the floats of ``boxes.n``), the pairs of
+    samples of every pair, float64 ``(S*A,)``: ``boxes.n``), the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
@@ -177,13 +176,13 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     return np.maximum(target, 0.0, out=target)
 
 
-def _next_draws(kernels, boxes, costs, sampling, n_pair, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, at most ``cap`` in total (``n_pair`` the
-    samples of every pair, int64 ``(S, A)``, those the counts of ``boxes`` sum to: the sample
-    store's; ``state`` of the round; ``rivals``: also sample the rivals of the policy's
-    actions, :func:`_adaptive_draws`)."""
+def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
+    """New calls per pair for the next round, int64 ``(S*A,)``, ``>= 0``, at most ``cap`` in
+    total (``n_calls`` the samples the counts of ``boxes`` hold, ``boxes.n`` those of every
+    pair; ``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
+    :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
-    n_calls, n = exact_sum(n_pair), n_pair.reshape(-1).astype(np.float64)
+    n = boxes.n
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
         more = np.maximum(per_pair - n, 0.0)
