@@ -442,13 +442,12 @@ _POURED_PAIRS = threading.local()
 (:func:`_poured_pairs`)."""
 
 _BOX_ARRAYS = ("indptr", "indices", "lo", "hi", "hi_unseen")
-"""The arrays of the boxes a pour reads."""
 
 
 def _frozen_arrays(boxes):
-    """Weak references to ``boxes`` and to the arrays a pour reads (:data:`_BOX_ARRAYS`), when
-    none of these can be written: read-only, and so is every array they are views of, as
-    :func:`reference.store_boxes.store_boxes` makes them; else None."""
+    """Weak references to ``boxes`` and to the arrays a pour reads (``_BOX_ARRAYS``), when none
+    of these can be written: read-only, and so is every array they are views of, as
+    :func:`reference.store_boxes.store_boxes` makes them; else None (or without weak references)."""
     arrays = [getattr(boxes, name) for name in _BOX_ARRAYS]
     for array in arrays:
         while isinstance(array, np.ndarray) and not array.flags.writeable:
@@ -466,9 +465,8 @@ def _poured_pairs(boxes, rows, v_ext, descending):
     :func:`_pour_blocks` made it last on the thread, on these boxes and this vector bit for
     bit, and ``rows`` are all the pairs in order (the lower check's pour of the optimist's
     values, which the adaptive sampling pours again); else None. Kept up to
-    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, and only for
-    boxes whose arrays cannot be written (:func:`_frozen_arrays`; weak references to them):
-    served while the boxes hold the same arrays, still read-only."""
+    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, for boxes whose
+    arrays cannot be written (:func:`_frozen_arrays`), while they hold the same ones."""
     kept = getattr(_POURED_PAIRS, "kept", None)
     n_pairs = boxes.hi_unseen.size
     if descending or kept is None or kept[0][0]() is not boxes or len(rows) != n_pairs:

@@ -357,12 +357,9 @@ def _certify(kernels, boxes, costs, policy, start):
 
 
 def _draw(run, more):
-    """Draw ``more[s*A + a]`` samples of every pair into the store: ``more`` as
-    :func:`~reference.certified_sampling._next_draws` gives it (int64, ``>= 0``, within the
-    cap), which the store's argument check would only repeat."""
+    """Draw ``more[s*A + a]`` samples of every pair (int64 ``>= 0``, within the cap: unchecked)."""
     pairs = np.flatnonzero(more > 0)
-    run.store._draw(run.model, pairs, more[pairs].astype(np.int64, copy=False),
-                    int(more.sum()), run.rng)
+    run.store._draw(run.model, pairs, more[pairs], int(more.sum()), run.rng)
 
 
 def _params(model, costs, eps, delta, kind, relative, theta, budget, sampling, seed, target):
