@@ -1,8 +1,8 @@
 """Peak memory of ``fast.solve_certified`` on a sparse garnet, round by round, against the store.
 
-Usage: ``python benchmarks/memory_certified.py [ROUNDS] [S] [BACKEND] [SEED]`` (defaults:
-8 rounds, S = 10^5, ``fast``, seed 0). Runs ``solve_certified`` on
-``reference.garnet(S, 4, 5, sparse=True, seed=SEED)`` (relative ``eps = 0.5``,
+Usage: ``python benchmarks/memory_certified.py [ROUNDS] [S] [BACKEND] [SEED] [BRANCHING]``
+(defaults: 8 rounds, S = 10^5, ``fast``, seed 0, branching 5). Runs ``solve_certified`` on
+``reference.garnet(S, 4, BRANCHING, sparse=True, seed=SEED)`` (relative ``eps = 0.5``,
 ``delta = 0.1``, sampling seed ``SEED``) in this process and after every round prints:
 
 - the calls so far and the bytes of the sample store (its CSR counts: int64
@@ -93,12 +93,12 @@ def measured_run(module, ssp, eps, rounds=None, seed=0, **options):
         samples.SampleStore.counts_csr = original
 
 
-def main(rounds=8, n_states=100_000, backend="fast", seed=0):
+def main(rounds=8, n_states=100_000, backend="fast", seed=0, branching=5):
     module = {"fast": fast, "reference": reference}[backend]
-    measured_run(module, reference.garnet(n_states, 4, 5, seed=seed, sparse=True), 0.5, rounds,
-                 seed)
+    measured_run(module, reference.garnet(n_states, 4, branching, seed=seed, sparse=True), 0.5,
+                 rounds, seed)
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(*(int(x) for x in args[:2]), *args[2:3], *(int(x) for x in args[3:4]))
+    main(*(int(x) for x in args[:2]), *args[2:3], *(int(x) for x in args[3:5]))

@@ -102,6 +102,18 @@ cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     return order, rank
 
 
+cdef tuple _with_ranks(order):
+    """``(order, rank)``: the walk of a pour order, with the position of every next state in
+    it."""
+    cdef const int64_t[::1] o = order
+    cdef Py_ssize_t k
+    rank = np.empty(o.shape[0], dtype=np.int64)
+    cdef int64_t[::1] r = rank
+    for k in range(o.shape[0]):
+        r[o[k]] = k
+    return order, rank
+
+
 cdef tuple _pour(Tools t, rows, tuple walk):
     """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
     ``pour_kernel`` without its ``PouredKernel``)."""
@@ -135,27 +147,36 @@ cdef double _tolerance(const double[::1] values, double residual, double switch_
     return residual if residual > tol else tol
 
 
-cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple kernel):
+cdef bint _lower_ends_reach_goal(Tools t, const int64_t[::1] rows, tuple walk):
     """Whether every state reaches the goal on the edges of positive lower end of the rows'
     boxes (stored entries with ``hi >= lo``, self-loops left out; a stored goal entry exits):
     those edges and exits are in every pour of the rows, whose stored entries hold their
     lower end plus a mass of at least 0, so then :func:`fast._poured.reaches_goal` is True
-    on each of their kernels."""
-    cdef const int64_t[::1] indptr = t.indptr
+    on each of their kernels. Searched on a chain of those entries alone (no unseen mass),
+    before any kernel of the rows is poured."""
+    cdef const int64_t[::1] indptr = t.indptr, cols = t.cols
     cdef const double[::1] lo = t.lo, hi = t.hi
     cdef Py_ssize_t S = rows.shape[0], i
-    cdef int64_t k, first
-    order, rank, pieces = kernel
-    ptr = pieces[0]
-    cdef const int64_t[::1] p = ptr
-    lower = np.empty(p[S])
-    cdef double[::1] low = lower
+    cdef int64_t e, k = 0
     for i in range(S):
-        first = indptr[rows[i]] - p[i]
-        for k in range(p[i], p[i + 1]):
-            low[k] = lo[first + k] if hi[first + k] >= lo[first + k] else 0.0
-    return _poured.reaches_goal(order, rank, ptr, pieces[1], lower, np.zeros(S),
-                                np.zeros(S, dtype=np.int64), np.zeros(S))
+        for e in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            if hi[e] >= lo[e] and lo[e] > 0.0:
+                k += 1
+    ptr = np.empty(S + 1, dtype=np.int64)
+    heads, lower = np.empty(k, dtype=np.int64), np.empty(k)
+    cdef int64_t[::1] p = ptr, h = heads
+    cdef double[::1] low = lower
+    k = 0
+    for i in range(S):
+        p[i] = k
+        for e in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            if hi[e] >= lo[e] and lo[e] > 0.0:
+                h[k], low[k] = cols[e], lo[e]
+                k += 1
+    p[S] = k
+    none = np.zeros(S)
+    return _poured.reaches_goal(walk[0], walk[1], ptr, heads, lower, none,
+                                np.zeros(S, dtype=np.int64), none)
 
 
 cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
@@ -217,18 +238,21 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
     cdef bint any_infinite = infinite.any()
     active = np.ones(S, dtype=np.int8)
     values = np.where(infinite, np.inf, start)
-    kernel = _pour(t, rows, _walk(t, extended(values), True, None, False))
-    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, kernel)
+    walk = _walk(t, extended(values), True, None, False)
+    cdef bint proper = not any_infinite and _lower_ends_reach_goal(t, rows, walk)
+    kernel = _pour(t, rows, walk)
+    walk = None
     for n_iter in range(1, t.max_iter + 1):
         values, residual = _evaluate(t, kernel, True, costs_pi, infinite, any_infinite, values,
                                      active, proper)
         if isinf(residual):
             return values, t.make_kernel(*kernel, True), n_iter, False
         v_ext = extended(values)
+        values = v_ext[:S]  # the values' own array is freed: v_ext holds them
         old_p = _product(t, kernel, v_ext, True)
-        walk = kernel[:2]
-        kernel = None  # one kernel at a time: the last one is poured again if it is kept
-        candidate = _pour(t, rows, _walk(t, v_ext, True, walk[0], False))
+        walk = kernel[0]
+        kernel = None  # one kernel at a time: the last one is poured again (along its order)
+        candidate = _pour(t, rows, _walk(t, v_ext, True, walk, False))
         tol = _tolerance(values, residual, t.switch_rtol)
         new_p = _product(t, candidate, v_ext, True)
         gains = False
@@ -238,6 +262,7 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
                 break
         if not gains:
             candidate = None
+            walk = _with_ranks(walk)
             if not poured:
                 return values, walk, n_iter, True
             return values, t.make_kernel(*_pour(t, rows, walk), True), n_iter, True
@@ -322,15 +347,16 @@ def optimist_iteration(Tools t, costs, policy, start):
             any_switch = any_switch or switch_v[s]
         if not any_switch:
             converged = True
-            walk = order = rank = cum_v = cum_inf = None
+            walk = order = rank = cum_v = cum_inf = v_ext = current = None
             kernel = _pour(t, rows, last)
             break
         policy = np.where(switch, best, policy)
         rows = np.empty(S, dtype=np.int64)
         _policy_rows(policy, A, rows)
         current = None  # freed before the new pour, and the Q-values unless returned
+        walk = last = cum_v = cum_inf = None  # the new kernel holds (order, rank)
         if n_iter < t.max_iter:
             q = qv = None
-        kernel = _pour(t, rows, walk)
+        kernel = _pour(t, rows, (order, rank))
     return (values, policy, t.make_kernel(*kernel, False), n_iter, converged,
             None if q is None else q.reshape(S, A))

@@ -32,6 +32,11 @@ cdef object _kernel(tools, rows, kept):
     return None if kept is None else tools.adversary_kernel(rows, kept)
 
 
+cdef object _owned(policy, given):
+    """``policy``, copied when it is the caller's array ``given`` (never returned as is)."""
+    return policy.copy() if policy is given else policy
+
+
 def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::1] indptr,
                      const int64_t[::1] indices, const double[::1] lo, const double[::1] hi,
                      const double[::1] hi_unseen, costs, policy, start, int rounds,
@@ -62,7 +67,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     cpi = costs_pi
     nowhere = np.zeros(S, dtype=bool)
     nowhere_u8 = nowhere.view(np.uint8)
-    policy = policy.copy()
+    given = policy  # read, never written: copied only when returned
     values, kernel, kernel_rows, converged, dropped, r = start, None, None, False, 0, 0.0
     for n_round in range(rounds):
         rows = np.empty(S, dtype=np.int64)
@@ -76,7 +81,8 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
                 positive = False
         if not positive or _closable.closable(indptr, indices, lo, hi, hi_unseen, rows, need,
                                               mask) > 0:
-            return values, policy, None, n_round, n_iter, converged, dropped, r, "open"
+            return (values, _owned(policy, given), None, n_round, n_iter, converged, dropped, r,
+                    "open")
         kernel = kernel_rows = None
         candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
             tools, rows, costs_pi, nowhere, values, False)
@@ -89,8 +95,8 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
         u = values
         for s in range(S):
             if isinf(u[s]):
-                return (values, policy, tools.adversary_kernel(rows, kernel), n_round + 1,
-                        n_iter, converged, dropped, r, "infinite")
+                return (values, _owned(policy, given), tools.adversary_kernel(rows, kernel),
+                        n_round + 1, n_iter, converged, dropped, r, "infinite")
         pour_rows = pour_pairs(extended(values))
         tol = switch_tolerance(u, switch_rtol)
         best = np.empty(S, dtype=np.int64)
@@ -119,8 +125,8 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
                     best[s] = pol[s]
         q = pour_rows = None
         if not any_switch:
-            return (values, policy, tools.adversary_kernel(rows, kernel), n_round + 1, n_iter,
-                    converged, dropped, r, "done")
+            return (values, _owned(policy, given), tools.adversary_kernel(rows, kernel),
+                    n_round + 1, n_iter, converged, dropped, r, "done")
         policy = best
-    return (values, policy, _kernel(tools, kernel_rows, kernel), rounds, n_iter, converged,
-            dropped, r, "limit")
+    return (values, _owned(policy, given), _kernel(tools, kernel_rows, kernel), rounds, n_iter,
+            converged, dropped, r, "limit")

@@ -148,8 +148,7 @@ REPAIR_MOVES = 16
 
 KEPT_WALK_STATES = 1 << 12
 """The most next states of a pour whose whole walk :func:`_pour_walk` keeps for a pour of the
-same vector (at most 160 KiB held: the walk's four arrays and the vector's bytes); larger pours
-keep their order alone."""
+same vector (at most 160 KiB held, the vector's bytes included); larger pours keep their order."""
 
 
 def _pour_walk(v_ext, descending, keep=True):
@@ -252,8 +251,11 @@ class CompiledPouredKernel(PouredKernel):
     def extended_product(self, x):
         """``kernel @ x`` for ``x`` that may hold infinities (compiled: :func:`finite_product`
         of the finite part, then :func:`fast._poured.poured_infinities`; the floats of
-        :meth:`reference.poured.PouredKernel.extended_product`)."""
+        :meth:`reference.poured.PouredKernel.extended_product`). A finite ``x`` takes the
+        finite product alone: no infinity to place, and no copy of ``x``."""
         x = np.ascontiguousarray(x, dtype=np.float64)
+        if np.isfinite(x).all():
+            return self.finite_product(x)
         out = self.finite_product(np.where(np.isfinite(x), x, 0.0))
         _poured.poured_infinities(*_chain_arrays(self), x, np.empty(x.size + 1, np.int64),
                                   np.empty(x.size + 1, np.int64), out)
@@ -445,11 +447,9 @@ _BOX_ARRAYS = ("indptr", "indices", "lo", "hi", "hi_unseen")
 
 
 def _frozen_arrays(boxes):
-    """Weak references to ``boxes`` and to the arrays a pour reads (``_BOX_ARRAYS``), when none
-    of these can be written: read-only, and so is every array they are views of, as
-    :func:`reference.store_boxes.store_boxes` makes them; else None (or without weak references)."""
-    arrays = [getattr(boxes, name) for name in _BOX_ARRAYS]
-    for array in arrays:
+    """Weak references to ``boxes`` and its arrays ``_BOX_ARRAYS`` when none can be written (each
+    and every array it views read-only, as ``store_boxes`` makes them); else None."""
+    for array in (arrays := [getattr(boxes, name) for name in _BOX_ARRAYS]):
         while isinstance(array, np.ndarray) and not array.flags.writeable:
             array = array.base
         if array is not None:

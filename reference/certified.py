@@ -30,10 +30,8 @@ from .runs import Run, as_model, check_accuracy, check_model_costs, checked_budg
 from .store_boxes import KeptEnds, store_boxes
 from .theta_bounds import proper_everywhere, round_bounds, theta_round
 
-__all__ = [
-    "INITIAL_PER_PAIR", "GROWTH", "SAMPLINGS", "TARGETS", "Certificate", "CertifiedRound",
-    "CertifiedResult", "certify", "solve_certified",
-]
+__all__ = ["INITIAL_PER_PAIR", "GROWTH", "SAMPLINGS", "TARGETS", "Certificate", "CertifiedRound",
+           "CertifiedResult", "certify", "solve_certified"]
 
 SAMPLINGS = ("adaptive", "uniform")
 """The values of :func:`solve_certified`'s ``sampling``: how each round's new calls are
@@ -579,9 +577,11 @@ def solve_certified(kernels, model, costs, eps, delta, kind="mixture", relative=
         cap = INT64_MAX - n_calls if budget is None else budget - n_calls
         if done or cap <= 0:
             break
-        _draw(run, _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples,
-                               state, goal_gap, cap, target == "policy"))
-        boxes = state = cert = None  # freed before the store merges the new samples
+        more = _next_draws(kernels, boxes, work_costs, sampling, run.store.n_samples, state,
+                           goal_gap, cap, target == "policy")
+        boxes = state = cert = None  # freed before the draw, and the calls before the merge
+        _draw(run, more)
+        more = None
     if theta is None and target == "value":
         cert = _with_policy_gap(kernels, boxes, costs, cert)
     wanted = (f"{'relative ' if relative else ''}{'policy ' if target == 'policy' else ''}"

@@ -13,6 +13,7 @@ import numpy as np
 
 from .confidence import EntryBlocks
 from .kernels import order_values
+from .robust_rounds import _state_blocks
 
 
 GROWTH = 1.05
@@ -91,30 +92,40 @@ def _widths(kernels, boxes, rows, n, upper, lower, best):
     return np.where(np.isnan(width), np.inf, np.maximum(width, 0.0)), worst
 
 
-def _policy_widths(kernels, boxes, rows, upper, kernel_l):
+def _policy_widths(kernels, boxes, rows, upper, kernel_l, worst=None):
     r"""Width term of the optimistic policy's pairs ``rows`` (one a state):
     :math:`(p^+ - p^-) \cdot U`.
 
     ``p+`` is the adversary's pour against ``upper`` and ``p-`` the row of
     the optimistic kernel ``kernel_l`` (``(S, S+1)``); a pair that can reach
-    an infinite ``upper`` (in either pour) gets ``inf``. Returns ``(width, p+ . U)``.
+    an infinite ``upper`` (in either pour) gets ``inf``. ``worst`` is ``p+ . U`` when the
+    caller poured it already (before ``kernel_l``, so that the pour's arrays and the kernel
+    are not held at once). Returns ``(width, p+ . U)``.
     """
     u_ext = np.append(upper, 0.0)
-    worst = kernels.pour_values(boxes, rows, u_ext, True)
+    if worst is None:
+        worst = kernels.pour_values(boxes, rows, u_ext, True)
     with np.errstate(invalid="ignore"):
         width = worst - kernel_l @ u_ext
     return np.where(np.isfinite(width), np.maximum(width, 0.0), np.inf), worst
 
 
-def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, order_l, upper,
+def _optimist_q(kernels, boxes, costs, l_ext, s0, s1):
+    """``(p- . L, c + p- . L)`` of the pairs of the states ``s0:s1``: the optimist's pour of
+    each against ``l_ext`` (``(S+1,)``), flat, and the Q-values, ``(s1 - s0, A)``."""
+    A = boxes.n_actions
+    best = kernels.pour_values(boxes, np.arange(s0 * A, s1 * A), l_ext, False)
+    return best, costs[s0:s1] + best.reshape(s1 - s0, A)
+
+
+def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_l, upper,
                     goal_gap, rivals):
     r"""New calls per pair, adaptive: occupancy of the optimistic policy times width, plus a floor.
 
     With ``nu`` the expected visits of the optimistic policy (in its kernel, by the
     kernel ``poured_chain_visits``; the kernel is poured again along its pour order
     ``order_l``, which gives it back) from the states whose gap exceeds the target, ``w``
-    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts (``n``: the
-    samples of every pair, float64 ``(S*A,)``: ``boxes.n``), the pairs of
+    the width term of its pairs (:func:`_policy_widths`) and ``n`` their counts, the pairs of
     the optimistic policy aim at counts proportional to
     :math:`(\nu w \sqrt{n})^{2/3}`, the split minimising
     :math:`\sum \nu\, w` when ``w`` shrinks like :math:`1 / \sqrt{n}`. That sum
@@ -133,24 +144,26 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
     widths read it; the policy's widths read ``kernel_l``; the compiled kernel set
     copies the lower check's pour of the same vector), and the
     adversary's pour of the policy's pairs against ``upper`` too (its widths
-    and the rivals' brackets).
+    and the rivals' brackets). Without rivals the Q-values are poured a block of states at a
+    time (:func:`reference.robust_rounds._state_blocks`), never held whole.
     """
     S, A = boxes.n_states, boxes.n_actions
-    states = np.arange(S)
-    gaps = np.where(np.isinf(upper), np.inf, upper - lower)
-    start = (gaps > goal_gap).astype(float)
-    rows = states * A + policy_l
+    start = (np.where(np.isinf(upper), np.inf, upper - lower) > goal_gap).astype(float)
+    rows = np.arange(S) * A + policy_l
+    worst = kernels.pour_values(boxes, rows, np.append(upper, 0.0), True)
     kernel_l = kernels.pour_kernel(boxes, rows, order_values(order_l, False), False)
     visits = kernels.poured_chain_visits(kernel_l, start)
-    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l)
+    del start
+    width, worst = _policy_widths(kernels, boxes, rows, upper, kernel_l, worst)
     del kernel_l
     finite = width[np.isfinite(width)]
     width = np.where(np.isfinite(width), width, max(1.0, float(finite.max(initial=0.0))))
-    best = kernels.pour_values(boxes, np.arange(S * A), np.append(lower, 0.0), False)
-    q_low = costs + best.reshape(S, A)
+    l_ext = np.append(lower, 0.0)
     if rivals:
+        n = boxes.n
+        best, q_low = _optimist_q(kernels, boxes, costs, l_ext, 0, S)
         rival, open_ = _rivals(boxes, costs, q_low, policy_l, lower, upper,
-                               costs[states, policy_l] + worst, n)
+                               costs[np.arange(S), policy_l] + worst, n)
         open_ &= visits > 0
         rival = rival[open_]
         rival_width = _widths(kernels, boxes, rival, n[rival], upper, lower, best[rival])[0]
@@ -158,9 +171,14 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
                                max(1.0, float(finite.max(initial=0.0))))
         rival_score = (visits[open_] * rival_width
                        * np.sqrt(np.maximum(n[rival], 1.0))) ** (2.0 / 3.0)
-    del best
-    alive = (q_low <= upper[:, None]).ravel()
-    del q_low
+        alive = (q_low <= upper[:, None]).ravel()
+        del best, q_low
+    else:
+        alive = np.empty(S * A, dtype=bool)
+        for s0, s1 in _state_blocks(S, A):
+            alive[s0 * A:s1 * A] = (_optimist_q(kernels, boxes, costs, l_ext, s0, s1)[1]
+                                    <= upper[s0:s1, None]).ravel()
+        n = boxes.n
     score = np.zeros(S * A)
     score[rows] = (visits * width * np.sqrt(np.maximum(n[rows], 1.0))) ** (2.0 / 3.0)
     if rivals:
@@ -177,18 +195,16 @@ def _adaptive_draws(kernels, boxes, costs, n, target_total, lower, policy_l, ord
 
 
 def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, int64 ``(S*A,)``, ``>= 0``, at most ``cap`` in
-    total (``n_calls`` the samples the counts of ``boxes`` hold, ``boxes.n`` those of every
-    pair; ``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
+    """New calls per pair for the next round, int64 ``(S*A,)`` ``>= 0``, at most ``cap`` in total
+    (``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
     :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
-    n = boxes.n
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))
-        more = np.maximum(per_pair - n, 0.0)
+        more = np.maximum(per_pair - boxes.n, 0.0)
         total = min(cap, int(more.sum()))
     else:
-        more = _adaptive_draws(kernels, boxes, costs, n, GROWTH * n_calls, *state, goal_gap,
+        more = _adaptive_draws(kernels, boxes, costs, GROWTH * n_calls, *state, goal_gap,
                                rivals)
         if not more.sum() > 0:
             more[np.arange(S) * A + state[1]] = 1.0

@@ -6,8 +6,8 @@ counts of a :class:`~reference.generative.SampleStore`, as the certified solver
 builds them every round. They take no copy of the counts: the row pointers,
 the next states and the counts are the store's own arrays, and the empirical
 frequencies are computed when asked (:attr:`StoreBoxes.p_hat`). What they add
-to the store is the interval ends, two floats a stored entry, and two
-numbers a pair (the sample sizes and the unseen next states' upper end). The
+to the store is the interval ends, two floats a stored entry, and one
+number a pair (the sample sizes are summed from the counts when asked). The
 intervals are computed a block of rows at a time, so the build needs no array
 of the size of the counts beyond the two it keeps. Every array of the boxes is
 read-only (the store's too: it never modifies them), so a pour kept on them
@@ -52,15 +52,19 @@ class StoreBoxes(BoxLayout):
         ``indices`` are the store's arrays.
     counts : ndarray of int64, shape (nnz,)
         ``N(s, a, s')`` of the stored entries, the store's array.
-    n : ndarray of float64, shape (S*A,)
-        Samples ``N(s, a)`` of every pair, the row sums of the counts (the floats of
-        :attr:`ConfidenceBoxes.n <reference.confidence.ConfidenceBoxes>`).
     """
 
     counts: np.ndarray
-    n: np.ndarray
     kind: str
     delta: float
+
+    @property
+    def n(self):
+        """Samples ``N(s, a)`` of every pair, float64 ``(S*A,)``, summed from the counts at
+        every access (:func:`row_sums`: the floats of
+        :attr:`ConfidenceBoxes.n <reference.confidence.ConfidenceBoxes>` while every
+        ``N(s, a)`` is below ``2^53``)."""
+        return row_sums(self.indptr, lambda e0, e1: self.counts[e0:e1])
 
     @property
     def p_hat(self):
@@ -68,6 +72,32 @@ class StoreBoxes(BoxLayout):
         ``(nnz,)``, computed at every access (the same floats as
         :attr:`ConfidenceBoxes.p_hat <reference.confidence.ConfidenceBoxes>`)."""
         return self.counts / np.repeat(self.n, np.diff(self.indptr))
+
+
+def row_sums(indptr, weights, block=None):
+    """Per row, the sum of ``weights(e0, e1)`` (the weights of the stored entries ``e0:e1``)
+    over its entries, a block of rows at a time.
+
+    The same floats as ``np.bincount(rows, weights=w, minlength=n_rows)`` of the whole
+    weights ``w`` (each row is summed in the order of its entries, from 0), with the
+    weights and row numbers of one block (:func:`row_blocks`) in memory at once.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    weights : callable
+        ``weights(e0, e1)``: float or bool array of shape ``(e1 - e0,)``.
+    block : int, optional
+        Entries a block.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows,)
+    """
+    sums = np.empty(indptr.size - 1)
+    for r0, r1, e0, e1, local in row_blocks(indptr, block):
+        sums[r0:r1] = np.bincount(local, weights=weights(e0, e1), minlength=r1 - r0)
+    return sums
 
 
 class KeptEnds:
@@ -210,7 +240,7 @@ def store_boxes(kernels, csr, delta, record, kept=None):
     Returns
     -------
     StoreBoxes
-        The same intervals and sample sizes, bit for bit, as
+        The same intervals, bit for bit, as
         :func:`reference.confidence.confidence_boxes` of the same counts and
         kind; every array read-only, ``csr``'s own (which its store never modifies)
         included.
@@ -246,7 +276,7 @@ def store_boxes(kernels, csr, delta, record, kept=None):
         kept.keep(csr, n, lo, hi, hi_unseen, delta, record)
     arrays = dict(indptr=csr.indptr.astype(np.int64, copy=False),
                   indices=csr.indices.astype(np.int64, copy=False),
-                  counts=csr.data.astype(np.int64, copy=False), n=n, lo=lo, hi=hi,
+                  counts=csr.data.astype(np.int64, copy=False), lo=lo, hi=hi,
                   hi_unseen=hi_unseen)
     for array in arrays.values():
         array.flags.writeable = False

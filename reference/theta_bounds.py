@@ -58,7 +58,7 @@ def hitting_bound(kernels, boxes, policy=None):
     unit = np.ones((S, A))
     start = np.zeros(S, dtype=np.int64) if policy is None else policy
     low = _optimistic(kernels, boxes, unit, start)
-    robust = _robust_policy(kernels, boxes, unit, low[1])
+    robust = _robust_policy(kernels, boxes, unit, low[1], poured=False)
     return robust[0], robust[1], low, low[4] and robust[4]
 
 
@@ -116,7 +116,8 @@ def round_bounds(kernels, boxes, costs, policies):
     lower, policy_l, order_l, _, lower_converged, lower_message = _optimistic(
         kernels, boxes, costs, policies.get("lower", np.argmin(costs, axis=1)))
     policies["lower"] = policy_l
-    upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l)
+    upper, policy_u, _, _, upper_converged, _ = _robust_policy(kernels, boxes, costs, policy_l,
+                                                               poured=False)
     parts = (policy_u, lower, upper, lower_message, lower_converged and upper_converged,
              bool(np.isfinite(upper).all()))
     return (lower, policy_l, order_l, upper), parts

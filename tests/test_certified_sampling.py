@@ -71,20 +71,20 @@ def test_a_pair_whose_optimist_row_reaches_an_infinite_value_has_an_infinite_wid
 
 
 def test_the_adaptive_rounds_read_the_counts_of_their_boxes(backend, monkeypatch):
-    # Every adaptive round splits its calls by the samples of each pair: the counts of the
-    # round's boxes summed row by row (here by scipy, apart from the solver), and aims at
-    # GROWTH times their total. After the first round the pairs hold different counts, so a
-    # misplaced or permuted count would show.
+    # Every adaptive round splits its calls by the samples of each pair, boxes.n: the counts
+    # of the round's boxes summed row by row (here by scipy, apart from the solver; KeptEnds
+    # keeps the sizes of the rows that did not change), and aims at GROWTH times their total.
+    # After the first round the pairs hold different counts, so a misplaced count would show.
     rounds, real = [], certified_sampling._adaptive_draws
 
-    def adaptive(kernels, boxes, costs, n, target_total, *state):
+    def adaptive(kernels, boxes, costs, target_total, *state):
         counts = sp.csr_array((boxes.counts, boxes.indices, boxes.indptr),
                               shape=(boxes.indptr.size - 1, boxes.n_states + 1))
         summed = np.asarray(counts.sum(axis=1), dtype=np.float64).ravel()
         rounds.append(np.unique(summed).size)
-        np.testing.assert_array_equal(n, summed)
+        np.testing.assert_array_equal(boxes.n, summed)
         assert target_total == certified_sampling.GROWTH * int(counts.sum())
-        return real(kernels, boxes, costs, n, target_total, *state)
+        return real(kernels, boxes, costs, target_total, *state)
 
     monkeypatch.setattr(certified_sampling, "_adaptive_draws", adaptive)
     ssp = exit_grid(3, 4, spacing=2, success=0.7)

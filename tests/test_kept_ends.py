@@ -55,7 +55,7 @@ def _assert_same(boxes, expected):
         np.testing.assert_array_equal(getattr(boxes, name), getattr(expected, name),
                                       err_msg=name)
     # Every array of the boxes is read-only, the store's included (a kept pour relies on it).
-    for name in ("indptr", "indices", "counts", "n", "lo", "hi", "hi_unseen"):
+    for name in ("indptr", "indices", "counts", "lo", "hi", "hi_unseen"):
         assert not getattr(boxes, name).flags.writeable, name
 
 

@@ -94,3 +94,16 @@ def test_a_run_out_of_budget_returns_finite_bounds_uncertified(backend):
     assert cert.relative_gap > 0.01 and not cert.meets(0.01, relative=True)
     assert (cert.lower <= backend.optimal_values(ssp).values + 1e-12).all()
     assert (cert.upper >= backend.policy_values(ssp, res.policy) - 1e-12).all()
+
+
+def test_row_sums_are_bincount_bit_for_bit():
+    rng = np.random.default_rng(5)
+    stored = rng.integers(0, 12, size=300)
+    stored[[0, 7, 299]] = 0
+    indptr = np.concatenate([[0], np.cumsum(stored)])
+    weights = rng.random(indptr[-1]) * 10.0 ** rng.integers(-8, 8, size=indptr[-1])
+    rows = np.repeat(np.arange(stored.size), stored)
+    expected = np.bincount(rows, weights=weights, minlength=stored.size)
+    for block in (1, 5, 64, 10_000):
+        got = store_boxes_module.row_sums(indptr, lambda e0, e1: weights[e0:e1], block)
+        assert np.array_equal(got, expected)

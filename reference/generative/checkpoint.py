@@ -7,7 +7,7 @@ import stat
 import numpy as np
 import scipy.sparse as sp
 
-from .._checks import INT64_MAX, check_int64_array, check_sparse_structure
+from .._checks import INT64_MAX, check_int64_array, check_sparse_structure, exact_sum
 from ..errors import CheckpointError, ParameterError, SSPValueError
 from .files import check_regular, open_private, write_atomically
 
@@ -44,7 +44,7 @@ def write_checkpoint(store, path, rng, meta):
         indptr=csr.indptr.astype(np.int64),
         indices=csr.indices.astype(np.int64),
         data=csr.data.astype(np.int64),
-        n_pair=store._n_pair.reshape(-1),
+        n_pair=store.n_pair.reshape(-1),
     ))
     if store._ledger == path + LEDGER_SUFFIX:
         empty_ledger(store._ledger)
@@ -102,7 +102,7 @@ def read_checkpoint(cls, path):
             f"{int(row_sums[bad[0]])}, but the file records N(s, a) = {int(n_pair[bad[0]])}."
         )
     store._csr = csr
-    store._n_pair = n_pair.reshape(S, A).copy()
+    store._n_total = exact_sum(n_pair)
     made = _header_int(header, "calls_made", where, low=0)
     redrawn = _header_int(header, "calls_redrawn", where, low=0)
     if made > INT64_MAX or made < store.n_samples + redrawn:

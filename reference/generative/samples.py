@@ -58,13 +58,13 @@ class SampleStore:
 
     Notes
     -----
-    The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``,
-    observed next states only); samples added since it was last read wait in
-    a list and are summed into it in one merge when it is read
-    (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`; :attr:`merge`), so
-    merging costs nothing per pair. The dense ``(S, A, S+1)`` array is only built by
-    :meth:`counts_dense`. Top-ups visit the pairs in the order
-    ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
+    The counts are one CSR matrix of shape ``(S*A, S+1)`` (row ``s*A + a``, observed next
+    states only); samples added since it was last read wait in a list and are summed into it
+    in one merge when it is read (:meth:`counts_csr`, :attr:`Gamma_hat`, :meth:`save`;
+    :attr:`merge`), so merging costs nothing per pair. The samples of each pair are the sums
+    of its row, computed when asked (:attr:`n_pair`); the store keeps their total only.
+    The dense ``(S, A, S+1)`` array is only built by :meth:`counts_dense`. Top-ups visit the
+    pairs in the order ``(0, 0), (0, 1), ..., (S-1, A-1)``, so a seed fixes the samples. The
     empirical branching factor is
 
     .. math::
@@ -90,8 +90,7 @@ class SampleStore:
         if fingerprint is not None and not isinstance(fingerprint, dict):
             raise ParameterError(
                 f"`fingerprint` must be a dict (see `model_fingerprint`) or None; got "
-                f"{type(fingerprint).__name__}."
-            )
+                f"{type(fingerprint).__name__}.")
         self.fingerprint = fingerprint
         self.context = ""
         self.merge = NUMPY_KERNELS.merge_counts
@@ -99,7 +98,7 @@ class SampleStore:
         self._csr = sp.csr_array(shape, dtype=np.int64)
         self._pending = []
         self._gamma_hat = None
-        self._n_pair = np.zeros((self.n_states, self.n_actions), dtype=np.int64)
+        self._n_total = 0
         self._calls_made = 0
         self._calls_redrawn = 0
         self._ledger = None
@@ -107,13 +106,16 @@ class SampleStore:
 
     @property
     def n_pair(self):
-        """Samples per pair ``N(s, a)``, int64 array of shape ``(S, A)`` (a copy)."""
-        return self._n_pair.copy()
+        """Samples per pair ``N(s, a)``, int64 ``(S, A)``: the row sums of :meth:`counts_csr`."""
+        csr = self.counts_csr()
+        seen, sums = np.flatnonzero(np.diff(csr.indptr)), np.zeros(csr.shape[0], dtype=np.int64)
+        sums[seen] = np.add.reduceat(csr.data, csr.indptr[seen]) if seen.size else 0
+        return sums.reshape(self.n_states, self.n_actions)
 
     @property
     def n_samples(self):
         """Total number of samples stored (an exact Python int)."""
-        return exact_sum(self._n_pair)
+        return self._n_total
 
     @property
     def calls_made(self):
@@ -171,7 +173,7 @@ class SampleStore:
         ``lengths[i]`` entries of ``next_states``, ``counts`` times each, ``totals[i]`` in all;
         ``canonical`` when they are known to be in canonical order (see :func:`_increment`)."""
         self._pending.append((pairs, lengths, next_states, counts, canonical))
-        np.add.at(self._n_pair.reshape(-1), pairs, totals)
+        self._n_total += exact_sum(totals)
 
     def add(self, s, a, next_states, counts):
         """Merge samples of the pair ``(s, a)`` into the store.
@@ -319,12 +321,10 @@ class SampleStore:
         short = np.flatnonzero(totals != n)
         if short.size:
             i = int(short[0])
-            got = int(totals[i])
             raise GenerativeModelError(
-                f"the model returned {got} sample(s) where {int(n[i])} were asked, for "
-                f"{self._where(pairs[i])}; the counts of every pair must sum to the number "
-                "asked."
-            )
+                f"the model returned {int(totals[i])} sample(s) where {int(n[i])} were asked, "
+                f"for {self._where(pairs[i])}; the counts of every pair must sum to the number "
+                "asked.")
         self._merge(pairs.copy(), lengths, next_states, counts, totals)
 
     def _model_raised(self, exc, what):
@@ -404,7 +404,7 @@ class SampleStore:
             Before drawing, if the calls made would pass ``2^63 - 1``.
         """
         target = check_int("target", target)
-        held = self._n_pair.reshape(-1)
+        held = self.n_pair.reshape(-1)
         below = held < target if target <= INT64_MAX else np.ones(held.size, dtype=bool)
         need_total = target * int(below.sum()) - exact_sum(held[below])
         check_call_budget(self._calls_made, need_total)

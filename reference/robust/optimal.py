@@ -30,7 +30,8 @@ def _goal_forcing(boxes):
     and **progressing** (every kernel of the box puts positive mass on ``R``:
     lower ends in ``R``, or upper ends outside ``R`` summing below 1). Returns
     ``(W, action)`` with ``action[s]`` the first safe and progressing action
-    found for ``s`` in ``W`` (0 elsewhere); following it from ``W``, every
+    found for ``s`` in ``W`` (0 elsewhere; the smallest unsigned integer type holding the
+    actions, as it is held through the rounds); following it from ``W``, every
     adversary reaches the goal with probability 1.
 
     Each test reads the boxes a block of rows at a time
@@ -44,7 +45,7 @@ def _goal_forcing(boxes):
     for r0, r1, e0, e1, local in row_blocks(indptr):
         free[r0:r1] = 1.0 - np.bincount(local, weights=lo[e0:e1], minlength=r1 - r0) > 0
     spread = free & (h > 0)
-    action = np.zeros(S, dtype=np.int64)
+    action = np.zeros(S, dtype=np.min_scalar_type(A - 1))
     W = np.ones(S, dtype=bool)
     safe, good = np.empty(S * A, dtype=bool), np.empty(S * A, dtype=bool)
     while True:
@@ -79,7 +80,7 @@ def _goal_forcing(boxes):
         W = R[:S].copy()
 
 
-def _robust_policy(kernels, boxes, costs, policy):
+def _robust_policy(kernels, boxes, costs, policy, poured=True):
     """Robust PI from ``policy``: ``(U, policy, kernel, n_iter, converged, message)``.
 
     The rounds that need no graph search run in the kernel ``robust_iteration``
@@ -87,11 +88,10 @@ def _robust_policy(kernels, boxes, costs, policy):
     infinity decision of :func:`_robust_values`, and the same switches
     (:func:`reference.robust_rounds.improvement`). States with an infinite value that
     some policy can make finite first switch to the goal-forcing action of
-    :func:`_goal_forcing`.
+    :func:`_goal_forcing`. With ``poured`` False the kernel is None: a caller that drops it
+    saves its last pour.
     """
     S, A = boxes.n_states, boxes.n_actions
-    states = np.arange(S)
-    policy = policy.copy()
     start, forcing, total, n_round = np.zeros(S), None, 0, 0
     infinite = np.zeros(S, dtype=bool)
     while n_round < ROBUST_MAX_ITER:
@@ -106,12 +106,11 @@ def _robust_policy(kernels, boxes, costs, policy):
         if status == OPEN:
             kernel = None
             U, kernel, infinite, n_iter, converged, dropped, r = _robust_values(
-                kernels, boxes, costs[states, policy], policy, U)
+                kernels, boxes, costs[np.arange(S), policy], policy, U)
             n_round, total = n_round + 1, total + n_iter
+        kernel = _Poured(kernel.order, np.arange(S) * A + policy)
         if np.isinf(U).any():
-            if forcing is None:
-                kernel = _Poured(kernel.order, states * A + policy)
-                forcing = _goal_forcing(boxes)
+            forcing = _goal_forcing(boxes) if forcing is None else forcing
             rescue = np.isinf(U) & forcing[0] & (policy != forcing[1])
             if rescue.any():
                 policy = np.where(rescue, forcing[1], policy)
@@ -125,13 +124,13 @@ def _robust_policy(kernels, boxes, costs, policy):
         start = np.where(np.isfinite(U), U, 0.0)
     converged = converged and status == DONE
     message = _check_message("robust", int(infinite.sum()), dropped, r, total, converged)
-    return U, policy, _poured(kernels, boxes, kernel), total, converged, message
+    return U, policy, _poured(kernels, boxes, kernel) if poured else None, total, converged, message
 
 
 @dataclass(frozen=True)
 class _Poured:
-    """An adversary's kernel kept as its pour order and rows while goal forcing runs
-    (:func:`_poured` pours it again)."""
+    """An adversary's kernel kept as its pour order and rows while goal forcing and the
+    switches run (:func:`_poured` pours it again)."""
 
     order: np.ndarray
     rows: np.ndarray
