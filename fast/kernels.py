@@ -471,14 +471,12 @@ def _poured_pairs(boxes, rows, v_ext, descending):
     n_pairs = boxes.hi_unseen.size
     if descending or kept is None or kept[0][0]() is not boxes or len(rows) != n_pairs:
         return None
-    same = all(ref() is getattr(boxes, name) for ref, name in zip(kept[0][1:], _BOX_ARRAYS))
-    if not same or _frozen_arrays(boxes) is None:
-        return None
     rows = np.asarray(rows)
     if not (rows[0] == 0 and rows[-1] == n_pairs - 1 and (rows[1:] > rows[:-1]).all()
             and kept[1] == np.ascontiguousarray(v_ext, dtype=np.float64).tobytes()):
         return None
-    return kept[2].copy()
+    same = all(ref() is getattr(boxes, name) for ref, name in zip(kept[0][1:], _BOX_ARRAYS))
+    return kept[2].copy() if same and _frozen_arrays(boxes) is not None else None
 
 
 def _pour_blocks(boxes, v_ext, descending):

@@ -205,16 +205,14 @@ def _same_rows(csr, stored, old_stored, old_indices, old_counts):
 
 
 def _sample_sizes(csr, rows):
-    """``N(s, a)`` of the rows ``rows`` (int64 ``(m,)``, ascending), float64 ``(m,)``: the
-    floats of ``csr.sum(axis=1)[rows]`` (integer counts are summed exactly, by differences
-    of the running sum of these rows' counts, without scipy's overhead)."""
+    """``N(s, a)`` of the rows ``rows`` (int64 ``(m,)``), float64 ``(m,)``: the floats of
+    ``csr.sum(axis=1)[rows]`` (integer counts are summed exactly, by differences of their
+    running sum, one pass over counts that :class:`KeptEnds` holds only when small, without
+    scipy's overhead)."""
     if csr.data.dtype.kind not in "iu":
         return np.asarray(csr[rows].sum(axis=1), dtype=np.float64).ravel()
-    starts, stored = csr.indptr[rows], csr.indptr[rows + 1] - csr.indptr[rows]
-    ends = np.cumsum(stored)
-    entries = np.arange(ends[-1] if ends.size else 0) + np.repeat(starts - ends + stored, stored)
-    totals = np.concatenate(([0], np.cumsum(csr.data[entries], dtype=np.int64)))
-    return (totals[ends] - totals[ends - stored]).astype(np.float64)
+    totals = np.concatenate(([0], np.cumsum(csr.data, dtype=np.int64)))
+    return (totals[csr.indptr[rows + 1]] - totals[csr.indptr[rows]]).astype(np.float64)
 
 
 def store_boxes(kernels, csr, delta, record, kept=None):
