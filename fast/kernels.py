@@ -148,7 +148,7 @@ REPAIR_MOVES = 16
 
 KEPT_WALK_STATES = 1 << 12
 """The most next states of a pour whose whole walk :func:`_pour_walk` keeps for a pour of the
-same vector (at most 128 KiB held); larger pours keep their order alone."""
+same vector (at most 160 KiB held, the vector's bytes included); larger pours keep their order."""
 
 
 def _pour_walk(v_ext, descending, keep=True):
@@ -443,31 +443,47 @@ _POURED_PAIRS = threading.local()
 """The last pour of every pair by increasing value that :func:`_pour_blocks` made on the thread
 (:func:`_poured_pairs`)."""
 
+_BOX_ARRAYS = ("indptr", "indices", "lo", "hi", "hi_unseen")
+
+
+def _frozen_arrays(boxes):
+    """Weak references to ``boxes`` and its arrays ``_BOX_ARRAYS`` when none can be written (each
+    and every array it views read-only, as ``store_boxes`` makes them); else None."""
+    for array in (arrays := [getattr(boxes, name) for name in _BOX_ARRAYS]):
+        while isinstance(array, np.ndarray) and not array.flags.writeable:
+            array = array.base
+        if array is not None:
+            return None
+    try:
+        return tuple(weakref.ref(item) for item in [boxes, *arrays])
+    except TypeError:
+        return None
+
 
 def _poured_pairs(boxes, rows, v_ext, descending):
     """A copy of the pour of every pair by increasing value against ``v_ext`` when
     :func:`_pour_blocks` made it last on the thread, on these boxes and this vector bit for
     bit, and ``rows`` are all the pairs in order (the lower check's pour of the optimist's
     values, which the adaptive sampling pours again); else None. Kept up to
-    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, with a weak
-    reference to the boxes (boxes without one are never kept): boxes are not modified once
-    built."""
+    :data:`POUR_BLOCK_PAIRS` pairs and :data:`KEPT_WALK_STATES` next states, for boxes whose
+    arrays cannot be written (:func:`_frozen_arrays`), while they hold the same ones."""
     kept = getattr(_POURED_PAIRS, "kept", None)
     n_pairs = boxes.hi_unseen.size
-    if descending or kept is None or kept[0]() is not boxes or len(rows) != n_pairs:
+    if descending or kept is None or kept[0][0]() is not boxes or len(rows) != n_pairs:
         return None
     rows = np.asarray(rows)
     if not (rows[0] == 0 and rows[-1] == n_pairs - 1 and (rows[1:] > rows[:-1]).all()
             and kept[1] == np.ascontiguousarray(v_ext, dtype=np.float64).tobytes()):
         return None
-    return kept[2].copy()
+    same = all(ref() is getattr(boxes, name) for ref, name in zip(kept[0][1:], _BOX_ARRAYS))
+    return kept[2].copy() if same and _frozen_arrays(boxes) is not None else None
 
 
 def _pour_blocks(boxes, v_ext, descending):
     """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``: the
     compiled :func:`fast._robust.pour_values` along one :func:`_pour_walk` of ``v_ext``
     (the floats of :func:`pour_values`, row by row). A pour of every pair by increasing value
-    is kept, read-only, for :func:`_poured_pairs`."""
+    on boxes whose arrays cannot be written is kept, read-only, for :func:`_poured_pairs`."""
     v_ext = np.ascontiguousarray(v_ext, dtype=np.float64)
     walk = _pour_walk(v_ext, descending)
     per_row = boxes.lo.size / max(1, boxes.hi_unseen.size)
@@ -475,10 +491,7 @@ def _pour_blocks(boxes, v_ext, descending):
     if not descending:
         _POURED_PAIRS.kept = None
         if v_ext.size <= KEPT_WALK_STATES and boxes.hi_unseen.size <= POUR_BLOCK_PAIRS:
-            try:
-                owner = weakref.ref(boxes)
-            except TypeError:
-                owner = None
+            owner = _frozen_arrays(boxes)
 
     def pour(r0, r1):
         out = np.empty(r1 - r0)

@@ -355,7 +355,7 @@ def _certify(kernels, boxes, costs, policy, start):
 
 
 def _draw(run, more):
-    """Draw ``more[s*A + a]`` samples of every pair (int64, within the cap) into the store."""
+    """Draw ``more[s*A + a]`` samples of every pair (int64 ``>= 0``, within the cap: unchecked)."""
     pairs = np.flatnonzero(more > 0)
     run.store._draw(run.model, pairs, more[pairs], int(more.sum()), run.rng)
 

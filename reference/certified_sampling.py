@@ -195,8 +195,9 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
 
 
 def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
-    """New calls per pair for the next round, at most ``cap`` in total (``state`` of the round;
-    ``rivals``: also sample the rivals of the policy's actions, :func:`_adaptive_draws`)."""
+    """New calls per pair for the next round, int64 ``(S*A,)`` ``>= 0``, at most ``cap`` in total
+    (``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
+    :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
     if sampling == "uniform":
         per_pair = math.ceil(GROWTH * n_calls / (S * A))

@@ -239,8 +239,9 @@ class PouredKernel:
         return kernel
 
     def _set(self, order, rank, indptr, indices, data, width, reach, partial, descending):
-        arrays = (order, rank, indptr, indices, data, width, reach, partial)
-        for name, array in zip(PouredKernel.__slots__, arrays):
+        for name, array in (("order", order), ("rank", rank), ("indptr", indptr),
+                            ("indices", indices), ("data", data), ("width", width),
+                            ("reach", reach), ("partial", partial)):
             object.__setattr__(self, name, _read_only(array))
         object.__setattr__(self, "descending", bool(descending))
         object.__setattr__(self, "_layout", None)

@@ -7,12 +7,15 @@ builds them every round. They take no copy of the counts: the row pointers,
 the next states and the counts are the store's own arrays, and the empirical
 frequencies are computed when asked (:attr:`StoreBoxes.p_hat`). What they add
 to the store is the interval ends, two floats a stored entry, and one
-number a pair (the sample sizes are summed from the counts when asked). The intervals are computed a block of rows at a time, so the
-build needs no array of the size of the counts beyond the two it keeps.
+number a pair (the sample sizes are summed from the counts when asked). The
+intervals are computed a block of rows at a time, so the build needs no array
+of the size of the counts beyond the two it keeps. Every array of the boxes is
+read-only (the store's too: it never modifies them), so a pour kept on them
+(``fast.kernels``) can tell they have not changed.
 
-Round after round, a :class:`KeptEnds` hands the last round's ends of the rows whose entries
-have not changed to the next build, which computes only the others (the same floats; held
-for small stores only, :data:`KEPT_ENTRIES`).
+Round after round, a :class:`KeptEnds` hands the last round's ends and sample sizes of the
+rows whose entries have not changed to the next build, which computes only the others (the
+same floats; held for small stores only, :data:`KEPT_ENTRIES`).
 
 Per stored entry, with the store's int64 counts and indices (16 bytes), the
 boxes of :func:`reference.confidence.confidence_boxes` add 40 bytes (their
@@ -111,6 +114,9 @@ class KeptEnds:
     between: the match is on the exact entries, never on float sums, and needs nothing of
     the caller.
 
+    A row's sample size is the sum of its counts, so an unchanged row keeps its size too:
+    only the changed rows are summed again.
+
     :func:`store_boxes` reads :attr:`ends` and sets them to the boxes it builds, which
     are held with the counts' own arrays (not copied: a store never modifies the arrays
     of a matrix it returned, :meth:`~reference.generative.SampleStore.counts_csr`) until
@@ -120,8 +126,8 @@ class KeptEnds:
     Attributes
     ----------
     ends : tuple or None
-        ``(shape, indptr, indices, counts, lo, hi, hi_unseen, delta, record)`` of the last
-        boxes built, or None.
+        ``(shape, indptr, indices, counts, n, lo, hi, hi_unseen, delta, record)`` of the
+        last boxes built, or None.
 
     Examples
     --------
@@ -140,7 +146,7 @@ class KeptEnds:
     def __init__(self):
         self.ends = None
 
-    def take(self, csr, delta, record, n_pair=None):
+    def take(self, csr, delta, record):
         """The rows of ``csr`` that need their ends computed, with the others' ends filled.
 
         Parameters
@@ -149,10 +155,6 @@ class KeptEnds:
             This round's counts, canonical.
         delta : float
         record : BoxKind
-        n_pair : ndarray of int64, shape (S, A) or (S*A,), optional
-            The row sums of ``csr`` when the caller holds them (a sample store's
-            :attr:`~reference.generative.SampleStore.n_pair`); summed from ``csr``
-            otherwise.
 
         Returns
         -------
@@ -164,24 +166,26 @@ class KeptEnds:
             the unchanged rows' ends in place (None with ``rows``).
         """
         last, self.ends = self.ends, None
-        if last is None or last[0] != csr.shape or last[7:] != (delta, record):
+        if last is None or last[0] != csr.shape or last[8:] != (delta, record):
             return None, None
         stored, old_stored = np.diff(csr.indptr), np.diff(last[1])
         same = _same_rows(csr, stored, old_stored, *last[2:4])
-        old_lo, old_hi, old_unseen = last[4:7]
+        old_n, old_lo, old_hi, old_unseen = last[4:8]
         last = None  # the last counts are no longer needed: freed before the new ends exist
         new_entry, old_entry = np.repeat(same, stored), np.repeat(same, old_stored)
-        n = _sample_sizes(csr) if n_pair is None else n_pair.reshape(-1).astype(np.float64)
-        lo, hi, hi_unseen = np.empty(csr.data.size), np.empty(csr.data.size), np.empty(n.size)
+        rows = np.flatnonzero(~same)
+        n, hi_unseen = np.empty(same.size), np.empty(same.size)
+        lo, hi = np.empty(csr.data.size), np.empty(csr.data.size)
+        n[same], n[rows] = old_n[same], _sample_sizes(csr, rows)
         lo[new_entry], hi[new_entry] = old_lo[old_entry], old_hi[old_entry]
         hi_unseen[same] = old_unseen[same]
-        return np.flatnonzero(~same), (n, lo, hi, hi_unseen)
+        return rows, (n, lo, hi, hi_unseen)
 
-    def keep(self, csr, lo, hi, hi_unseen, delta, record):
-        """Hold the ends just built on ``csr``, with its arrays, if they are small enough
-        (:data:`KEPT_ENTRIES`)."""
+    def keep(self, csr, n, lo, hi, hi_unseen, delta, record):
+        """Hold the sample sizes and ends just built on ``csr``, with its arrays, if they are
+        small enough (:data:`KEPT_ENTRIES`)."""
         if lo.size + hi_unseen.size <= KEPT_ENTRIES:
-            self.ends = (csr.shape, csr.indptr, csr.indices, csr.data, lo, hi, hi_unseen,
+            self.ends = (csr.shape, csr.indptr, csr.indices, csr.data, n, lo, hi, hi_unseen,
                          delta, record)
 
 
@@ -200,16 +204,18 @@ def _same_rows(csr, stored, old_stored, old_indices, old_counts):
     return same
 
 
-def _sample_sizes(csr):
-    """``N(s, a)``, float64 ``(S*A,)``: the floats of ``csr.sum(axis=1)`` (integer counts are
-    summed exactly, by differences of their running sum, without scipy's overhead)."""
+def _sample_sizes(csr, rows):
+    """``N(s, a)`` of the rows ``rows`` (int64 ``(m,)``), float64 ``(m,)``: the floats of
+    ``csr.sum(axis=1)[rows]`` (integer counts are summed exactly, by differences of their
+    running sum, one pass over counts that :class:`KeptEnds` holds only when small, without
+    scipy's overhead)."""
     if csr.data.dtype.kind not in "iu":
-        return np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
+        return np.asarray(csr[rows].sum(axis=1), dtype=np.float64).ravel()
     totals = np.concatenate(([0], np.cumsum(csr.data, dtype=np.int64)))
-    return (totals[csr.indptr[1:]] - totals[csr.indptr[:-1]]).astype(np.float64)
+    return (totals[csr.indptr[rows + 1]] - totals[csr.indptr[rows]]).astype(np.float64)
 
 
-def store_boxes(kernels, csr, delta, record, kept=None, n_pair=None):
+def store_boxes(kernels, csr, delta, record, kept=None):
     r"""The boxes of ``record`` on a store's counts ``csr``, sharing its arrays.
 
     Parameters
@@ -228,17 +234,14 @@ def store_boxes(kernels, csr, delta, record, kept=None, n_pair=None):
         The ends of the last boxes built with it: the rows whose entries have not changed
         take theirs from it, and it keeps these boxes' for the next call. Without it,
         every row is computed.
-    n_pair : ndarray of int64, shape (S, A), optional
-        The samples of every pair, the row sums of ``csr`` (the store's
-        :attr:`~reference.generative.SampleStore.n_pair`): :meth:`KeptEnds.take` reads them
-        instead of summing the counts.
 
     Returns
     -------
     StoreBoxes
         The same intervals, bit for bit, as
         :func:`reference.confidence.confidence_boxes` of the same counts and
-        kind.
+        kind; every array read-only, ``csr``'s own (which its store never modifies)
+        included.
 
     Raises
     ------
@@ -265,12 +268,15 @@ def store_boxes(kernels, csr, delta, record, kept=None, n_pair=None):
     True
     """
     S = csr.shape[1] - 1
-    rows, ends = (None, None) if kept is None else kept.take(csr, delta, record, n_pair)
+    rows, ends = (None, None) if kept is None else kept.take(csr, delta, record)
     n, lo, hi, hi_unseen = box_ends(kernels, csr, delta, record, rows, ends)
     if kept is not None:
-        kept.keep(csr, lo, hi, hi_unseen, delta, record)
-    return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S,
-                      indptr=csr.indptr.astype(np.int64, copy=False),
-                      indices=csr.indices.astype(np.int64, copy=False),
-                      counts=csr.data.astype(np.int64, copy=False), lo=lo, hi=hi,
-                      hi_unseen=hi_unseen, kind=record.name, delta=delta)
+        kept.keep(csr, n, lo, hi, hi_unseen, delta, record)
+    arrays = dict(indptr=csr.indptr.astype(np.int64, copy=False),
+                  indices=csr.indices.astype(np.int64, copy=False),
+                  counts=csr.data.astype(np.int64, copy=False), lo=lo, hi=hi,
+                  hi_unseen=hi_unseen)
+    for array in arrays.values():
+        array.flags.writeable = False
+    return StoreBoxes(n_states=S, n_actions=csr.shape[0] // S, kind=record.name, delta=delta,
+                      **arrays)

@@ -56,8 +56,10 @@ import reference
 from fast import _boxes
 from fast import kernels as fast_kernels
 from fast.kernels import COMPILED_KERNELS
+from reference.box_kinds import box_kind
 from reference.counts import Counts
 from reference.kernels import NUMPY_KERNELS, explicit_pour
+from reference.store_boxes import KeptEnds, store_boxes
 
 EVI_EXAMPLES = 500
 RADIUS_EXAMPLES = 200
@@ -486,19 +488,25 @@ def test_a_reused_pour_order_never_serves_other_values(descending):
     agree(np.abs(zero_signed), descending)
 
 
+def _read_only_boxes(seed, S, A):
+    """Confidence boxes of random counts whose arrays are read-only, as store_boxes makes
+    them (so the compiled kernels may keep a pour of every pair on them)."""
+    counts = np.random.default_rng(seed).integers(0, 30, size=(S * A, S + 1))
+    boxes = reference.confidence_boxes(sp.csr_array(counts.astype(float)), 0.1, "kl")
+    for name in ("indptr", "indices", "lo", "hi", "hi_unseen"):
+        getattr(boxes, name).flags.writeable = False
+    return boxes
+
+
 def test_a_kept_pour_of_every_pair_serves_only_its_boxes_and_vector(monkeypatch):
-    # The lower check's pour of every pair (by _pour_blocks, increasing value) is copied by
-    # the next pour_values of all the pairs on the same boxes and vector; a vector changed in
-    # place, other boxes of the same shape, a subset of the rows or the other direction pour
-    # afresh, and every answer is that of a fresh pour (the numpy kernels' too).
+    # The lower check's pour of every pair (by _pour_blocks, increasing value) on boxes whose
+    # arrays are read-only is copied by the next pour_values of all the pairs on the same
+    # boxes and vector; a vector changed in place, other boxes of the same shape, a subset of
+    # the rows or the other direction pour afresh, and every answer is that of a fresh pour
+    # (the numpy kernels' too).
     S, A = 30, 2
     rng = np.random.default_rng(12)
-
-    def boxes_of(seed):
-        counts = np.random.default_rng(seed).integers(0, 30, size=(S * A, S + 1))
-        return reference.confidence_boxes(sp.csr_array(counts.astype(float)), 0.1, "kl")
-
-    boxes, other = boxes_of(1), boxes_of(2)
+    boxes, other = _read_only_boxes(1, S, A), _read_only_boxes(2, S, A)
     rows = np.arange(S * A)
     v_ext = np.append(rng.random(S) * 5.0, 0.0)
     poured = []
@@ -534,6 +542,51 @@ def test_a_kept_pour_of_every_pair_serves_only_its_boxes_and_vector(monkeypatch)
     got = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False)
     np.testing.assert_array_equal(got, fresh(boxes, rows, v_ext, False))
     assert not np.array_equal(got, kept)
+
+
+@pytest.mark.parametrize("change", ["writable", "unfrozen", "replaced"])
+def test_boxes_changed_after_the_lower_check_get_a_fresh_pour(change):
+    # The lower check pours every pair (and the compiled set keeps that pour when the boxes'
+    # arrays are read-only); boxes changed afterwards (in place, their arrays writable from
+    # the start or made writable again; or an array swapped for another read-only one) must
+    # get the pour of their new ends from pour_values, never the kept one.
+    S, A = 20, 2
+    rng = np.random.default_rng(0)
+    boxes = _read_only_boxes(3, S, A)
+    if change == "writable":
+        boxes = reference.confidence_boxes(sp.csr_array(
+            np.random.default_rng(3).integers(0, 30, size=(S * A, S + 1)).astype(float)),
+            0.1, "kl")
+    costs, values = rng.random((S, A)) + 0.1, rng.random(S) * 3.0
+    lower = COMPILED_KERNELS.lower_check(boxes, costs, values, None)[0]
+    v_ext, rows = np.append(lower, 0.0), np.arange(S * A)
+    before = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False)
+    if change == "replaced":
+        for name, array in (("lo", boxes.lo * 0.5), ("hi_unseen", np.ones(S * A))):
+            array.flags.writeable = False
+            object.__setattr__(boxes, name, array)
+    else:
+        for name in ("lo", "hi_unseen"):
+            getattr(boxes, name).flags.writeable = True
+        boxes.lo[:] *= 0.5
+        boxes.hi_unseen[:] = 1.0
+    got = COMPILED_KERNELS.pour_values(boxes, rows, v_ext, False)
+    want = NUMPY_KERNELS.pour_values(boxes, rows, v_ext, False)
+    assert not np.allclose(before, want)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_store_boxes_are_frozen_for_a_kept_pour():
+    # The solver's boxes (store_boxes) have every array a pour reads read-only, so the
+    # compiled set keeps the lower check's pour on them; boxes of writable arrays have none.
+    store = reference.SampleStore(6, 2)
+    ssp = reference.garnet(6, 2, 3, seed=1)
+    store.draw_pairs(reference.TabularGenerativeModel(ssp), np.arange(12), np.full(12, 5),
+                     np.random.default_rng(0))
+    boxes = store_boxes(NUMPY_KERNELS, store.counts_csr(), 0.1, box_kind("kl"), KeptEnds())
+    assert fast_kernels._frozen_arrays(boxes) is not None
+    assert fast_kernels._frozen_arrays(
+        reference.confidence_boxes(store.counts_csr(), 0.1, "kl")) is None
 
 
 @settings(max_examples=POUR_EXAMPLES, **SETTINGS)
@@ -577,6 +630,26 @@ def test_a_radix_sorted_pour_order_is_the_sorted_one(values, descending):
         untouched = np.full(v_ext.size, -1, dtype=np.int64)
         assert not fast._robust.sort_order(v_ext, untouched, descending)
         assert (untouched == -1).all()
+
+
+def test_a_pour_walk_of_the_same_vector_again_is_the_kept_one():
+    # A vector poured again bit for bit (another array of equal values) is given the kept
+    # walk whole, the same read-only arrays; a vector that differs, the other direction or
+    # a pour not kept are walked afresh, into the order of a fresh sort.
+    rng = np.random.default_rng(6)
+    v_ext = np.append(rng.random(50), 0.0)
+    first = fast_kernels._pour_walk(v_ext, False)
+    again = fast_kernels._pour_walk(v_ext.copy(), False)
+    assert all(a is b for a, b in zip(first, again)) and not first[0].flags.writeable
+    moved = v_ext.copy()
+    moved[[3, 7]] = moved[[7, 3]]
+    for v, descending in ((moved, False), (moved, True)):
+        fast_kernels._pour_walk(v_ext, False)
+        walk = fast_kernels._pour_walk(v, descending)
+        assert walk[0] is not first[0]
+        np.testing.assert_array_equal(walk[0], reference.kernels.pour_order(v, descending))
+    fast_kernels._pour_walk(v_ext, False, keep=False)
+    assert fast_kernels._pour_walk(v_ext, False)[0] is not first[0]
 
 
 def test_a_pour_walk_sums_as_numpy():

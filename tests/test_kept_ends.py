@@ -27,8 +27,7 @@ def _kernels(backend):
 def _rounds(backend, kind, n_rounds=5, seed=0):
     """A store of a sparse garnet drawn in rounds: each round samples about a quarter of the
     pairs, a few of them for the first time (pairs without samples until then), and after
-    each round the boxes of :func:`store_boxes` with one :class:`KeptEnds` (and, every other
-    round, the store's totals), the boxes of
+    each round the boxes of :func:`store_boxes` with one :class:`KeptEnds`, the boxes of
     :func:`confidence_boxes` on the same counts, and the pairs that round drew."""
     ssp = backend.garnet(25, 3, 4, seed=2, sparse=True)
     n_pairs = ssp.n_states * ssp.n_actions
@@ -44,8 +43,7 @@ def _rounds(backend, kind, n_rounds=5, seed=0):
     for k in range(n_rounds):
         store.draw_pairs(model, np.arange(n_pairs), per_pair, rng)
         csr = store.counts_csr()
-        n_pair = store.n_pair if k % 2 else None  # the store's totals, or summed from csr
-        boxes = store_boxes(kernels, csr, 0.1, box_kind(kind), kept, n_pair)
+        boxes = store_boxes(kernels, csr, 0.1, box_kind(kind), kept)
         yield boxes, backend.confidence_boxes(csr, 0.1, kind=kind), drawn, kept
         per_pair = np.where(rng.random(n_pairs) < 0.25, rng.integers(1, 20, size=n_pairs), 0)
         per_pair[fresh[n_pairs // 3 - k - 1]] = 3
@@ -56,6 +54,9 @@ def _assert_same(boxes, expected):
     for name in ("indptr", "indices", "lo", "hi", "hi_unseen", "p_hat", "n"):
         np.testing.assert_array_equal(getattr(boxes, name), getattr(expected, name),
                                       err_msg=name)
+    # Every array of the boxes is read-only, the store's included (a kept pour relies on it).
+    for name in ("indptr", "indices", "counts", "lo", "hi", "hi_unseen"):
+        assert not getattr(boxes, name).flags.writeable, name
 
 
 @pytest.mark.parametrize("kind", ["kl", "mixture", "bernstein"])
@@ -63,8 +64,8 @@ def test_kept_ends_give_the_boxes_built_anew_bit_for_bit(backend, kind, monkeypa
     taken = []
     real_take = KeptEnds.take
 
-    def take(self, csr, delta, record, n_pair=None):
-        rows, ends = real_take(self, csr, delta, record, n_pair)
+    def take(self, csr, delta, record):
+        rows, ends = real_take(self, csr, delta, record)
         taken.append(rows)
         return rows, ends
 
@@ -100,7 +101,7 @@ def test_kept_ends_of_another_level_or_kind_are_not_read(backend):
     for delta, kind in ((0.1, "kl"), (0.01, "kl"), (0.01, "mixture"), (0.01, "kl")):
         boxes = store_boxes(kernels, csr, delta, box_kind(kind), kept)
         _assert_same(boxes, backend.confidence_boxes(csr, delta, kind=kind))
-        assert kept.ends[7:] == (delta, box_kind(kind))
+        assert kept.ends[8:] == (delta, box_kind(kind))
 
 
 def _kept_and_rebuilt(backend, monkeypatch, ssp, **options):
@@ -108,8 +109,8 @@ def _kept_and_rebuilt(backend, monkeypatch, ssp, **options):
     kept run computed each round (``None``: all)."""
     taken, real_take = [], KeptEnds.take
 
-    def take(self, csr, delta, record, n_pair=None):
-        rows, ends = real_take(self, csr, delta, record, n_pair)
+    def take(self, csr, delta, record):
+        rows, ends = real_take(self, csr, delta, record)
         taken.append(rows)
         return rows, ends
 
@@ -186,13 +187,16 @@ def test_a_missed_simplex_names_the_pair_of_its_row_number():
 
 
 def test_sample_sizes_are_those_of_scipy():
+    # Of every row, of some rows (empty ones among them), and of none.
     rng = np.random.default_rng(8)
     dense = rng.integers(0, 2**40, size=(30, 7)) * (rng.random((30, 7)) < 0.3)
     dense[[0, 29]] = 0
     for data in (dense, dense.astype(np.float64) / 3.0):
         csr = sp.csr_array(data)
         want = np.asarray(csr.sum(axis=1), dtype=np.float64).ravel()
-        assert np.array_equal(store_boxes_module._sample_sizes(csr), want)
+        for rows in (np.arange(30), np.array([0, 4, 5, 17, 29]), np.array([3]),
+                     np.array([], dtype=np.int64)):
+            assert np.array_equal(store_boxes_module._sample_sizes(csr, rows), want[rows])
 
 
 def _csr(dense):

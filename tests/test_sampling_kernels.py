@@ -257,6 +257,19 @@ def test_a_uniform_round_of_many_pairs_stays_within_its_cap(kernels):
 
 
 @pytest.mark.parametrize("kernels", KERNEL_SETS, ids=lambda k: k.name)
+def test_a_uniform_round_fills_every_pair_up_from_its_own_count(kernels):
+    # S = A = 2, the pairs sampled 0, 3, 10 and 7 times (20 calls): the round aims at
+    # ceil(1.05 * 20 / 4) = 6 calls a pair, so 6 and 3 more for the first two pairs, none for
+    # the others. Cut to 5 calls, the shares 6 * 5/9 = 3.33 and 3 * 5/9 = 1.67 give 3 and 1,
+    # and the call left goes to the larger remainder (the second pair).
+    boxes = types.SimpleNamespace(n_states=2, n_actions=2, n=np.array([0.0, 3.0, 10.0, 7.0]))
+    for cap, want in ((100, [6, 3, 0, 0]), (5, [3, 2, 0, 0])):
+        draws = _next_draws(kernels, boxes, None, "uniform", 20, None, 0.1, cap)
+        assert draws.dtype == np.int64
+        np.testing.assert_array_equal(draws, want)
+
+
+@pytest.mark.parametrize("kernels", KERNEL_SETS, ids=lambda k: k.name)
 @pytest.mark.parametrize("more, total, grid, match", [
     (np.array([1.0, np.nan]), 2, 2.0**16, "`more` must hold finite weights"),
     (np.array([1.0, np.inf]), 2, 2.0**16, "`more` must hold finite weights"),
