@@ -32,8 +32,9 @@ from libc.string cimport memcmp
 from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
-from ._order cimport repair_whole_order
+from ._order cimport WholeOrder, repair_whole_order
 from ._poured cimport ChainPieces, chain_apply, chain_solve, goal_reached
+from ._robust cimport PourBoxes, pour_boxes, pour_rows, whole_order
 from ._switches cimport extended, switch_tolerance
 
 cnp.import_array()
@@ -78,12 +79,14 @@ cdef class Tools:
     cdef int pieces_threads, values_threads, rounds, maxiter, max_iter
     cdef double rtol, accept, switch_rtol
     cdef int64_t repair_moves
+    cdef PourBoxes boxes
 
     def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback,
                  make_kernel, failure, int pieces_threads, int values_threads, double rtol,
                  int rounds, int maxiter, double accept, int max_iter, double switch_rtol,
                  int64_t repair_moves):
         self.indptr, self.cols, self.lo, self.hi, self.hi_unseen = indptr, cols, lo, hi, hi_unseen
+        self.boxes = pour_boxes(indptr, cols, lo, hi, hi_unseen)
         self.walk, self.chain_values, self.make_kernel = walk, chain_values, make_kernel
         self.fallback = fallback
         self.failure = failure
@@ -148,6 +151,26 @@ cdef tuple _pour(Tools t, rows, tuple walk):
     pieces = _robust.pour_pieces(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, rows, rank,
                                  t.pieces_threads)
     return order, rank, pieces
+
+
+cdef WholeOrder _whole(tuple walk, const double[::1] v_ext):
+    """The pointers of ``walk`` (``order, rank, cum_v, cum_inf``) of ``v_ext``."""
+    return whole_order(walk[0], walk[1], walk[2], walk[3], v_ext)
+
+
+cdef object _pour_values(Tools t, const int64_t* rows, int64_t first, Py_ssize_t n,
+                         const WholeOrder* o, int64_t n_next, int threads):
+    """The kernel ``pour_values`` of the rows ``rows[:n]`` (``first:first+n`` when ``rows``
+    is NULL) against the ``n_next`` values of ``o`` in its order, as a new array:
+    ``fast._robust.pour_rows`` on the boxes of ``t``."""
+    out = np.empty(n)
+    cdef double* x = <double*>cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef int status
+    with nogil:
+        status = pour_rows(&t.boxes, rows, first, n, o, n_next, x, threads)
+    if status:
+        raise MemoryError()
+    return out
 
 
 cdef bint _all_finite(const double[::1] x):
@@ -374,6 +397,7 @@ def optimist_iteration(Tools t, costs, policy, start):
     cdef int n_iter = 0
     cdef bint converged = False, any_switch
     cdef double tol, q_best
+    cdef WholeOrder whole
     cdef double[::1] qv, cpi
     cdef const double[::1] current
     cdef int64_t[::1] best_v
@@ -408,10 +432,9 @@ def optimist_iteration(Tools t, costs, policy, start):
         walk = _walk(t, v_ext, False, last[0], True)
         order, rank, cum_v, cum_inf = walk
         q = None
-        q = np.empty(S * A)
+        whole = _whole(walk, v_ext)
+        q = _pour_values(t, NULL, 0, S * A, &whole, S + 1, t.values_threads)
         qv = q
-        _robust.pour_values(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, np.arange(S * A), v_ext,
-                            order, rank, cum_v, cum_inf, q, t.values_threads)
         for s in range(S * A):
             qv[s] = c[s] + qv[s]
         tol = _tolerance(values, residual, t.switch_rtol)
@@ -456,6 +479,8 @@ cdef class Pours:
     cdef Tools t
     cdef bint descending
     cdef object previous, last_v, last_walk
+    cdef WholeOrder whole
+    cdef int64_t n_next
 
     def __init__(self, Tools t, bint descending):
         self.t, self.descending, self.previous = t, descending, None
@@ -474,18 +499,14 @@ cdef class Pours:
                 return self.last_walk
         walk = _walk(self.t, v_ext, self.descending, self.previous, True)
         self.previous, self.last_v, self.last_walk = walk[0], np.array(v_ext), walk
+        self.whole, self.n_next = _whole(walk, self.last_v), v.shape[0]
         return walk
 
-    cdef object _pour(self, rows, v_ext, Py_ssize_t size, int threads):
-        walk = self._walk_of(v_ext)
-        out = np.empty(size)
-        _robust.pour_values(self.t.indptr, self.t.cols, self.t.lo, self.t.hi, self.t.hi_unseen,
-                            rows, v_ext, *walk, out, threads)
-        return out
-
-    def rows(self, rows, v_ext):
+    def rows(self, const int64_t[::1] rows, v_ext):
         """The values of the pours of ``rows`` (int64 ``(S,)``) against ``v_ext``."""
-        return self._pour(rows, v_ext, rows.shape[0], self.t.pieces_threads)
+        self._walk_of(v_ext)
+        return _pour_values(self.t, &rows[0], 0, rows.shape[0], &self.whole,
+                            self.n_next, self.t.pieces_threads)
 
     def pairs(self, v_ext):
         """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``, all
@@ -498,13 +519,13 @@ cdef class _PairBlocks:
 
     cdef Tools t
     cdef object v_ext, walk
+    cdef WholeOrder whole
+    cdef int64_t n_next
 
     def __init__(self, Tools t, v_ext, tuple walk):
         self.t, self.v_ext, self.walk = t, v_ext, walk
+        self.whole, self.n_next = _whole(walk, v_ext), len(v_ext)
 
     def __call__(self, int64_t r0, int64_t r1):
-        out = np.empty(r1 - r0)
-        _robust.pour_values(self.t.indptr, self.t.cols, self.t.lo, self.t.hi, self.t.hi_unseen,
-                            np.arange(r0, r1, dtype=np.int64), self.v_ext, *self.walk, out,
+        return _pour_values(self.t, NULL, r0, r1 - r0, &self.whole, self.n_next,
                             self.t.values_threads)
-        return out

@@ -179,9 +179,24 @@ cdef double _pour_row_walk(const WholeOrder* o, const int64_t* cols, const doubl
     return acc
 
 
-cdef WholeOrder _order(const int64_t[::1] order, const int64_t[::1] rank,
-                       const double[::1] cum_v, const int64_t[::1] cum_inf,
-                       const double[::1] v) noexcept nogil:
+cdef PourBoxes pour_boxes(const int64_t[::1] indptr, const int64_t[::1] cols,
+                          const double[::1] lo, const double[::1] hi,
+                          const double[::1] hi_unseen) noexcept:
+    """The pointers of the boxes' arrays."""
+    cdef PourBoxes b
+    with cython.boundscheck(False):
+        b.indptr = &indptr[0]
+        b.hi_unseen = &hi_unseen[0]
+        b.cols = &cols[0]
+        b.lo = &lo[0]
+        b.hi = &hi[0]
+    return b
+
+
+cdef WholeOrder whole_order(const int64_t[::1] order, const int64_t[::1] rank,
+                            const double[::1] cum_v, const int64_t[::1] cum_inf,
+                            const double[::1] v) noexcept nogil:
+    """The pointers of a walk ``(order, rank, cum_v, cum_inf)`` of ``v``."""
     cdef WholeOrder o
     o.order = &order[0]
     o.rank = &rank[0]
@@ -191,46 +206,66 @@ cdef WholeOrder _order(const int64_t[::1] order, const int64_t[::1] rank,
     return o
 
 
+cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ssize_t n,
+                   const WholeOrder* o, int64_t n_next, double* out,
+                   int n_threads) noexcept nogil:
+    """``out[i]`` = value of the pour of row ``rows[i]`` (``first + i`` when ``rows`` is NULL)
+    against ``o.v`` (``n_next`` values) in its order; -1 when memory runs out, else 0."""
+    cdef Py_ssize_t i
+    cdef int64_t row, k, j, e, m = 0, widest = 0
+    cdef double free_mass, walk
+    cdef int64_t* keys = NULL
+    cdef int64_t* local = NULL
+    cdef int failed = 0
+    cdef int* failure = &failed
+    for i in range(n):
+        row = first + i if rows == NULL else rows[i]
+        widest = max(widest, b.indptr[row + 1] - b.indptr[row])
+    with parallel(num_threads=n_threads):
+        keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
+        local = <int64_t*>malloc(n_next * sizeof(int64_t))
+        if local != NULL:
+            for m in range(n_next):
+                local[m] = -1
+        for i in prange(n, schedule="dynamic", chunksize=64):
+            if keys == NULL or local == NULL:
+                failure[0] = 1
+                continue
+            row = first + i if rows == NULL else rows[i]
+            j = b.indptr[row]
+            k = b.indptr[row + 1] - j
+            free_mass = 1.0
+            for e in range(j, j + k):
+                free_mass = free_mass - b.lo[e]
+            walk = k + 1.0
+            if b.hi_unseen[row] > 0.0:
+                walk = walk + free_mass / b.hi_unseen[row]
+            if walk < WALK_FACTOR * (k + 1):
+                out[i] = _pour_row_walk(o, &b.cols[j], &b.lo[j], &b.hi[j], k,
+                                        b.hi_unseen[row], n_next, local)
+            else:
+                out[i] = _pour_row(o, &b.cols[j], &b.lo[j], &b.hi[j], k, b.hi_unseen[row],
+                                   n_next, keys)
+        free(keys)
+        free(local)
+    return -1 if failed else 0
+
+
 def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
                 const double[::1] hi, const double[::1] hi_unseen, const int64_t[::1] rows,
                 const double[::1] v, const int64_t[::1] order, const int64_t[::1] rank,
                 const double[::1] cum_v, const int64_t[::1] cum_inf, double[::1] out,
                 int n_threads):
     """``out[i]`` = value of the pour of row ``rows[i]`` against ``v`` in ``order``."""
-    cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t row, k
-    cdef int64_t n_next = v.shape[0]
-    cdef WholeOrder o = _order(order, rank, cum_v, cum_inf, v)
-    cdef int64_t* keys = NULL
-    cdef int64_t* local = NULL
-    cdef int64_t j, m = 0, widest = 0
-    cdef double free_mass, walk
-    for i in range(n):
-        widest = max(widest, indptr[rows[i] + 1] - indptr[rows[i]])
-    with nogil, parallel(num_threads=n_threads):
-        keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
-        local = <int64_t*>malloc(n_next * sizeof(int64_t))
-        for m in range(n_next):
-            local[m] = -1
-        for i in prange(n, schedule="dynamic", chunksize=64):
-            row = rows[i]
-            k = indptr[row + 1] - indptr[row]
-            free_mass = 1.0
-            for j in range(indptr[row], indptr[row + 1]):
-                free_mass = free_mass - lo[j]
-            walk = k + 1.0
-            if hi_unseen[row] > 0.0:
-                walk = walk + free_mass / hi_unseen[row]
-            if walk < WALK_FACTOR * (k + 1):
-                with cython.boundscheck(False):
-                    out[i] = _pour_row_walk(&o, &cols[indptr[row]], &lo[indptr[row]],
-                                            &hi[indptr[row]], k, hi_unseen[row], n_next, local)
-            else:
-                with cython.boundscheck(False):
-                    out[i] = _pour_row(&o, &cols[indptr[row]], &lo[indptr[row]], &hi[indptr[row]],
-                                       k, hi_unseen[row], n_next, keys)
-        free(keys)
-        free(local)
+    cdef PourBoxes b = pour_boxes(indptr, cols, lo, hi, hi_unseen)
+    cdef WholeOrder o = whole_order(order, rank, cum_v, cum_inf, v)
+    cdef int status
+    with nogil:
+        with cython.boundscheck(False):
+            status = pour_rows(&b, &rows[0], 0, rows.shape[0], &o, v.shape[0], &out[0],
+                               n_threads)
+    if status:
+        raise MemoryError()
 
 
 def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
