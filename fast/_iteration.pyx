@@ -5,8 +5,8 @@
 
 Private module of the ``fast`` backend. The loops are those of
 ``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
-floats: each step calls the compiled pour (``fast._robust.pour_pieces``,
-``fast._robust.pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
+floats: each step calls the compiled pours (``fast._robust.pieces_of`` and ``pour_rows``, the
+C functions behind ``pour_pieces`` and ``pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
 C function behind ``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of
 ``reaches_goal``: the adversary's loop searches once, on the edges every pour of its rows
 holds, and each kernel only when those do not reach the goal) and the compiled product
@@ -34,7 +34,7 @@ from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 from . import _poured, _robust
 from ._order cimport WholeOrder, repair_whole_order
 from ._poured cimport ChainPieces, chain_apply, chain_solve, goal_reached
-from ._robust cimport PourBoxes, pour_boxes, pour_rows, whole_order
+from ._robust cimport PourBoxes, pieces_of, pour_boxes, pour_rows, whole_order
 from ._switches cimport extended, switch_tolerance
 
 cnp.import_array()
@@ -71,7 +71,8 @@ cdef class Tools:
     threads of ``pour_pieces`` (``S`` rows) and of ``pour_values`` (``S*A`` rows);
     ``rtol``, ``rounds``, ``maxiter`` and ``accept`` those of the chain solve and of its
     acceptance; ``max_iter`` and ``switch_rtol`` the loop's limit and tolerance;
-    ``repair_moves`` the moves per next state the repair of an order may make.
+    ``repair_moves`` the moves per next state the repair of an order may make. The pours
+    read the boxes' arrays by their pointers, taken once here.
     """
 
     cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback, make_kernel
@@ -148,9 +149,9 @@ cdef tuple _pour(Tools t, rows, tuple walk):
     """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
     ``pour_kernel`` without its ``PouredKernel``)."""
     order, rank = walk[:2]
-    pieces = _robust.pour_pieces(t.indptr, t.cols, t.lo, t.hi, t.hi_unseen, rows, rank,
-                                 t.pieces_threads)
-    return order, rank, pieces
+    cdef const int64_t[::1] r = rows, positions = rank
+    return order, rank, pieces_of(&t.boxes, &r[0], r.shape[0], &positions[0],
+                                  positions.shape[0], t.pieces_threads)
 
 
 cdef WholeOrder _whole(tuple walk, const double[::1] v_ext):

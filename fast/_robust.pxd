@@ -26,3 +26,6 @@ cdef WholeOrder whole_order(const int64_t[::1] order, const int64_t[::1] rank,
 cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ssize_t n,
                    const WholeOrder* o, int64_t n_next, double* out,
                    int n_threads) noexcept nogil
+
+cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, const int64_t* rank,
+                     int64_t n_next, int n_threads)

@@ -280,13 +280,22 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     (``O(k log k)`` for ``k`` stored entries; rows in parallel). Returns
     ``(indptr, indices, data, width, reach, partial)``.
     """
-    cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t n_next = rank.shape[0], row, k, j, first, widest = 0
+    cdef PourBoxes b = pour_boxes(indptr, cols, lo, hi, hi_unseen)
+    with cython.boundscheck(False):
+        return pieces_of(&b, &rows[0], rows.shape[0], &rank[0], rank.shape[0], n_threads)
+
+
+cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, const int64_t* rank,
+                     int64_t n_next, int n_threads):
+    """:func:`pour_pieces` of the rows ``rows[:n]`` of the boxes ``b``, along the order of
+    the positions ``rank`` of the ``n_next`` next states."""
+    cdef Py_ssize_t i
+    cdef int64_t row, k, j, first, widest = 0
     cdef double total
     out_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     for i in range(n):
-        k = indptr[rows[i] + 1] - indptr[rows[i]]
+        k = b.indptr[rows[i] + 1] - b.indptr[rows[i]]
         ptr[i + 1] = ptr[i] + k
         widest = max(widest, k)
     indices = np.empty(ptr[n], dtype=np.int64)
@@ -307,22 +316,22 @@ def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double
         gap = <double*>malloc((widest + 1) * sizeof(double))
         for i in prange(n, schedule="dynamic", chunksize=64):
             row = rows[i]
-            first = indptr[row]
-            k = indptr[row + 1] - first
+            first = b.indptr[row]
+            k = b.indptr[row + 1] - first
             total = 0.0
             for j in range(k):
-                idx[ptr[i] + j] = cols[first + j]
-                val[ptr[i] + j] = lo[first + j]
-                total = total + lo[first + j]
-                gap[j] = hi[first + j] - lo[first + j]
-                keys[j] = _entry_key(rank[cols[first + j]], j)
+                idx[ptr[i] + j] = b.cols[first + j]
+                val[ptr[i] + j] = b.lo[first + j]
+                total = total + b.lo[first + j]
+                gap[j] = b.hi[first + j] - b.lo[first + j]
+                keys[j] = _entry_key(rank[b.cols[first + j]], j)
             _sort_keys(keys, k)
             for j in range(k):
                 ranks[j] = _entry_rank(keys[j])
                 items[j] = _entry_position(keys[j])
-            width_v[i] = hi_unseen[row]
+            width_v[i] = b.hi_unseen[row]
             with cython.boundscheck(False):
-                pour_row(ranks, items, k, gap, hi_unseen[row], 1.0 - total, n_next,
+                pour_row(ranks, items, k, gap, b.hi_unseen[row], 1.0 - total, n_next,
                          &val[ptr[i]], &reach_v[i], &partial_v[i])
         free(keys)
         free(ranks)
