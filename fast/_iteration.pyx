@@ -3,23 +3,23 @@
 """Compiled robust policy iterations: the kernels ``adversary_iteration`` and
 ``optimist_iteration`` of docs/backends.md, each a whole policy iteration in one call.
 
-Private module of the ``fast`` backend. The loops are those of
-``reference.robust_loops`` (``adversary_loop``, ``optimist_loop``), with the same
-floats: each step calls the compiled pours (``fast._robust.pieces_of`` and ``pour_rows``, the
-C functions behind ``pour_pieces`` and ``pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the
-C function behind ``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of
-``reaches_goal``: the adversary's loop searches once, on the edges every pour of its rows
-holds, and each kernel only when those do not reach the goal) and the compiled product
-(``fast._poured.chain_apply``, that of ``poured_apply``) on the kernels' pieces directly, by
-their pointers, and does the tolerances, comparisons, argmins and switches in typed loops.
-No ``PouredKernel`` is built inside the loop but for the rare evaluations the common path
-does not cover (a cost of 0, an infinite state, a state that may not reach the goal, an
-infinite value), which go through the kernel ``poured_chain_values`` and the
-kernel's own product as in the numpy loop; a solve whose backward error is too large goes
-to the fallback of ``poured_chain_values`` (``reference.chains.poured_values``) directly.
-Each loop holds one kernel at a time: once its products are taken, the last kernel is kept
-as its pour order while the next one is poured, and poured again from it when the loop ends
-on it (``pour_pieces`` reads the order only through ``rank``: the same pieces).
+Private module of the ``fast`` backend. The loops are those of ``reference.robust_loops``
+(``adversary_loop``, ``optimist_loop``), with the same floats: each step calls the compiled
+pours (``fast._robust.pieces_of`` and ``pour_rows``, the C functions behind ``pour_pieces`` and
+``pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the C function behind
+``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of ``reaches_goal``: the
+adversary's loop searches once, on the edges every pour of its rows holds, and each kernel only
+when those do not reach the goal) and the compiled product (``fast._poured.chain_apply``, that
+of ``poured_apply``) on the kernels' pieces directly, by their pointers, and does the
+tolerances, comparisons, argmins and switches in typed loops. No ``PouredKernel`` is built
+inside the loop but for the rare evaluations the common path does not cover (a cost of 0, an
+infinite state, a state that may not reach the goal, an infinite value), which go through the
+kernel ``poured_chain_values`` and the kernel's own product as in the numpy loop; a solve whose
+backward error is too large goes to the fallback of ``poured_chain_values``
+(``reference.chains.poured_values``) directly. Each loop holds one kernel at a time: once its
+products are taken, the last kernel is kept as its pour order while the next one is poured, and
+poured again from it when the loop ends on it (``pour_pieces`` reads the order only through
+``rank``: the same pieces).
 """
 
 import numpy as np
@@ -44,10 +44,11 @@ cdef double _direct = 0.0
 
 
 def direct_seconds(bint timing):
-    """The process CPU seconds spent in the chain solves and products these loops call
-    directly (``fast._poured.chain_solve``, ``chain_apply``: no Python function of
-    ``fast._poured`` a wrapper could time) since the last call, which turns their timing
-    on or off (off by default; ``benchmarks/certified_round.py`` counts them as compiled)."""
+    """The process CPU seconds spent in the chain solves, products and pours these loops call
+    directly (``fast._poured.chain_solve``, ``chain_apply``, ``fast._robust.pour_rows``,
+    ``pieces_of``: no Python function a wrapper could time) since the last call, which turns
+    their timing on or off (off by default; ``benchmarks/certified_round.py`` counts them as
+    compiled)."""
     global _timing, _direct
     seconds, _direct, _timing = _direct, 0.0, timing
     return seconds
@@ -149,9 +150,14 @@ cdef tuple _pour(Tools t, rows, tuple walk):
     """``(order, rank, pieces)``: the pour of ``rows`` along the order ``walk`` (the kernel
     ``pour_kernel`` without its ``PouredKernel``)."""
     order, rank = walk[:2]
+    global _direct
     cdef const int64_t[::1] r = rows, positions = rank
-    return order, rank, pieces_of(&t.boxes, &r[0], r.shape[0], &positions[0],
-                                  positions.shape[0], t.pieces_threads)
+    cdef double start = _now() if _timing else 0.0
+    pieces = pieces_of(&t.boxes, &r[0], r.shape[0], &positions[0], positions.shape[0],
+                       t.pieces_threads)
+    if _timing:
+        _direct += _now() - start
+    return order, rank, pieces
 
 
 cdef WholeOrder _whole(tuple walk, const double[::1] v_ext):
@@ -164,11 +170,15 @@ cdef object _pour_values(Tools t, const int64_t* rows, int64_t first, Py_ssize_t
     """The kernel ``pour_values`` of the rows ``rows[:n]`` (``first:first+n`` when ``rows``
     is NULL) against the ``n_next`` values of ``o`` in its order, as a new array:
     ``fast._robust.pour_rows`` on the boxes of ``t``."""
+    global _direct
     out = np.empty(n)
     cdef double* x = <double*>cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef int status
+    cdef double start = _now() if _timing else 0.0
     with nogil:
         status = pour_rows(&t.boxes, rows, first, n, o, n_next, x, threads)
+    if _timing:
+        _direct += _now() - start
     if status:
         raise MemoryError()
     return out
