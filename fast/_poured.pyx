@@ -38,53 +38,39 @@ cnp.import_array()
 
 
 cdef const void* _piece(array, int typenum, str name, Py_ssize_t* length) except? NULL:
-    """The data of a piece ``array`` (its length in ``length``), once it is checked to be a
-    one-dimensional C-contiguous array of ``typenum``."""
-    cdef cnp.ndarray a
-    if (not cnp.PyArray_Check(array) or cnp.PyArray_NDIM(<cnp.ndarray>array) != 1
-            or not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(<cnp.ndarray>array), typenum)
-            or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>array)
-            or not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>array)):
+    """The data of a piece ``array`` (its length in ``length``), checked: as ``typenum``."""
+    cdef cnp.ndarray a = array if cnp.PyArray_Check(array) else None
+    if (a is None or cnp.PyArray_NDIM(a) != 1 or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(a), typenum)
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a)):
         raise SparseFormatError(
-            f"poured kernel: `{name}` must be a one-dimensional C-contiguous "
-            f"{'int64' if typenum == cnp.NPY_INT64 else 'float64'} array; got "
-            f"{getattr(array, 'dtype', type(array).__name__)} of shape "
-            f"{getattr(array, 'shape', None)}.")
-    a = <cnp.ndarray>array
+            f"poured kernel: {name} must be a one-dimensional C-contiguous array; got a "
+            f"{type(array).__name__} {getattr(array, 'dtype', '')} {getattr(array, 'shape', '')}.")
     length[0] = cnp.PyArray_DIM(a, 0)
     return cnp.PyArray_DATA(a)
 
 
 cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
                               partial) except *:
-    """The pointers of a ``PouredKernel``'s pieces (NULL for empty arrays), each checked:
-    one-dimensional, C-contiguous, of its dtype, of lengths that fit one another (``O(1)``:
-    the entries are not read)."""
+    """The pointers of a ``PouredKernel``'s pieces, their types and lengths checked in ``O(1)``."""
     cdef ChainPieces k
     cdef Py_ssize_t n_order, n_rank, n_indptr, n_indices, n_data, n_width, n_reach, n_partial
-    k.order = <const int64_t*>_piece(order, cnp.NPY_INT64, "order", &n_order)
-    k.rank = <const int64_t*>_piece(rank, cnp.NPY_INT64, "rank", &n_rank)
-    k.indptr = <const int64_t*>_piece(indptr, cnp.NPY_INT64, "indptr", &n_indptr)
-    k.indices = <const int64_t*>_piece(indices, cnp.NPY_INT64, "indices", &n_indices)
-    k.data = <const double*>_piece(data, cnp.NPY_FLOAT64, "data", &n_data)
-    k.width = <const double*>_piece(width, cnp.NPY_FLOAT64, "width", &n_width)
-    k.reach = <const int64_t*>_piece(reach, cnp.NPY_INT64, "reach", &n_reach)
-    k.partial = <const double*>_piece(partial, cnp.NPY_FLOAT64, "partial", &n_partial)
+    k.order = <const int64_t*>_piece(order, cnp.NPY_INT64, "int64 `order`", &n_order)
+    k.rank = <const int64_t*>_piece(rank, cnp.NPY_INT64, "int64 `rank`", &n_rank)
+    k.indptr = <const int64_t*>_piece(indptr, cnp.NPY_INT64, "int64 `indptr`", &n_indptr)
+    k.indices = <const int64_t*>_piece(indices, cnp.NPY_INT64, "int64 `indices`", &n_indices)
+    k.data = <const double*>_piece(data, cnp.NPY_FLOAT64, "float64 `data`", &n_data)
+    k.width = <const double*>_piece(width, cnp.NPY_FLOAT64, "float64 `width`", &n_width)
+    k.reach = <const int64_t*>_piece(reach, cnp.NPY_INT64, "int64 `reach`", &n_reach)
+    k.partial = <const double*>_piece(partial, cnp.NPY_FLOAT64, "float64 `partial`", &n_partial)
     if (n_order < 1 or n_rank != n_order or n_indptr != n_reach + 1 or n_data != n_indices
             or n_width != n_reach or n_partial != n_reach):
         raise SparseFormatError(
-            f"poured kernel: `order` and `rank` must have one entry per next state, `indptr` "
-            f"one more than the rows' `width`, `reach` and `partial`, and `data` as many as "
-            f"`indices`; got lengths order {n_order}, rank {n_rank}, indptr {n_indptr}, "
-            f"indices {n_indices}, data {n_data}, width {n_width}, reach {n_reach}, "
-            f"partial {n_partial}.")
-    k.S = n_order - 1
-    k.n = n_reach
-    k.stored = n_indices
-    if not k.stored:
-        k.indices, k.data = NULL, NULL
-    if not k.n:
-        k.width, k.reach, k.partial = NULL, NULL, NULL
+            f"poured kernel: `rank` must have the length of `order` (>= 1), `data` that of "
+            f"`indices`, `width` and `partial` that of `reach`, `indptr` one more; got lengths "
+            f"order {n_order}, rank {n_rank}, indptr {n_indptr}, indices {n_indices}, "
+            f"data {n_data}, width {n_width}, reach {n_reach}, partial {n_partial}.")
+    k.S, k.n, k.stored = n_order - 1, n_reach, n_indices
     return k
 
 

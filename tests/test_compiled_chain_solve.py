@@ -37,13 +37,13 @@ def test_the_solve_refuses_vectors_of_another_size_than_the_states():
 
 
 @pytest.mark.parametrize("piece, change, message", [
-    (0, lambda a: a.astype(np.int32), "`order`.*int64.*got int32"),
-    (2, lambda a: np.repeat(a, 2)[::2], "`indptr`.*C-contiguous"),
-    (4, lambda a: a.astype(np.float32), "`data`.*float64.*got float32"),
-    (6, lambda a: a.reshape(-1, 1), "`reach`.*one-dimensional.*shape"),
+    (0, lambda a: a.astype(np.int32), "int64 `order`.*got a ndarray int32"),
+    (2, lambda a: np.repeat(a, 2)[::2], "int64 `indptr`.*C-contiguous"),
+    (4, lambda a: a.astype(np.float32), "float64 `data`.*got a ndarray float32"),
+    (6, lambda a: a.reshape(-1, 1), r"int64 `reach`.*one-dimensional.*\(30, 1\)"),
     (5, lambda a: a[:-1], "lengths.*width 29, reach 30"),
     (1, lambda a: a[:-1], "lengths.*order 31, rank 30"),
-    (3, list, "`indices`.*got list"),
+    (3, list, "int64 `indices`.*got a list"),
 ])
 def test_the_chain_functions_refuse_pieces_of_another_dtype_layout_or_length(piece, change,
                                                                           message):
