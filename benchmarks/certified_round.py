@@ -15,10 +15,12 @@ calls (checked). The **compiled share** is the CPU time of one ``fast`` run spen
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
 wrapper around each; the policy iterations of ``fast._iteration`` count only through the
 kernels they call, their own loops as Python: the functions of those modules, and the chain
-solves, products and pours they call as C functions, timed by ``fast._iteration.direct_seconds``)
-or drawing samples (``SampleStore._draw``, which ``SampleStore.draw_pairs`` and the solver's
-own draws call), over the run's CPU time. Threads are pinned to one (BLAS and
-OpenMP) unless the environment sets them.
+solves, products, goal searches and pours they call as C functions, timed by
+``fast._iteration.direct_seconds``) or drawing samples (``SampleStore._draw``, which
+``SampleStore.draw_pairs`` and the solver's own draws call), over the run's CPU time.
+Threads are pinned to one (BLAS and OpenMP) unless the environment sets them: every timer
+here reads the process CPU time, which counts all its threads, so the shares are those of
+one thread only when pinned.
 """
 
 import argparse

@@ -7,7 +7,7 @@ Private module of the ``fast`` backend. The loops are those of ``reference.robus
 (``adversary_loop``, ``optimist_loop``), with the same floats: each step calls the compiled
 pours (``fast._robust.pieces_of`` and ``pour_rows``, the C functions behind ``pour_pieces`` and
 ``pour_values``), the compiled chain solve (``fast._poured.chain_solve``, the C function behind
-``poured_solve``, after ``fast._poured.chain_reaches_goal``, that of ``reaches_goal``: the
+``poured_solve``, after ``fast._poured.goal_reached``, that of ``reaches_goal``: the
 adversary's loop searches once, on the edges every pour of its rows holds, and each kernel only
 when those do not reach the goal) and the compiled product (``fast._poured.chain_apply``, that
 of ``poured_apply``) on the kernels' pieces directly, by their pointers, and does the
@@ -24,7 +24,7 @@ poured again from it when the loop ends on it (``pour_pieces`` reads the order o
 
 import numpy as np
 
-cimport numpy as cnp
+cimport cython
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
@@ -33,22 +33,22 @@ from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 
 from . import _poured, _robust
 from ._order cimport WholeOrder, repair_whole_order
-from ._poured cimport ChainPieces, chain_apply, chain_solve, goal_reached
+from ._poured cimport ChainPieces, chain_apply, chain_pieces, chain_solve, goal_reached
 from ._robust cimport PourBoxes, pieces_of, pour_boxes, pour_rows, whole_order
 from ._switches cimport extended, switch_tolerance
-
-cnp.import_array()
 
 cdef bint _timing = False
 cdef double _direct = 0.0
 
 
 def direct_seconds(bint timing):
-    """The process CPU seconds spent in the chain solves, products and pours these loops call
-    directly (``fast._poured.chain_solve``, ``chain_apply``, ``fast._robust.pour_rows``,
-    ``pieces_of``: no Python function a wrapper could time) since the last call, which turns
-    their timing on or off (off by default; ``benchmarks/certified_round.py`` counts them as
-    compiled)."""
+    """The process CPU seconds spent in the chain solves, products, goal searches and pours
+    these loops call directly (``fast._poured.chain_solve``, ``chain_apply``, ``goal_reached``,
+    ``fast._robust.pour_rows``, ``pieces_of``: no Python function a wrapper could time) since
+    the last call, which turns their timing on or off (off by default;
+    ``benchmarks/certified_round.py`` counts them as compiled). The clock is the process CPU
+    time (``CLOCK_PROCESS_CPUTIME_ID``), which counts every thread of the process: a time of
+    these calls alone only single-threaded, as that benchmark pins it."""
     global _timing, _direct
     seconds, _direct, _timing = _direct, 0.0, timing
     return seconds
@@ -172,8 +172,11 @@ cdef object _pour_values(Tools t, const int64_t* rows, int64_t first, Py_ssize_t
     ``fast._robust.pour_rows`` on the boxes of ``t``."""
     global _direct
     out = np.empty(n)
-    cdef double* x = <double*>cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef double[::1] values = out
+    cdef double* x
     cdef int status
+    with cython.boundscheck(False):
+        x = &values[0]
     cdef double start = _now() if _timing else 0.0
     with nogil:
         status = pour_rows(&t.boxes, rows, first, n, o, n_next, x, threads)
@@ -192,26 +195,11 @@ cdef bint _all_finite(const double[::1] x):
     return True
 
 
-cdef inline const void* _data(array) noexcept:
-    return cnp.PyArray_DATA(<cnp.ndarray>array)
-
-
-cdef ChainPieces _pieces(order, rank, tuple pieces):
+cdef ChainPieces _pieces(order, rank, tuple pieces) except *:
     """The pointers of the kernel ``(order, rank, pieces)`` (``pieces`` of
-    ``fast._robust.pour_pieces``: fresh C-contiguous arrays, as ``order`` and ``rank``)."""
-    cdef ChainPieces k
-    k.S = cnp.PyArray_DIMS(<cnp.ndarray>order)[0] - 1
-    k.n = cnp.PyArray_DIMS(<cnp.ndarray>pieces[4])[0]
-    k.stored = cnp.PyArray_DIMS(<cnp.ndarray>pieces[1])[0]
-    k.order = <const int64_t*>_data(order)
-    k.rank = <const int64_t*>_data(rank)
-    k.indptr = <const int64_t*>_data(pieces[0])
-    k.indices = <const int64_t*>_data(pieces[1])
-    k.data = <const double*>_data(pieces[2])
-    k.width = <const double*>_data(pieces[3])
-    k.reach = <const int64_t*>_data(pieces[4])
-    k.partial = <const double*>_data(pieces[5])
-    return k
+    ``fast._robust.pour_pieces``), their dtypes and contiguity checked."""
+    return chain_pieces(order, rank, pieces[0], pieces[1], pieces[2], pieces[3], pieces[4],
+                        pieces[5])
 
 
 cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
@@ -219,21 +207,20 @@ cdef object _product(Tools t, tuple kernel, v_ext, bint descending):
     order, rank, pieces = kernel
     cdef ChainPieces k
     cdef double* along
-    cdef double* result
-    cdef const double* x
+    cdef double[::1] result
+    cdef const double[::1] x = v_ext
     cdef double start
     global _direct
-    if _all_finite(v_ext):
+    if _all_finite(x):
         k = _pieces(order, rank, pieces)
         out = np.empty(k.n)
-        x = <const double*>_data(v_ext)
-        result = <double*>_data(out)
+        result = out
         along = <double*>malloc((k.S + 2) * sizeof(double))
         if along == NULL:
             raise MemoryError()
         start = _now() if _timing else 0.0
         with nogil:
-            chain_apply(&k, x, along, result)
+            chain_apply(&k, &x[0], along, &result[0] if k.n else NULL)
         free(along)
         if _timing:
             _direct += _now() - start
@@ -296,7 +283,7 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
     cdef ChainPieces k
     cdef int status
     cdef double begin
-    cdef const char* flags = <const char*>_data(active)
+    cdef const char[::1] flags = active
     global _direct
     order, rank, pieces = kernel
     for i in range(S):
@@ -305,7 +292,10 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
             break
     if not any_infinite and positive and not proper:
         k = _pieces(order, rank, pieces)
+        begin = _now() if _timing else 0.0
         proper = goal_reached(&k)
+        if _timing:
+            _direct += _now() - begin
     if not any_infinite and positive and proper:
         x = np.empty(S)
         xv = x
@@ -316,7 +306,7 @@ cdef tuple _evaluate(Tools t, tuple kernel, bint descending, costs_pi, infinite,
             k = _pieces(order, rank, pieces)
             begin = _now() if _timing else 0.0
             with nogil:
-                status = chain_solve(&k, flags, &c[0], &xv[0], t.rtol, t.rounds, t.maxiter,
+                status = chain_solve(&k, &flags[0], &c[0], &xv[0], t.rtol, t.rounds, t.maxiter,
                                      False, &omega, &residual)
             if _timing:
                 _direct += _now() - begin

@@ -1,5 +1,6 @@
-# The pointer-level chain solve and product of ``fast/_poured.pyx``, for the compiled policy
-# iterations (``fast/_iteration.pyx``), which call them without building Python arguments.
+# The pointer-level chain solve, product and goal search of ``fast/_poured.pyx`` and the
+# builder of their pieces, for the compiled policy iterations (``fast/_iteration.pyx``),
+# which call them without building Python arguments.
 
 from libc.stdint cimport int64_t
 
@@ -19,10 +20,8 @@ cdef struct ChainPieces:
     const double* partial
 
 
-cdef ChainPieces chain_pieces(const int64_t[::1] order, const int64_t[::1] rank,
-                              const int64_t[::1] indptr, const int64_t[::1] indices,
-                              const double[::1] data, const double[::1] width,
-                              const int64_t[::1] reach, const double[::1] partial) noexcept
+cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
+                              partial) except *
 
 cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs, double* x,
                      double rtol, int rounds, int maxiter, bint transposed, double* omega,
@@ -30,7 +29,5 @@ cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs
 
 cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
                       double* out) noexcept nogil
-
-cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil
 
 cdef bint goal_reached(const ChainPieces* c) except -1

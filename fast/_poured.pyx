@@ -14,7 +14,10 @@ products, never expanded) or, transposed, its expected visits;
 infinities) and :func:`reaches_goal` a search for the goal on its graph.
 """
 
+from reference.errors import ShapeError, SparseFormatError
+
 cimport cython
+cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -31,24 +34,43 @@ cdef extern from "_krylov.h" nogil:
                           double* s, double* e, double* y, double alpha)
 
 
-cdef ChainPieces chain_pieces(const int64_t[::1] order, const int64_t[::1] rank,
-                              const int64_t[::1] indptr, const int64_t[::1] indices,
-                              const double[::1] data, const double[::1] width,
-                              const int64_t[::1] reach, const double[::1] partial) noexcept:
-    """The pointers of a ``PouredKernel``'s pieces (NULL for empty arrays)."""
+cnp.import_array()
+
+
+cdef const void* _piece(array, int typenum, str name, Py_ssize_t* length) except? NULL:
+    """The data of a piece ``array`` (its length in ``length``), checked: as ``typenum``."""
+    cdef cnp.ndarray a = array if cnp.PyArray_Check(array) else None
+    if (a is None or cnp.PyArray_NDIM(a) != 1 or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(a), typenum)
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a)):
+        raise SparseFormatError(
+            f"poured kernel: {name} must be a one-dimensional C-contiguous array; got a "
+            f"{type(array).__name__} {getattr(array, 'dtype', '')} {getattr(array, 'shape', '')}.")
+    length[0] = cnp.PyArray_DIM(a, 0)
+    return cnp.PyArray_DATA(a)
+
+
+cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
+                              partial) except *:
+    """The pointers of a ``PouredKernel``'s pieces, their types and lengths checked in ``O(1)``."""
     cdef ChainPieces k
-    k.S = order.shape[0] - 1
-    k.n = reach.shape[0]
-    k.stored = indices.shape[0]
-    k.order = &order[0]
-    k.rank = &rank[0]
-    k.indptr = &indptr[0]
-    with cython.boundscheck(False):
-        k.indices = &indices[0] if k.stored else NULL
-        k.data = &data[0] if k.stored else NULL
-        k.width = &width[0] if k.n else NULL
-        k.reach = &reach[0] if k.n else NULL
-        k.partial = &partial[0] if k.n else NULL
+    cdef Py_ssize_t n_order, n_rank, n_indptr, n_indices, n_data, n_width, n_reach, n_partial
+    k.order = <const int64_t*>_piece(order, cnp.NPY_INT64, "int64 `order`", &n_order)
+    k.rank = <const int64_t*>_piece(rank, cnp.NPY_INT64, "int64 `rank`", &n_rank)
+    k.indptr = <const int64_t*>_piece(indptr, cnp.NPY_INT64, "int64 `indptr`", &n_indptr)
+    k.indices = <const int64_t*>_piece(indices, cnp.NPY_INT64, "int64 `indices`", &n_indices)
+    k.data = <const double*>_piece(data, cnp.NPY_FLOAT64, "float64 `data`", &n_data)
+    k.width = <const double*>_piece(width, cnp.NPY_FLOAT64, "float64 `width`", &n_width)
+    k.reach = <const int64_t*>_piece(reach, cnp.NPY_INT64, "int64 `reach`", &n_reach)
+    k.partial = <const double*>_piece(partial, cnp.NPY_FLOAT64, "float64 `partial`", &n_partial)
+    if (n_order < 1 or n_rank != n_order or n_indptr != n_reach + 1 or n_data != n_indices
+            or n_width != n_reach or n_partial != n_reach):
+        raise SparseFormatError(
+            f"poured kernel: `rank` must have the length of `order` (>= 1), `data` that of "
+            f"`indices`, `width` and `partial` that of `reach`, `indptr` one more; got lengths "
+            f"order {n_order}, rank {n_rank}, indptr {n_indptr}, indices {n_indices}, "
+            f"data {n_data}, width {n_width}, reach {n_reach}, partial {n_partial}.")
+    k.S, k.n, k.stored = n_order - 1, n_reach, n_indices
     return k
 
 
@@ -366,10 +388,8 @@ cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs
     return 0
 
 
-def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
-                 const int64_t[::1] indptr, const int64_t[::1] indices,
-                 const double[::1] data, const double[::1] width, const int64_t[::1] reach,
-                 const double[::1] partial, const char[::1] active, const double[::1] rhs,
+def poured_solve(order, rank, indptr, indices, data, width, reach, partial,
+                 const char[::1] active, const double[::1] rhs,
                  double[::1] x, double rtol, int rounds, int maxiter, bint transposed=False):
     """Candidate of ``M x = rhs`` on the ``active`` rows of a square ``PouredKernel``.
 
@@ -398,6 +418,10 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
     cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
     cdef double omega, gap
     cdef int status
+    for name, given in (("active", active.shape[0]), ("rhs", rhs.shape[0]), ("x", x.shape[0])):
+        if given != k.S:
+            raise ShapeError(f"poured_solve: `{name}` must have one entry per state of the "
+                             f"kernel ({k.S}, `order` less the goal); got {given}.")
     if k.S > 0:
         with nogil:
             status = chain_solve(&k, &active[0], &rhs[0], &x[0], rtol, rounds, maxiter,
@@ -406,7 +430,6 @@ def poured_solve(const int64_t[::1] order, const int64_t[::1] rank,
             raise MemoryError()
         return omega, gap
     return 0.0, (NAN if transposed else 0.0)
-
 
 
 cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
@@ -446,9 +469,7 @@ cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
         out[i] = stored + k.width[i] * unseen + k.partial[i] * at_reach
 
 
-def poured_apply(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
-                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
-                 const int64_t[::1] reach, const double[::1] partial, const double[::1] x,
+def poured_apply(order, rank, indptr, indices, data, width, reach, partial, const double[::1] x,
                  double[::1] along, double[::1] out):
     """``out = kernel @ x`` for a ``PouredKernel`` and finite ``x``, with the operations of
     ``reference.poured.PouredKernel.finite_product`` in its order (the prefix sums ``along`` of ``x``
@@ -532,9 +553,7 @@ cdef bint goal_reached(const ChainPieces* c) except -1:
     return found == 1
 
 
-def reaches_goal(const int64_t[::1] order, const int64_t[::1] rank, const int64_t[::1] indptr,
-                 const int64_t[::1] indices, const double[::1] data, const double[::1] width,
-                 const int64_t[::1] reach, const double[::1] partial):
+def reaches_goal(order, rank, indptr, indices, data, width, reach, partial):
     """Whether every state of a square ``PouredKernel`` reaches the goal on edges of positive
     probability: its positive stored entries, its unseen next state at the reach when the
     partial is positive, and the goal when the row moves there (as

@@ -224,7 +224,9 @@ class KernelSet:
         ``(S,)``, not modified) and finite ``start`` (float64 ``(S,)``), costs
         float64 ``(S, A)``, while every cost of the policy is positive and
         ``closable`` finds no state; bit-identical to that loop run on the same
-        kernel set's steps.
+        kernel set's steps. It returns its own policy array (never ``policy``
+        itself): :func:`reference.robust.optimal._robust_policy` keeps it without
+        a copy.
     upper_check : callable
         ``upper_check(boxes, rows, costs_pi, values, exact_zero) -> (U, dropped,
         r)``: the adversary's Bellman check of

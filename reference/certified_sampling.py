@@ -58,8 +58,8 @@ def _rivals(boxes, costs, q_low, policy, lower, upper, q_up, n):
     action, ``r`` = :data:`RIVAL_REACH`: separation is then within reach of the
     rival's samples and a share ``r`` of the policy's bracket. ``q_up`` is
     :math:`\bar Q(s, \pi(s))` (shape ``(S,)``: the cost plus the adversary's pour
-    against ``upper``) and ``n`` the samples of every pair. Returns ``(rows, open)``: the rival's row of every state
-    and the mask of those worth sampling.
+    against ``upper``) and ``n`` the samples of every pair. Returns ``(rows, open)``:
+    the rival's row of every state and the mask of those worth sampling.
     """
     S, A = boxes.n_states, boxes.n_actions
     states = np.arange(S)
@@ -196,7 +196,10 @@ def _adaptive_draws(kernels, boxes, costs, target_total, lower, policy_l, order_
 
 def _next_draws(kernels, boxes, costs, sampling, n_calls, state, goal_gap, cap, rivals=False):
     """New calls per pair for the next round, int64 ``(S*A,)`` ``>= 0``, at most ``cap`` in total
-    (``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
+    (``n_calls`` the samples the counts of ``boxes`` sum to, the sample store's total:
+    uniform sampling tops every pair up to ``ceil(GROWTH n_calls / (S A))``, adaptive
+    sampling aims at ``GROWTH n_calls`` in all and draws ``ceil((GROWTH - 1) n_calls)``;
+    ``state`` of the round; ``rivals``: also sample the rivals of the policy's actions,
     :func:`_adaptive_draws`)."""
     S, A = boxes.n_states, boxes.n_actions
     if sampling == "uniform":

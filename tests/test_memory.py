@@ -140,11 +140,13 @@ def test_sampling_means_do_not_depend_on_the_blocks(backend, monkeypatch):
 @pytest.mark.parametrize("rivals", [False, True])
 def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch, rivals):
     # Without rivals, adaptive sampling pours the optimist's Q-values a block of states at a
-    # time; some pairs are ruled out (Q-value above U) and some are not.
+    # time; some pairs are ruled out (Q-value above U) and some are not. The costs differ
+    # from pair to pair, so a block that read another block's costs would rule out others.
     kernels = _kernels(backend)
-    ssp = exit_grid(5, 7, spacing=4, success=0.9)
-    S, A = ssp.n_states, ssp.n_actions
     rng = np.random.default_rng(11)
+    grid = exit_grid(5, 7, spacing=4, success=0.9)
+    ssp = backend.SSP(grid.P, grid.costs * rng.uniform(0.5, 1.0, grid.costs.shape))
+    S, A = ssp.n_states, ssp.n_actions
     kernel = ssp.P.reshape(S * A, S + 1) if not sp.issparse(ssp.P) else ssp.P.toarray()
     counts = np.array([rng.multinomial(2000, row / row.sum()) for row in kernel])
     boxes = store_boxes(kernels, sp.csr_array(counts), 0.1, box_kind("kl"))

@@ -13,6 +13,7 @@ from scipy.optimize import linprog
 
 from reference import chains
 from reference import robust as reference_robust
+from reference.robust import optimal
 from reference.errors import ConvergenceError
 
 
@@ -233,6 +234,32 @@ def test_an_improper_policy_gets_an_infinite_upper_bound(backend):
         assert (np.isinf(upper) >= np.isinf(exact)).all()
         assert (upper >= exact).all()
     assert values.shape == (ssp.n_states,)
+
+
+def test_goal_forcing_holds_an_action_index_above_255(backend):
+    # 260 actions: every action but the last cycles through the three states (2000 samples
+    # to the next one), the last one, index 259, goes to the goal. From the policy of first
+    # actions every value is infinite; goal forcing finds index 259 in every state (an
+    # action type of one byte would wrap it to 3, another cycle) and the policy switches to it.
+    S, A = 3, 260
+    counts = np.zeros((S, A, S + 1))
+    for s in range(S):
+        counts[s, :-1, (s + 1) % S] = 2000.0
+    counts[:, -1, S] = 2000.0
+    costs = np.ones((S, A))
+    costs[:, -1] = 2.0
+    boxes, costs = reference_robust.checked_inputs(KERNELS[backend.__name__], counts, costs,
+                                                   0.1, "kl")
+    W, action = optimal._goal_forcing(boxes)
+    np.testing.assert_array_equal(W, [True] * S)
+    np.testing.assert_array_equal(action, [A - 1] * S)
+    U, policy = reference_robust._robust_policy(KERNELS[backend.__name__], boxes, costs,
+                                                np.zeros(S, dtype=np.int64))[:2]
+    np.testing.assert_array_equal(policy, [A - 1] * S)
+    assert np.isfinite(U).all() and (U >= 2.0).all()
+    out = backend.robust_optimal_values(counts, costs, 0.1, policy=np.zeros(S, dtype=int))
+    np.testing.assert_array_equal(out.policy, [A - 1] * S)
+    assert not out.infinite.any() and (out.values >= 2.0).all()
 
 
 def test_unseen_pairs_and_tiny_samples_give_infinite_or_vacuous_bounds(backend):

@@ -200,3 +200,47 @@ def test_the_compiled_rounds_refuse_bad_shapes_and_policies():
         COMPILED_KERNELS.robust_iteration(boxes, costs, policy, start[:-1], 5)
     with pytest.raises(ParameterError, match="policy"):
         COMPILED_KERNELS.robust_iteration(boxes, costs, np.full(S, A), start, 5)
+
+
+def _fresh_pour(boxes, rows, v_ext):
+    """The kernel ``pour_values`` of ``rows`` against ``v_ext`` along a walk of its own."""
+    fast_kernels._LAST_POUR.walk = None
+    return fast_kernels.pour_values(boxes, rows, v_ext.copy(), True)
+
+
+def _bits(values):
+    return np.asarray(values).view(np.uint64)
+
+
+def test_the_rounds_pours_reuse_a_walk_only_for_the_same_vector_bit_for_bit():
+    # fast._iteration.Pours keeps the walk of its last vector and reuses it for a vector
+    # equal to it bit for bit: against vectors equal but for one entry (late in the vector:
+    # a comparison of a prefix would miss it, and that entry moves to the top of the order),
+    # 0.0 against -0.0, and a buffer changed in place, every pour of the policy's rows or of
+    # all pairs is the kernel's own pour of the same rows and vector.
+    from fast import _iteration
+
+    boxes, _, _, _ = _garnet_problem()
+    S, A = boxes.n_states, boxes.n_actions
+    rng = np.random.default_rng(3)
+    rows = np.arange(S, dtype=np.int64) * A + rng.integers(0, A, S)
+    pairs = np.arange(S * A, dtype=np.int64)
+    pours = _iteration.Pours(fast_kernels._iteration_tools(boxes), True)
+    v = np.concatenate([rng.random(S) * 10, [0.0]])
+    vectors = []
+    for k in [S - 1, S - 2, S // 2 + 1, 1]:
+        w = v.copy()
+        w[k] = 20.0 + k
+        vectors += [v, w]
+    zero = v.copy()
+    zero[S - 3] = 0.0
+    negative_zero = zero.copy()
+    negative_zero[S - 3] = -0.0
+    vectors += [zero, negative_zero, zero]
+    for w in vectors:
+        assert np.array_equal(_bits(pours.rows(rows, w)), _bits(_fresh_pour(boxes, rows, w)))
+        assert np.array_equal(_bits(pours.pairs(w)(0, S * A)), _bits(_fresh_pour(boxes, pairs, w)))
+    buffer = v.copy()
+    pours.rows(rows, buffer)
+    buffer[S - 1] = 50.0
+    assert np.array_equal(_bits(pours.rows(rows, buffer)), _bits(_fresh_pour(boxes, rows, buffer)))
