@@ -475,17 +475,18 @@ cdef class Pours:
     rounds (``fast._robust_pi.robust_iteration``): the kernel ``pour_values`` of the rows,
     each pour along the order of its vector repaired from the last one (:func:`_walk`, the
     same permutation as a fresh sort, so the same floats), or along the last walk whole for
-    the same vector, with no Python layer between the rounds and the compiled pour."""
+    the same vector, with no Python layer between the rounds and the compiled pour. The last
+    walk and a copy of its vector are kept only up to ``kept_states`` next states; larger
+    pours keep their order alone."""
 
     cdef Tools t
     cdef bint descending
+    cdef int64_t kept_states
     cdef object previous, last_v, last_walk
-    cdef WholeOrder whole
-    cdef int64_t n_next
 
-    def __init__(self, Tools t, bint descending):
-        self.t, self.descending, self.previous = t, descending, None
-        self.last_v = self.last_walk = None
+    def __init__(self, Tools t, bint descending, int64_t kept_states):
+        self.t, self.descending, self.kept_states = t, descending, kept_states
+        self.previous = self.last_v = self.last_walk = None
 
     cdef tuple _walk_of(self, v_ext):
         """The walk of ``v_ext``: the last one whole when it was of the same vector, bit for
@@ -499,15 +500,19 @@ cdef class Pours:
                                                       v.shape[0] * sizeof(double)) == 0:
                 return self.last_walk
         walk = _walk(self.t, v_ext, self.descending, self.previous, True)
-        self.previous, self.last_v, self.last_walk = walk[0], np.array(v_ext), walk
-        self.whole, self.n_next = _whole(walk, self.last_v), v.shape[0]
+        self.previous = walk[0]
+        if v.shape[0] <= self.kept_states:
+            self.last_v, self.last_walk = np.array(v_ext), walk
+        else:
+            self.last_v = self.last_walk = None
         return walk
 
     def rows(self, const int64_t[::1] rows, v_ext):
         """The values of the pours of ``rows`` (int64 ``(S,)``) against ``v_ext``."""
-        self._walk_of(v_ext)
-        return _pour_values(self.t, &rows[0], 0, rows.shape[0], &self.whole,
-                            self.n_next, self.t.pieces_threads)
+        walk = self._walk_of(v_ext)
+        cdef WholeOrder whole = _whole(walk, v_ext)
+        return _pour_values(self.t, &rows[0], 0, rows.shape[0], &whole, len(v_ext),
+                            self.t.pieces_threads)
 
     def pairs(self, v_ext):
         """The function of ``(r0, r1)`` that pours the pairs ``r0:r1`` against ``v_ext``, all

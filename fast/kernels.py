@@ -515,7 +515,7 @@ def robust_iteration(boxes, costs, policy, start, rounds):
     in ``[0, A)``."""
     S, A = boxes.n_states, boxes.n_actions
     tools = _iteration_tools(boxes)
-    pours = _iteration.Pours(tools, True)
+    pours = _iteration.Pours(tools, True, KEPT_WALK_STATES)
     return _robust_pi.robust_iteration(
         tools, pours.rows, pours.pairs, block_states(A, POUR_BLOCK_PAIRS),
         boxes.indptr, boxes.indices, boxes.lo, boxes.hi, boxes.hi_unseen,

@@ -212,12 +212,14 @@ def _bits(values):
     return np.asarray(values).view(np.uint64)
 
 
-def test_the_rounds_pours_reuse_a_walk_only_for_the_same_vector_bit_for_bit():
-    # fast._iteration.Pours keeps the walk of its last vector and reuses it for a vector
-    # equal to it bit for bit: against vectors equal but for one entry (late in the vector:
-    # a comparison of a prefix would miss it, and that entry moves to the top of the order),
-    # 0.0 against -0.0, and a buffer changed in place, every pour of the policy's rows or of
-    # all pairs is the kernel's own pour of the same rows and vector.
+@pytest.mark.parametrize("kept_states", [fast_kernels.KEPT_WALK_STATES, 0])
+def test_the_rounds_pours_reuse_a_walk_only_for_the_same_vector_bit_for_bit(kept_states):
+    # fast._iteration.Pours keeps the walk of its last vector (up to kept_states next
+    # states; beyond, its order alone) and reuses it for a vector equal to it bit for bit:
+    # against vectors equal but for one entry (late in the vector: a comparison of a prefix
+    # would miss it, and that entry moves to the top of the order), 0.0 against -0.0, and a
+    # buffer changed in place, every pour of the policy's rows or of all pairs is the
+    # kernel's own pour of the same rows and vector, with the walk kept or not.
     from fast import _iteration
 
     boxes, _, _, _ = _garnet_problem()
@@ -225,7 +227,7 @@ def test_the_rounds_pours_reuse_a_walk_only_for_the_same_vector_bit_for_bit():
     rng = np.random.default_rng(3)
     rows = np.arange(S, dtype=np.int64) * A + rng.integers(0, A, S)
     pairs = np.arange(S * A, dtype=np.int64)
-    pours = _iteration.Pours(fast_kernels._iteration_tools(boxes), True)
+    pours = _iteration.Pours(fast_kernels._iteration_tools(boxes), True, kept_states)
     v = np.concatenate([rng.random(S) * 10, [0.0]])
     vectors = []
     for k in [S - 1, S - 2, S // 2 + 1, 1]:
