@@ -24,6 +24,8 @@ poured again from it when the loop ends on it (``pour_pieces`` reads the order o
 
 import numpy as np
 
+from reference.errors import SSPValueError
+
 cimport cython
 from libc.math cimport INFINITY, isfinite, isinf, isnan
 from libc.stdint cimport int64_t
@@ -34,7 +36,7 @@ from posix.time cimport CLOCK_PROCESS_CPUTIME_ID, clock_gettime, timespec
 from . import _poured, _robust
 from ._order cimport WholeOrder, repair_whole_order
 from ._poured cimport ChainPieces, chain_apply, chain_pieces, chain_solve, goal_reached
-from ._robust cimport PourBoxes, pieces_of, pour_boxes, pour_rows, whole_order
+from ._robust cimport PourBoxes, pieces_of, pour_boxes, pour_failed, pour_rows, whole_order
 from ._switches cimport extended, switch_tolerance
 
 cdef bint _timing = False
@@ -73,7 +75,8 @@ cdef class Tools:
     ``rtol``, ``rounds``, ``maxiter`` and ``accept`` those of the chain solve and of its
     acceptance; ``max_iter`` and ``switch_rtol`` the loop's limit and tolerance;
     ``repair_moves`` the moves per next state the repair of an order may make. The pours
-    read the boxes' arrays by their pointers, taken once here.
+    read the boxes' arrays by their pointers, taken once here: a failed ``__init__`` leaves
+    the object as it was, and one never initialised refuses every use.
     """
 
     cdef object indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback, make_kernel
@@ -82,13 +85,15 @@ cdef class Tools:
     cdef double rtol, accept, switch_rtol
     cdef int64_t repair_moves
     cdef PourBoxes boxes
+    cdef bint ready
 
     def __init__(self, indptr, cols, lo, hi, hi_unseen, walk, chain_values, fallback,
                  make_kernel, failure, int pieces_threads, int values_threads, double rtol,
                  int rounds, int maxiter, double accept, int max_iter, double switch_rtol,
                  int64_t repair_moves):
+        cdef PourBoxes boxes = pour_boxes(indptr, cols, lo, hi, hi_unseen)
         self.indptr, self.cols, self.lo, self.hi, self.hi_unseen = indptr, cols, lo, hi, hi_unseen
-        self.boxes = pour_boxes(indptr, cols, lo, hi, hi_unseen)
+        self.boxes = boxes
         self.walk, self.chain_values, self.make_kernel = walk, chain_values, make_kernel
         self.fallback = fallback
         self.failure = failure
@@ -96,14 +101,24 @@ cdef class Tools:
         self.rtol, self.rounds, self.maxiter, self.accept = rtol, rounds, maxiter, accept
         self.max_iter, self.switch_rtol = max_iter, switch_rtol
         self.repair_moves = repair_moves
+        self.ready = True
 
     def adversary_kernel(self, rows, kept):
         """The adversary's kernel ``kept`` by :func:`adversary_iteration` (``poured`` False):
         ``kept`` itself when it is a kernel, else the pour of ``rows`` along the walk
         ``(order, rank)`` it is (the kernel the iteration would have poured)."""
+        _ready(self)
         if isinstance(kept, tuple):
             return self.make_kernel(*_pour(self, rows, kept), True)
         return kept
+
+
+cdef Tools _ready(Tools t):
+    """``t``, refused when it is None or was never initialised (its pointers unset)."""
+    if t is None or not t.ready:
+        raise SSPValueError("fast._iteration: `tools` must be a Tools built by its __init__; "
+                            "got an uninitialised one.")
+    return t
 
 
 cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
@@ -182,8 +197,7 @@ cdef object _pour_values(Tools t, const int64_t* rows, int64_t first, Py_ssize_t
         status = pour_rows(&t.boxes, rows, first, n, o, n_next, x, threads)
     if _timing:
         _direct += _now() - start
-    if status:
-        raise MemoryError()
+    pour_failed(&t.boxes, status)
     return out
 
 
@@ -337,6 +351,7 @@ def adversary_iteration(Tools t, rows, costs_pi, infinite, start, bint poured=Tr
     With ``poured`` False, a converged iteration returns its kernel as the walk
     ``(order, rank)`` it would pour it along (:meth:`Tools.adversary_kernel` pours it).
     """
+    _ready(t)
     cdef Py_ssize_t S = costs_pi.shape[0], i
     cdef int n_iter
     cdef bint gains
@@ -393,6 +408,7 @@ def optimist_iteration(Tools t, costs, policy, start):
     q)``. The Q-values are one ``(S, A)`` array, the pour's output with the costs added in
     place.
     """
+    _ready(t)
     cdef Py_ssize_t S = costs.shape[0], A = costs.shape[1], s, a, b
     cdef const double[::1] c = costs.reshape(-1)
     cdef int n_iter = 0
@@ -485,7 +501,7 @@ cdef class Pours:
     cdef object previous, last_v, last_walk
 
     def __init__(self, Tools t, bint descending, int64_t kept_states):
-        self.t, self.descending, self.kept_states = t, descending, kept_states
+        self.t, self.descending, self.kept_states = _ready(t), descending, kept_states
         self.previous = self.last_v = self.last_walk = None
 
     cdef tuple _walk_of(self, v_ext):
@@ -494,6 +510,7 @@ cdef class Pours:
         :func:`_walk` from the last order."""
         cdef const double[::1] v = v_ext
         cdef const double[::1] last
+        _ready(self.t)
         if self.last_v is not None:
             last = self.last_v
             if last.shape[0] == v.shape[0] and memcmp(&last[0], &v[0],
@@ -529,9 +546,11 @@ cdef class _PairBlocks:
     cdef int64_t n_next
 
     def __init__(self, Tools t, v_ext, tuple walk):
-        self.t, self.v_ext, self.walk = t, v_ext, walk
-        self.whole, self.n_next = _whole(walk, v_ext), len(v_ext)
+        cdef WholeOrder whole = _whole(walk, v_ext)
+        self.t, self.v_ext, self.walk = _ready(t), v_ext, walk
+        self.whole, self.n_next = whole, len(v_ext)
 
     def __call__(self, int64_t r0, int64_t r1):
+        _ready(self.t)
         return _pour_values(self.t, NULL, r0, r1 - r0, &self.whole, self.n_next,
                             self.t.values_threads)

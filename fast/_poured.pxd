@@ -21,7 +21,7 @@ cdef struct ChainPieces:
 
 
 cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
-                              partial) except *
+                              partial, str square=*) except *
 
 cdef int chain_solve(const ChainPieces* k, const char* active, const double* rhs, double* x,
                      double rtol, int rounds, int maxiter, bint transposed, double* omega,

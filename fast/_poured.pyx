@@ -1,22 +1,18 @@
 # cython: language_level=3, cdivision=True, embedsignature=True
 # boundscheck, wraparound, initializedcheck: set by setup.py (off; on with SSPGM_DEBUG=1)
-# A sparse row's start is taken as an address even when the row is empty, which may be one
-# past the end of its array: those statements keep boundscheck off under SSPGM_DEBUG=1 too.
 """Compiled poured chains: a ``reference.poured.PouredKernel`` evaluated without expanding it.
 
-Private module of the ``fast`` backend. A poured kernel (the pours of
-``fast/_robust.pyx`` or of EVI's optimistic kernel) stores, per row, its stored
-entries and where along the pour order its unseen run stopped; its products
-with a vector are prefix sums along that order, ``O(S + stored)``.
-:func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal
-products, never expanded) or, transposed, its expected visits;
-:func:`poured_apply` is its product by a vector (:func:`poured_infinities` adds a vector's
-infinities) and :func:`reaches_goal` a search for the goal on its graph.
+Private module of the ``fast`` backend. A poured kernel (the pours of ``fast/_robust.pyx`` or of
+EVI's optimistic kernel) stores, per row, its stored entries and where along the pour order its
+unseen run stopped; its products with a vector are prefix sums along that order, ``O(S + stored)``.
+:func:`poured_solve` evaluates such a chain (BiCGSTAB on its off-diagonal products, never expanded)
+or, transposed, its expected visits; :func:`poured_apply` is its product by a vector
+(:func:`poured_infinities` adds a vector's infinities) and :func:`reaches_goal` a search for the
+goal on its graph.
 """
 
 from reference.errors import ShapeError, SparseFormatError
 
-cimport cython
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, isfinite, isinf
 from libc.stdint cimport int64_t
@@ -51,8 +47,8 @@ cdef const void* _piece(array, int typenum, str name, Py_ssize_t* length) except
 
 
 cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
-                              partial) except *:
-    """The pointers of a ``PouredKernel``'s pieces, their types and lengths checked in ``O(1)``."""
+                              partial, str square=None) except *:
+    """A ``PouredKernel``'s pieces, checked in ``O(1)`` (square when ``square`` names a caller)."""
     cdef ChainPieces k
     cdef Py_ssize_t n_order, n_rank, n_indptr, n_indices, n_data, n_width, n_reach, n_partial
     k.order = <const int64_t*>_piece(order, cnp.NPY_INT64, "int64 `order`", &n_order)
@@ -71,6 +67,9 @@ cdef ChainPieces chain_pieces(order, rank, indptr, indices, data, width, reach,
             f"order {n_order}, rank {n_rank}, indptr {n_indptr}, indices {n_indices}, "
             f"data {n_data}, width {n_width}, reach {n_reach}, partial {n_partial}.")
     k.S, k.n, k.stored = n_order - 1, n_reach, n_indices
+    if square is not None and k.n != k.S:
+        raise ShapeError(f"{square}: the kernel must have shape (S, S+1) = ({k.S}, {k.S + 1}), "
+                         f"one row per state; got ({k.n}, {k.S + 1}).")
     return k
 
 
@@ -415,7 +414,8 @@ def poured_solve(order, rank, indptr, indices, data, width, reach, partial,
     sums over the reaches; the backward error is that of ``M^T`` (``Q |x|`` becomes
     ``|x| Q``) and the residual returned is NaN.
     """
-    cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
+    cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial,
+                                      "poured_solve")
     cdef double omega, gap
     cdef int status
     for name, given in (("active", active.shape[0]), ("rhs", rhs.shape[0]), ("x", x.shape[0])):
@@ -472,16 +472,16 @@ cdef void chain_apply(const ChainPieces* k, const double* x, double* along,
 def poured_apply(order, rank, indptr, indices, data, width, reach, partial, const double[::1] x,
                  double[::1] along, double[::1] out):
     """``out = kernel @ x`` for a ``PouredKernel`` and finite ``x``, with the operations of
-    ``reference.poured.PouredKernel.finite_product`` in its order (the prefix sums ``along`` of ``x``
-    along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
-    the reach and all of them, from 0 in index order; then ``stored + width * unseen +
-    partial * at_reach``), so the same floats."""
+    ``reference.poured.PouredKernel.finite_product`` in its order (the prefix sums ``along`` of
+    ``x`` along ``order``, scratch of length ``S+2``; each row's sums of its stored entries, before
+    the reach and all of them, from 0 in index order; then ``stored + width * unseen + partial *
+    at_reach``), so the same floats."""
     cdef ChainPieces k = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
-    cdef double* rows_out
-    with cython.boundscheck(False):
-        rows_out = &out[0] if k.n else NULL
+    if x.shape[0] != k.S + 1 or along.shape[0] != k.S + 2 or out.shape[0] != k.n:
+        raise ShapeError(f"poured_apply: `x`, `along`, `out` must have {k.S + 1}, {k.S + 2}, {k.n} "
+                         f"entries; got {x.shape[0]}, {along.shape[0]}, {out.shape[0]}.")
     with nogil:
-        chain_apply(&k, &x[0], &along[0], rows_out)
+        chain_apply(&k, &x[0], &along[0], &out[0] if k.n else NULL)
 
 
 cdef int chain_reaches_goal(const ChainPieces* c) noexcept nogil:
@@ -559,7 +559,8 @@ def reaches_goal(order, rank, indptr, indices, data, width, reach, partial):
     partial is positive, and the goal when the row moves there (as
     ``reference.chains._poured_exits``). ``True`` proves it; ``False`` may come from the
     unseen next states before the reach, left out (``O(S + stored)`` edges only)."""
-    cdef ChainPieces c = chain_pieces(order, rank, indptr, indices, data, width, reach, partial)
+    cdef ChainPieces c = chain_pieces(order, rank, indptr, indices, data, width, reach, partial,
+                                      "reaches_goal")
     return goal_reached(&c)
 
 

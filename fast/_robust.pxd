@@ -7,7 +7,8 @@ from ._order cimport WholeOrder
 
 
 cdef struct PourBoxes:
-    # The arrays of a ConfidenceBoxes: row i's stored entries are indptr[i]:indptr[i+1].
+    # The arrays of a ConfidenceBoxes: row i < n_rows stores the entries indptr[i]:indptr[i+1].
+    int64_t n_rows
     const int64_t* indptr
     const int64_t* cols
     const double* lo
@@ -17,7 +18,7 @@ cdef struct PourBoxes:
 
 cdef PourBoxes pour_boxes(const int64_t[::1] indptr, const int64_t[::1] cols,
                           const double[::1] lo, const double[::1] hi,
-                          const double[::1] hi_unseen) noexcept
+                          const double[::1] hi_unseen) except *
 
 cdef WholeOrder whole_order(const int64_t[::1] order, const int64_t[::1] rank,
                             const double[::1] cum_v, const int64_t[::1] cum_inf,
@@ -26,6 +27,8 @@ cdef WholeOrder whole_order(const int64_t[::1] order, const int64_t[::1] rank,
 cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ssize_t n,
                    const WholeOrder* o, int64_t n_next, double* out,
                    int n_threads) noexcept nogil
+
+cdef int pour_failed(const PourBoxes* b, int status) except -1
 
 cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, const int64_t* rank,
                      int64_t n_next, int n_threads)

@@ -31,6 +31,8 @@ vector (``fast/_order.pxd``) and the prefix sums along it.
 
 import numpy as np
 
+from reference.errors import ShapeError, SparseFormatError, SSPValueError
+
 cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, isfinite, isinf
@@ -181,9 +183,16 @@ cdef double _pour_row_walk(const WholeOrder* o, const int64_t* cols, const doubl
 
 cdef PourBoxes pour_boxes(const int64_t[::1] indptr, const int64_t[::1] cols,
                           const double[::1] lo, const double[::1] hi,
-                          const double[::1] hi_unseen) noexcept:
-    """The pointers of the boxes' arrays."""
+                          const double[::1] hi_unseen) except *:
+    """The pointers of the boxes' arrays and their number of rows, their lengths checked."""
     cdef PourBoxes b
+    b.n_rows = hi_unseen.shape[0]
+    if (indptr.shape[0] != b.n_rows + 1 or lo.shape[0] != cols.shape[0]
+            or hi.shape[0] != cols.shape[0]):
+        raise SparseFormatError(
+            f"boxes: `indptr` must have one entry more than `hi_unseen`, `lo` and `hi` that of "
+            f"`cols`; got lengths indptr {indptr.shape[0]}, hi_unseen {b.n_rows}, cols "
+            f"{cols.shape[0]}, lo {lo.shape[0]}, hi {hi.shape[0]}.")
     with cython.boundscheck(False):
         b.indptr = &indptr[0]
         b.hi_unseen = &hi_unseen[0]
@@ -206,11 +215,27 @@ cdef WholeOrder whole_order(const int64_t[::1] order, const int64_t[::1] rank,
     return o
 
 
+cdef inline int64_t _row(const int64_t* rows, int64_t first, Py_ssize_t i) noexcept nogil:
+    """Row ``i`` of a block: ``rows[i]``, or ``first + i`` when ``rows`` is NULL."""
+    return first + i if rows == NULL else rows[i]
+
+
+cdef int pour_failed(const PourBoxes* b, int status) except -1:
+    """Raise the error of the status of :func:`pour_rows` (nothing for 0)."""
+    if status == -1:
+        raise MemoryError()
+    if status == -2:
+        raise SSPValueError(f"pour_values: `rows` must be rows of the boxes, from 0 to "
+                            f"{b.n_rows - 1}; got one outside.")
+    return 0
+
+
 cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ssize_t n,
                    const WholeOrder* o, int64_t n_next, double* out,
                    int n_threads) noexcept nogil:
     """``out[i]`` = value of the pour of row ``rows[i]`` (``first + i`` when ``rows`` is NULL)
-    against ``o.v`` (``n_next`` values) in its order; -1 when memory runs out, else 0."""
+    against ``o.v`` (``n_next`` values) in its order; -1 when memory runs out, -2 (nothing
+    read past the rows) when a row is not one of the boxes', else 0."""
     cdef Py_ssize_t i
     cdef int64_t row, k, j, e, m = 0, widest = 0
     cdef double free_mass, walk
@@ -219,7 +244,9 @@ cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ss
     cdef int failed = 0
     cdef int* failure = &failed
     for i in range(n):
-        row = first + i if rows == NULL else rows[i]
+        row = _row(rows, first, i)
+        if row < 0 or row >= b.n_rows:
+            return -2
         widest = max(widest, b.indptr[row + 1] - b.indptr[row])
     with parallel(num_threads=n_threads):
         keys = <int64_t*>malloc((widest + 1) * sizeof(int64_t))
@@ -231,7 +258,7 @@ cdef int pour_rows(const PourBoxes* b, const int64_t* rows, int64_t first, Py_ss
             if keys == NULL or local == NULL:
                 failure[0] = 1
                 continue
-            row = first + i if rows == NULL else rows[i]
+            row = _row(rows, first, i)
             j = b.indptr[row]
             k = b.indptr[row + 1] - j
             free_mass = 1.0
@@ -260,12 +287,14 @@ def pour_values(const int64_t[::1] indptr, const int64_t[::1] cols, const double
     cdef PourBoxes b = pour_boxes(indptr, cols, lo, hi, hi_unseen)
     cdef WholeOrder o = whole_order(order, rank, cum_v, cum_inf, v)
     cdef int status
+    if out.shape[0] < rows.shape[0]:
+        raise ShapeError(f"pour_values: `out` must have at least one entry per row "
+                         f"({rows.shape[0]}); got {out.shape[0]}.")
     with nogil:
         with cython.boundscheck(False):
             status = pour_rows(&b, &rows[0], 0, rows.shape[0], &o, v.shape[0], &out[0],
                                n_threads)
-    if status:
-        raise MemoryError()
+    pour_failed(&b, status)
 
 
 def pour_pieces(const int64_t[::1] indptr, const int64_t[::1] cols, const double[::1] lo,
@@ -292,9 +321,14 @@ cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, cons
     cdef Py_ssize_t i
     cdef int64_t row, k, j, first, widest = 0
     cdef double total
+    cdef int failed = 0
+    cdef int* failure = &failed
     out_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] ptr = out_ptr
     for i in range(n):
+        if rows[i] < 0 or rows[i] >= b.n_rows:
+            raise SSPValueError(f"pour_pieces: `rows` must be rows of the boxes, from 0 to "
+                                f"{b.n_rows - 1}; got {rows[i]}.")
         k = b.indptr[rows[i] + 1] - b.indptr[rows[i]]
         ptr[i + 1] = ptr[i] + k
         widest = max(widest, k)
@@ -315,6 +349,9 @@ cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, cons
         items = <Py_ssize_t*>malloc((widest + 1) * sizeof(Py_ssize_t))
         gap = <double*>malloc((widest + 1) * sizeof(double))
         for i in prange(n, schedule="dynamic", chunksize=64):
+            if keys == NULL or ranks == NULL or items == NULL or gap == NULL:
+                failure[0] = 1
+                continue
             row = rows[i]
             first = b.indptr[row]
             k = b.indptr[row + 1] - first
@@ -337,6 +374,8 @@ cdef tuple pieces_of(const PourBoxes* b, const int64_t* rows, Py_ssize_t n, cons
         free(ranks)
         free(items)
         free(gap)
+    if failed:
+        raise MemoryError()
     return out_ptr, indices, data, width, reach, partial
 
 

@@ -7,11 +7,13 @@ Ground truth: the kernel expanded to a dense matrix, its backward error formed i
 
 import numpy as np
 import pytest
+from test_policy_iterations import _garnet_problem
 from test_poured_chains import _random_kernel
 
 from fast import _poured
-from fast.kernels import _chain_arrays
+from fast.kernels import COMPILED_KERNELS, _chain_arrays
 from reference.errors import ShapeError, SparseFormatError
+from reference.kernels import NUMPY_KERNELS
 
 
 def _system(S, seed):
@@ -85,3 +87,56 @@ def test_the_backward_error_is_that_of_the_candidate_with_values_of_both_signs(m
         scale = (np.abs(rhs) + diagonal * np.abs(x) + off @ np.abs(x))[rows]
         expected = np.max(np.where(gap == 0.0, 0.0, gap / np.where(gap == 0.0, 1.0, scale)))
         assert abs(omega - expected) <= 1e-6 * expected + 1e-15
+
+
+def _row_short(kernel):
+    """The pieces of ``kernel`` without its last row, every piece consistently one row
+    shorter: a kernel of ``S - 1`` rows over ``S + 1`` next states."""
+    order, rank, indptr, indices, data, width, reach, partial = _chain_arrays(kernel)
+    end = indptr[-2]
+    return (order, rank, indptr[:-1].copy(), indices[:end].copy(), data[:end].copy(),
+            width[:-1].copy(), reach[:-1].copy(), partial[:-1].copy())
+
+
+def test_the_square_chain_functions_refuse_a_kernel_of_fewer_rows_than_states():
+    # A kernel one row short is well-formed (poured_apply takes any rows), but the chain
+    # solve and the goal search read one row per state: refused, not read past the rows.
+    kernel, active, rhs = _system(30, 5)
+    arrays = _row_short(kernel)
+    for call in (lambda: _poured.poured_solve(*arrays, active, rhs, np.zeros(30), 1e-14, 2, 10),
+                 lambda: _poured.poured_solve(*arrays, active, rhs, np.zeros(30), 1e-14, 2, 10,
+                                              True),
+                 lambda: _poured.reaches_goal(*arrays)):
+        with pytest.raises(ShapeError, match=r"shape \(S, S\+1\) = \(30, 31\).*got \(29, 31\)"):
+            call()
+    x = np.random.default_rng(6).random(31)
+    out = np.empty(29)
+    _poured.poured_apply(*arrays, x, np.empty(32), out)
+    np.testing.assert_allclose(out, kernel.finite_product(x)[:29], rtol=1e-12)
+
+
+@pytest.mark.parametrize("x, along, out, message", [
+    (30, 32, 29, "31, 32, 29 entries; got 30, 32, 29"),
+    (31, 31, 29, "31, 32, 29 entries; got 31, 31, 29"),
+    (31, 32, 30, "31, 32, 29 entries; got 31, 32, 30"),
+    (31, 32, 1, "31, 32, 29 entries; got 31, 32, 1"),
+])
+def test_the_product_refuses_vectors_of_another_size_than_its_kernel(x, along, out, message):
+    arrays = _row_short(_system(30, 5)[0])
+    with pytest.raises(ShapeError, match=f"poured_apply: `x`, `along`, `out` must have {message}"):
+        _poured.poured_apply(*arrays, np.zeros(x), np.zeros(along), np.zeros(out))
+
+
+@pytest.mark.parametrize("kernels", [NUMPY_KERNELS, COMPILED_KERNELS], ids=["numpy", "compiled"])
+def test_the_chain_kernels_refuse_a_poured_kernel_of_fewer_rows_than_states(kernels):
+    # The pour of S - 1 rows is a kernel of shape (S - 1, S + 1): not a chain.
+    boxes = _garnet_problem()[0]
+    S, A = boxes.n_states, boxes.n_actions
+    rows = np.arange(S - 1, dtype=np.int64) * A
+    v = np.concatenate([np.random.default_rng(7).random(S) * 10, [0.0]])
+    kernel = kernels.pour_kernel(boxes, rows, v, True)
+    shape = rf"\({S - 1}, {S + 1}\)"
+    with pytest.raises(ShapeError, match=shape):
+        kernels.poured_chain_visits(kernel, np.ones(S - 1))
+    with pytest.raises(ShapeError, match=shape):
+        kernels.poured_chain_values(kernel, np.ones(S - 1), np.zeros(S - 1))

@@ -246,3 +246,24 @@ def test_the_rounds_pours_reuse_a_walk_only_for_the_same_vector_bit_for_bit(kept
     pours.rows(rows, buffer)
     buffer[S - 1] = 50.0
     assert np.array_equal(_bits(pours.rows(rows, buffer)), _bits(_fresh_pour(boxes, rows, buffer)))
+
+
+def test_a_reused_walk_reads_the_pours_own_copy_of_the_vector():
+    # A pour keeps its vector's walk with a copy of the vector: after a pour of a buffer that
+    # the caller then changes, a pour of the first vector (equal to the kept copy, not to the
+    # buffer) reuses the walk and reads the copy's values, not the buffer's.
+    from fast import _iteration
+
+    boxes = _garnet_problem()[0]
+    S, A = boxes.n_states, boxes.n_actions
+    rng = np.random.default_rng(5)
+    rows = np.arange(S, dtype=np.int64) * A + rng.integers(0, A, S)
+    pours = _iteration.Pours(fast_kernels._iteration_tools(boxes), True,
+                             fast_kernels.KEPT_WALK_STATES)
+    v = np.concatenate([rng.random(S) * 10, [0.0]])
+    for call in (lambda w: pours.rows(rows, w), lambda w: pours.pairs(w)(0, S * A)):
+        buffer = v.copy()
+        call(buffer)
+        buffer[:S] = 1e3 * rng.random(S)
+        got = pours.rows(rows, v.copy())
+        assert np.array_equal(_bits(got), _bits(_fresh_pour(boxes, rows, v)))
