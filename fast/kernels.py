@@ -176,7 +176,6 @@ def _pour_walk(v_ext, descending, keep=True):
         order = None
         if last is not None and last[0] == descending and last[2][0].size == v_ext.size:
             order = last[2][0].copy()
-            last = None
             if not _robust.repair_order(v_ext, order, descending, REPAIR_MOVES * v_ext.size):
                 order = None
         last = None
