@@ -13,8 +13,9 @@ alternating which goes first, then ``fast`` once more), and the ratio is the lea
 (``time.process_time``) of the reference over the least of ``fast``. Both runs make the same
 calls (checked). The **compiled share** is the CPU time of one ``fast`` run spent inside
 the compiled kernels (every function of the ``fast._*`` extension modules, timed by a
-wrapper around each; the policy iterations of ``fast._iteration`` count only through the
-kernels they call, their own loops as Python: the functions of those modules, and the chain
+wrapper around each; the policy iterations of ``fast._iteration``, the checks of
+``fast._checks`` and the robust rounds of ``fast._robust_pi`` count only through the kernels
+they call, their own loops as Python: the functions of those modules, and the chain
 solves, products, goal searches and pours they call as C functions, timed by
 ``fast._iteration.direct_seconds``) or drawing samples (``SampleStore._draw``, which
 ``SampleStore.draw_pairs`` and the solver's own draws call), over the run's CPU time.
@@ -36,13 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import fast  # noqa: E402
 import reference  # noqa: E402
-from fast import (_boxes, _evi, _graphs, _iteration, _kl, _pieces, _poured, _robust,  # noqa: E402
-                  _sampling, _vi)
+from fast import (_boxes, _closable, _evi, _graphs, _iteration, _kl, _pieces, _poured,  # noqa: E402
+                  _robust, _sampling, _vi)
 from reference.generative import SampleStore  # noqa: E402
 
 EPS = 0.5
 DELTA = 0.1
-COMPILED_MODULES = (_boxes, _evi, _graphs, _kl, _pieces, _poured, _robust, _sampling, _vi)
+COMPILED_MODULES = (_boxes, _closable, _evi, _graphs, _kl, _pieces, _poured, _robust, _sampling,
+                    _vi)
 
 
 def run(backend, ssp):
