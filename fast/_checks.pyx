@@ -258,7 +258,7 @@ def lower_check(pour, const int64_t[::1] indptr, const double[::1] lo,
     pair's pour, so its float, is the same in any block). ``costs`` is flat ``(S*A,)``,
     ``q_values`` the flat Q-values of ``values`` or None.
     """
-    cdef Py_ssize_t s, a, i, S = values.shape[0], A = costs.shape[0] // values.shape[0]
+    cdef Py_ssize_t s, a, S = values.shape[0], A = costs.shape[0] // values.shape[0]
     cdef int64_t dropped = 0, failing
     cdef double r
     touched_out, doubtful_out = np.empty(S * A), np.empty(S * A, dtype=np.uint8)

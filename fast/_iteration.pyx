@@ -27,7 +27,7 @@ import numpy as np
 from reference.errors import SSPValueError
 
 cimport cython
-from libc.math cimport INFINITY, isfinite, isinf, isnan
+from libc.math cimport isfinite, isinf, isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp
@@ -129,8 +129,8 @@ cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     sorted by ``fast._robust.sort_order``; ``t.walk`` answers for the loop's first pour and
     on a NaN."""
     cdef const double[::1] v = v_ext
-    cdef Py_ssize_t n = v.shape[0], k
-    cdef int64_t[::1] o, r
+    cdef Py_ssize_t n = v.shape[0]
+    cdef int64_t[::1] o
     if previous is None:
         return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
     order = previous.copy()
@@ -138,15 +138,12 @@ cdef tuple _walk(Tools t, v_ext, bint descending, previous, bint sums):
     if not repair_whole_order(&v[0], &o[0], n, descending, t.repair_moves * n):
         if not _robust.sort_order(v_ext, order, descending):
             return tuple(t.walk(v_ext, descending)[:4 if sums else 2])
-    rank = np.empty(n, dtype=np.int64)
     if sums:
-        cum_v, cum_inf = np.empty(n + 1), np.empty(n + 1, dtype=np.int64)
+        rank, cum_v, cum_inf = (np.empty(n, dtype=np.int64), np.empty(n + 1),
+                                np.empty(n + 1, dtype=np.int64))
         _robust.pour_walk(v_ext, order, rank, cum_v, cum_inf)
         return order, rank, cum_v, cum_inf
-    r = rank
-    for k in range(n):
-        r[o[k]] = k
-    return order, rank
+    return _with_ranks(order)
 
 
 cdef tuple _with_ranks(order):

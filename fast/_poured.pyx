@@ -14,7 +14,7 @@ goal on its graph.
 from reference.errors import ShapeError, SparseFormatError
 
 cimport numpy as cnp
-from libc.math cimport INFINITY, NAN, isfinite, isinf
+from libc.math cimport INFINITY, NAN, isfinite
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc
 

@@ -35,7 +35,7 @@ from reference.errors import ShapeError, SparseFormatError, SSPValueError
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, isfinite, isinf
+from libc.math cimport INFINITY, isinf
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
