@@ -68,7 +68,7 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
     nowhere = np.zeros(S, dtype=bool)
     nowhere_u8 = nowhere.view(np.uint8)
     given = policy  # read, never written: copied only when returned
-    values, kernel, kernel_rows, converged, dropped, r = start, None, None, False, 0, 0.0
+    values, kernel, rows, converged, dropped, r = start, None, None, False, 0, 0.0
     for n_round in range(rounds):
         rows = np.empty(S, dtype=np.int64)
         rows_v = rows
@@ -83,10 +83,9 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
                                               mask) > 0:
             return (values, _owned(policy, given), None, n_round, n_iter, converged, dropped, r,
                     "open")
-        kernel = kernel_rows = None
+        kernel = None
         candidate, kernel, evaluations, converged = _iteration.adversary_iteration(
             tools, rows, costs_pi, nowhere, values, False)
-        kernel_rows = rows
         n_iter += evaluations
         values, dropped, r = _checks.upper_check(
             partial(pour, rows), indptr, indices, lo, hi, hi_unseen, rows,
@@ -128,5 +127,5 @@ def robust_iteration(tools, pour, pour_pairs, Py_ssize_t block, const int64_t[::
             return (values, _owned(policy, given), tools.adversary_kernel(rows, kernel),
                     n_round + 1, n_iter, converged, dropped, r, "done")
         policy = best
-    return (values, _owned(policy, given), _kernel(tools, kernel_rows, kernel), rounds, n_iter,
+    return (values, _owned(policy, given), _kernel(tools, rows, kernel), rounds, n_iter,
             converged, dropped, r, "limit")
