@@ -1,6 +1,5 @@
 """The width adaptive sampling weighs: its visits times widths bound the gaps it aims at."""
 
-import importlib
 
 import numpy as np
 import pytest
@@ -16,12 +15,7 @@ from reference.robust import CHECK_MAX_SLACK, SWITCH_RTOL
 from reference.store_boxes import store_boxes
 from reference.theta_bounds import round_bounds
 
-
-def _kernels(backend):
-    """The kernel set of ``backend``."""
-    if backend.__name__ == "fast":
-        return importlib.import_module("fast.kernels").COMPILED_KERNELS
-    return NUMPY_KERNELS
+from kernel_sets import kernel_set
 
 
 @pytest.mark.parametrize("per_pair", [60, 400])
@@ -29,7 +23,7 @@ def test_visits_times_widths_bound_every_gap(backend, per_pair):
     # U - L <= (I - P-)^{-1} (P+ - P-) U state by state (docs/certificates.md), on the bounds of
     # one round of a slippery grid: the optimist's visits from each state (e_s, the kernel
     # poured_chain_visits) times the widths of _policy_widths are at least its gap.
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     ssp = exit_grid(5, 7, spacing=4, success=0.6)
     S, A = ssp.n_states, ssp.n_actions
     rng = np.random.default_rng(per_pair)
@@ -59,7 +53,7 @@ def test_a_pair_whose_optimist_row_reaches_an_infinite_value_has_an_infinite_wid
     # State 0 goes to the goal in every kernel of its box (p+ . U = 0), state 1 loops on itself
     # (U = inf). The optimist's row given for state 0 puts 2^-60 on state 1: (p+ - p-) . U is
     # -inf, and the pair can reach an infinite U: its width is inf, not clipped to 0.
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     boxes = ConfidenceBoxes(
         n_states=2, n_actions=1, indptr=np.array([0, 1, 2]), indices=np.array([2, 1]),
         lo=np.ones(2), hi=np.ones(2), hi_unseen=np.zeros(2), p_hat=np.ones(2), n=np.ones(2),
@@ -98,7 +92,7 @@ def test_the_adaptive_draws_follow_their_formula_with_each_pairs_own_count(backe
     # target, its pairs' widths, each pair's own count n (score (visits w sqrt(n))^(2/3) of
     # the optimist's pairs), the floor for every pair whose optimistic Q-value is within U,
     # less the count already drawn.
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     ssp = exit_grid(4, 5, spacing=3, success=0.7)
     S, A = ssp.n_states, ssp.n_actions
     rng = np.random.default_rng(3)

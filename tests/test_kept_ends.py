@@ -17,11 +17,7 @@ from reference.generative import SampleStore
 from reference.kernels import NUMPY_KERNELS
 from reference.store_boxes import KeptEnds, store_boxes
 
-
-def _kernels(backend):
-    if backend.__name__ == "fast":
-        return importlib.import_module("fast.kernels").COMPILED_KERNELS
-    return NUMPY_KERNELS
+from kernel_sets import kernel_set
 
 
 def _rounds(backend, kind, n_rounds=5, seed=0):
@@ -38,7 +34,7 @@ def _rounds(backend, kind, n_rounds=5, seed=0):
     per_pair = rng.integers(1, 30, size=n_pairs)
     per_pair[fresh[:n_pairs // 3]] = 0
     kept = KeptEnds()
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     drawn = np.flatnonzero(per_pair)
     for k in range(n_rounds):
         store.draw_pairs(model, np.arange(n_pairs), per_pair, rng)
@@ -97,7 +93,7 @@ def test_kept_ends_of_another_level_or_kind_are_not_read(backend):
     store = SampleStore(ssp.n_states, ssp.n_actions)
     store.draw_pairs(backend.TabularGenerativeModel(ssp), np.arange(20), np.full(20, 7),
                      np.random.default_rng(0))
-    csr, kept, kernels = store.counts_csr(), KeptEnds(), _kernels(backend)
+    csr, kept, kernels = store.counts_csr(), KeptEnds(), kernel_set(backend)
     for delta, kind in ((0.1, "kl"), (0.01, "kl"), (0.01, "mixture"), (0.01, "kl")):
         boxes = store_boxes(kernels, csr, delta, box_kind(kind), kept)
         _assert_same(boxes, backend.confidence_boxes(csr, delta, kind=kind))

@@ -19,19 +19,15 @@ from reference import robust as reference_robust
 from reference.box_kinds import box_kind
 from reference.envs import exit_grid
 from reference.generative import SampleStore, models
-from reference.kernels import NUMPY_KERNELS, order_values, pour_order
+from reference.kernels import order_values, pour_order
 from reference.robust import optimal, pessimistic
 from reference.store_boxes import store_boxes
 from reference.theta_bounds import round_bounds
 
+from kernel_sets import kernel_set
+
 EVERYTHING = 1 << 40
 """A block size holding every entry at once."""
-
-
-def _kernels(backend):
-    if backend.__name__ == "fast":
-        return importlib.import_module("fast.kernels").COMPILED_KERNELS
-    return NUMPY_KERNELS
 
 
 def _boxes(backend, S=40, seed=0, kind="kl"):
@@ -49,7 +45,7 @@ def _boxes(backend, S=40, seed=0, kind="kl"):
     dense[(rng.random(S * A) < 0.3) & (np.arange(S * A) // A < half), S] += 3000
     csr = sp.csr_array(dense)
     csr.indptr, csr.indices = csr.indptr.astype(np.int64), csr.indices.astype(np.int64)
-    boxes = store_boxes(_kernels(backend), csr, 0.1, box_kind(kind))
+    boxes = store_boxes(kernel_set(backend), csr, 0.1, box_kind(kind))
     return boxes, rng.uniform(0.1, 1.0, size=(S, A))
 
 
@@ -79,7 +75,7 @@ def _graph_arrays(graph):
 def test_goal_forcing_and_the_infinity_decision_do_not_depend_on_the_blocks(backend, seed,
                                                                             monkeypatch):
     boxes, _ = _boxes(backend, seed=seed)
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     S = boxes.n_states
     rng = np.random.default_rng(seed)
     policy = rng.integers(0, boxes.n_actions, size=S)
@@ -142,7 +138,7 @@ def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch):
     # time (with rivals it pours them all at once); some pairs are ruled out (Q-value above
     # U) and some are not. The costs differ from pair to pair, so a block that read another
     # block's costs would rule out others.
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     rng = np.random.default_rng(11)
     grid = exit_grid(5, 7, spacing=4, success=0.9)
     ssp = backend.SSP(grid.P, grid.costs * rng.uniform(0.5, 1.0, grid.costs.shape))
@@ -166,7 +162,7 @@ def test_adaptive_draws_do_not_depend_on_the_blocks(backend, monkeypatch):
 def test_the_switches_do_not_depend_on_the_blocks(backend, monkeypatch):
     # The robust policy iteration's switches pour the pairs a block at a time.
     boxes, costs = _boxes(backend, seed=6)
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     S, A = boxes.n_states, boxes.n_actions
     rng = np.random.default_rng(6)
     values = rng.random(S) * 10
@@ -189,7 +185,7 @@ def test_a_poured_kernel_comes_back_from_its_pour_order(backend, descending):
     # optimistic_values pour it again), and the robust policy iteration keeps the
     # adversary's as its order while goal forcing runs; both are poured again from it.
     boxes, costs = _boxes(backend, seed=6)
-    kernels = _kernels(backend)
+    kernels = kernel_set(backend)
     S, A = boxes.n_states, boxes.n_actions
     rng = np.random.default_rng(6)
     rows = np.arange(S) * A + rng.integers(0, A, size=S)
